@@ -1,0 +1,8 @@
+//! act: a small Erlang on a bytecode VM.
+//!
+//! The way of a program: text -> tokens -> AST (`syntax`) -> bytecode
+//! (`compile`, `code`) -> processes on schedulers. Each stage depends only
+//! on the ones before it.
+
+pub mod syntax;
+pub mod term;
