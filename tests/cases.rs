@@ -1,0 +1,182 @@
+//! The case suite: every `tests/cases/*.act` program is run by `act` and its
+//! output (exit status, stdout, stderr) is snapshot-tested with insta; where
+//! Erlang is installed, the same file is run by `escript` and its stdout
+//! and exit status must be the same as act's.
+//!
+//! Markers, in `%%` comment lines anywhere in a case:
+//! - `%% args: a b c` — the program's command-line arguments (both runs).
+//! - `%% act-flags: --schedulers 1 --deterministic` — flags for act only.
+//! - `%% differs: REASON` — act's output cannot match escript's, for the
+//!   documented REASON; the escript check skips this case.
+//!
+//! Adding a test case is adding a file: write the `.act`, run
+//! `cargo insta test --accept --test cases` (or `INSTA_UPDATE=always`),
+//! and review the new snapshot in `tests/cases/snapshots/`.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use support::{Output, act_binary, have_escript, run_with_timeout};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Case {
+    path: PathBuf,
+    name: String,
+    source: String,
+}
+
+impl Case {
+    fn marker(&self, key: &str) -> Option<&str> {
+        let prefix = format!("%% {key}:");
+        self.source.lines().find_map(|line| line.trim().strip_prefix(prefix.as_str()).map(str::trim))
+    }
+
+    fn args(&self) -> Vec<&str> {
+        self.marker("args").map(|a| a.split_whitespace().collect()).unwrap_or_default()
+    }
+
+    fn act_flags(&self) -> Vec<&str> {
+        self.marker("act-flags").map(|a| a.split_whitespace().collect()).unwrap_or_default()
+    }
+
+    fn run_act(&self) -> Output {
+        let path = self.path.to_string_lossy().into_owned();
+        let mut argv: Vec<&str> = self.act_flags();
+        argv.push(&path);
+        argv.extend(self.args());
+        run_with_timeout(act_binary(), &argv, "", None, TIMEOUT)
+    }
+
+    fn run_escript(&self) -> Output {
+        let path = self.path.to_string_lossy().into_owned();
+        let mut argv = vec![path.as_str()];
+        argv.extend(self.args());
+        run_with_timeout("escript", &argv, "", None, TIMEOUT)
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let mut cases: Vec<Case> = std::fs::read_dir(&dir)
+        .expect("tests/cases exists")
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "act"))
+        .map(|path| Case {
+            name: path.file_stem().unwrap().to_string_lossy().into_owned(),
+            source: std::fs::read_to_string(&path).unwrap_or_default(),
+            path,
+        })
+        .collect();
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    cases
+}
+
+/// Runs `f` over the cases on a few threads, returning results in order.
+fn par_map<T: Send>(cases: &[Case], f: impl Fn(&Case) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<T>>> =
+        cases.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= cases.len() {
+                        break;
+                    }
+                    *results[i].lock().unwrap() = Some(f(&cases[i]));
+                }
+            });
+        }
+    });
+    results.into_iter().map(|r| r.into_inner().unwrap().expect("every case ran")).collect()
+}
+
+fn render(output: &Output) -> String {
+    let status = match (output.timed_out, output.status) {
+        (true, _) => "timed out".to_string(),
+        (false, Some(code)) => code.to_string(),
+        (false, None) => "killed by a signal".to_string(),
+    };
+    format!("status: {status}\n--- stdout\n{}--- stderr\n{}", output.stdout, output.stderr)
+}
+
+#[test]
+fn cases_match_their_snapshots() {
+    let cases = cases();
+    assert!(!cases.is_empty(), "no cases found in tests/cases");
+    let outputs = par_map(&cases, Case::run_act);
+    let mut failures = Vec::new();
+    for (case, output) in cases.iter().zip(outputs) {
+        let result = std::panic::catch_unwind(|| {
+            insta::with_settings!({
+                snapshot_path => "cases/snapshots",
+                prepend_module_to_snapshot => false,
+                description => case.source.as_str(),
+                omit_expression => true,
+            }, {
+                insta::assert_snapshot!(case.name.as_str(), render(&output));
+            });
+        });
+        if result.is_err() {
+            failures.push(case.name.clone());
+        }
+    }
+    assert!(failures.is_empty(), "cases whose output changed: {failures:?}");
+}
+
+/// escript prints compiler warnings on stdout (act prints them on stderr):
+/// drop them, with their source excerpt (`%`-prefixed lines) and the blank
+/// line after it, before comparing.
+fn without_warnings(stdout: &str) -> String {
+    let mut kept = String::new();
+    let mut in_warning = false;
+    for line in stdout.split_inclusive('\n') {
+        let is_warning_head = line.contains(": Warning: ")
+            && line.split(':').nth(1).is_some_and(|n| n.trim().parse::<u32>().is_ok());
+        if is_warning_head {
+            in_warning = true;
+            continue;
+        }
+        if in_warning && (line.starts_with('%') || line.trim().is_empty()) {
+            if line.trim().is_empty() {
+                in_warning = false;
+            }
+            continue;
+        }
+        in_warning = false;
+        kept.push_str(line);
+    }
+    kept
+}
+
+#[test]
+fn cases_print_what_escript_prints() {
+    if !have_escript() {
+        eprintln!("escript not installed: reference check skipped");
+        return;
+    }
+    let cases: Vec<Case> = cases().into_iter().filter(|c| c.marker("differs").is_none()).collect();
+    let results = par_map(&cases, |case| (case.run_act(), case.run_escript()));
+    let mut failures = Vec::new();
+    for (case, (act, erlang)) in cases.iter().zip(results) {
+        let erlang_stdout = without_warnings(&erlang.stdout);
+        if act.stdout != erlang_stdout || act.status != erlang.status {
+            failures.push(format!(
+                "{}: act exited {:?}, escript exited {:?}\n--- act stdout\n{}--- escript stdout\n{}",
+                case.name, act.status, erlang.status, act.stdout, erlang_stdout
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{} case(s) differ from escript:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn warning_filter_drops_escript_warnings_only() {
+    let stdout = "w.act:4:3: Warning: variable 'X' is unused\n%    4|   X = 1,\n%     |   ^\n\nhi\n";
+    assert_eq!(without_warnings(stdout), "hi\n");
+    assert_eq!(without_warnings("a: Warning: b\n"), "a: Warning: b\n");
+}
