@@ -106,7 +106,7 @@ impl std::fmt::Debug for Atom {
 macro_rules! predefined_atoms {
     ($($constant:ident = $name:literal,)*) => {
         const PREDEFINED: &[&str] = &[$($name),*];
-        #[allow(non_camel_case_types)]
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
         #[repr(u32)]
         enum Index { $($constant),* }
         impl Atom {
