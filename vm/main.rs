@@ -71,10 +71,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Command::Check(files)) => syntax::with_big_stack(|| check_files(&files)),
-        Ok(Command::Run { file, args: _ }) => {
-            eprintln!(
-                "act: cannot run {file}: running programs is not built yet (try 'act check {file}')"
-            );
+        Ok(Command::Run { file, args }) => {
+            let arguments = args.join(" ");
+            eprintln!("act: cannot run '{file} {arguments}': running programs is not built yet");
             ExitCode::from(2)
         }
         Err(message) => {
