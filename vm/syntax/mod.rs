@@ -58,7 +58,7 @@ pub fn check_source(source: &str) -> Vec<Diagnostic> {
     with_big_stack(|| {
         let (module, mut diagnostics) = parse_module(source);
         let parse_failed = diagnostics.iter().any(Diagnostic::is_error);
-        let checked = check::check_module(&module);
+        let checked = check::check_module(&module, source);
         diagnostics.extend(
             checked
                 .into_iter()
