@@ -730,6 +730,9 @@ impl Checker<'_> {
                 }
             }
             self.bind(&mut branch, new, false);
+            if let Some(stack) = &clause.stack {
+                self.stack_not_in_guard(&stack.name, &clause.guard);
+            }
             self.guard(&clause.guard, &mut branch);
             self.sequence(&clause.body, &mut branch);
             results.push(branch);
@@ -739,6 +742,23 @@ impl Checker<'_> {
         results.push(body);
         results.push(after);
         self.export_unsafe(env, results, "try", span);
+    }
+
+    /// erlc forbids the stack trace variable of `Class:Reason:Stack` in the
+    /// clause's guard.
+    fn stack_not_in_guard(&mut self, stack: &str, guard: &Guard) {
+        let mut pending: Vec<&Expr> = guard.iter().flatten().collect();
+        while let Some(e) = pending.pop() {
+            if let ExprKind::Var(name) = &e.kind
+                && name == stack
+            {
+                self.error(
+                    format!("stacktrace variable '{stack}' must not be used in a guard"),
+                    e.span,
+                );
+            }
+            super::walk::children(e, &mut pending);
+        }
     }
 
     /// After a `case`, `if` or `receive`: variables new in every branch are

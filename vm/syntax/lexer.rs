@@ -371,6 +371,10 @@ fn number(lex: &mut Lexer<Token>) -> Result<Number, LexError> {
             .map(Number::Integer)
             .map_err(|_| LexError::BadNumber(format!("illegal digits for base {base}: {text}")));
     }
+    if i < rest.len() && rest[i] == b'#' {
+        lex.bump(i + 1);
+        return Err(bad("illegal based integer: no digits after '#'"));
+    }
     if i + 1 < rest.len() && rest[i] == b'.' && rest[i + 1].is_ascii_digit() {
         digits.push(b'.');
         i += 1;

@@ -227,9 +227,11 @@ fn split_forms(tokens: &[Spanned], source_len: usize) -> Vec<FormTokens<'_>> {
         }
     }
     if start < tokens.len() {
+        // Point just after the last token, not at trailing blank lines.
+        let end = tokens.last().map_or(source_len, |t| t.2);
         forms.push(FormTokens {
             tokens: &tokens[start..],
-            end: Span::new(source_len, source_len),
+            end: Span::new(end, end),
             has_dot: false,
         });
     }
@@ -326,11 +328,19 @@ fn parse_module_here(source: &str) -> (Module, Vec<Diagnostic>) {
     let mut forms = Vec::new();
     let mut diagnostics = Vec::new();
     for form_tokens in split_forms(&tokens, source.len()) {
-        match parse_one_form(&form_tokens) {
-            Ok(form) => forms.push(form),
-            Err(errors) => diagnostics.extend(errors),
-        }
-        if !form_tokens.has_dot {
+        let failed = match parse_one_form(&form_tokens) {
+            Ok(form) => {
+                forms.push(form);
+                false
+            }
+            Err(errors) => {
+                diagnostics.extend(errors);
+                true
+            }
+        };
+        // A form that already failed (often an unterminated string that
+        // swallowed the rest of the file) needs no second error at the end.
+        if !form_tokens.has_dot && !failed {
             diagnostics.push(
                 Diagnostic::error(
                     "unexpected end of file: the last form does not end with '.'",
