@@ -250,6 +250,9 @@ pub fn is_guard_bif(name: &str, arity: u32) -> bool {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FunctionTable {
     pub defined: BTreeMap<(String, u32), Span>,
+    /// Names of functions whose forms did not parse; see
+    /// `check_module_assuming`.
+    pub broken: Vec<String>,
 }
 
 /// What a local call `name(Args)` reaches.
@@ -277,11 +280,15 @@ impl FunctionTable {
                     .or_insert(first.name_span);
             }
         }
-        FunctionTable { defined }
+        FunctionTable {
+            defined,
+            broken: Vec::new(),
+        }
     }
 
     pub fn is_defined(&self, name: &str, arity: u32) -> bool {
         self.defined.contains_key(&(name.to_string(), arity))
+            || self.broken.iter().any(|b| b == name)
     }
 
     /// Resolves a local call by name and arity.
@@ -299,7 +306,15 @@ impl FunctionTable {
 /// Checks a parsed module; `source` is its text (for the line numbers that
 /// some messages quote). Returns errors and warnings in source order.
 pub fn check_module(module: &Module, source: &str) -> Vec<Diagnostic> {
-    let table = FunctionTable::of(module);
+    check_module_assuming(module, source, &[])
+}
+
+/// `check_module`, taking every function named in `broken` (of any arity)
+/// as defined: their forms failed to parse, and calls to them should not
+/// add "undefined" errors to the syntax errors already reported.
+pub fn check_module_assuming(module: &Module, source: &str, broken: &[String]) -> Vec<Diagnostic> {
+    let mut table = FunctionTable::of(module);
+    table.broken = broken.to_vec();
     let lines = LineIndex::new(source);
     let mut checker = Checker {
         table: &table,

@@ -316,6 +316,21 @@ fn too_deep(span: Span) -> Diagnostic {
 /// Inputs larger than 16 KiB are parsed on a thread with a large stack:
 /// a failed parse of a long operator chain drops a deep partial tree.
 pub fn parse_module(source: &str) -> (Module, Vec<Diagnostic>) {
+    let parsed = parse_module_detailed(source);
+    (parsed.module, parsed.diagnostics)
+}
+
+/// What `parse_module_detailed` found.
+pub struct ParsedModule {
+    pub module: Module,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Names of the functions whose forms failed to parse (`f` of a broken
+    /// `f(X) -> ...`): calls to them are not "undefined", only broken.
+    pub broken_functions: Vec<String>,
+}
+
+/// `parse_module`, also naming the functions whose forms failed.
+pub fn parse_module_detailed(source: &str) -> ParsedModule {
     if source.len() > 16 * 1024 {
         super::with_big_stack(|| parse_module_here(source))
     } else {
@@ -323,10 +338,11 @@ pub fn parse_module(source: &str) -> (Module, Vec<Diagnostic>) {
     }
 }
 
-fn parse_module_here(source: &str) -> (Module, Vec<Diagnostic>) {
+fn parse_module_here(source: &str) -> ParsedModule {
     let tokens = tokenize(source);
     let mut forms = Vec::new();
     let mut diagnostics = Vec::new();
+    let mut broken_functions = Vec::new();
     for form_tokens in split_forms(&tokens, source.len()) {
         let failed = match parse_one_form(&form_tokens) {
             Ok(form) => {
@@ -335,6 +351,9 @@ fn parse_module_here(source: &str) -> (Module, Vec<Diagnostic>) {
             }
             Err(errors) => {
                 diagnostics.extend(errors);
+                if let Some((_, Token::Atom(name), _)) = form_tokens.tokens.first() {
+                    broken_functions.push(name.clone());
+                }
                 true
             }
         };
@@ -350,7 +369,11 @@ fn parse_module_here(source: &str) -> (Module, Vec<Diagnostic>) {
             );
         }
     }
-    (Module { forms }, diagnostics)
+    ParsedModule {
+        module: Module { forms },
+        diagnostics,
+        broken_functions,
+    }
 }
 
 fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
