@@ -436,7 +436,7 @@ impl Checker<'_> {
         self.bindings.clear();
         self.unbound_uses.clear();
         let mut env = Env::new();
-        self.clause(clause, &mut env, false);
+        self.clause(clause, &mut env, None);
         self.warn_unused();
     }
 
@@ -454,8 +454,8 @@ impl Checker<'_> {
 
     /// Patterns, guard and body of one clause, in `env`. Fresh patterns
     /// (fun heads) shadow outer variables instead of matching them.
-    fn clause(&mut self, clause: &Clause, env: &mut Env, fresh: bool) {
-        self.patterns(&clause.patterns, env, fresh);
+    fn clause(&mut self, clause: &Clause, env: &mut Env, shadowing: Option<&'static str>) {
+        self.patterns(&clause.patterns, env, shadowing);
         self.guard(&clause.guard, env);
         self.sequence(&clause.body, env);
     }
@@ -590,7 +590,7 @@ impl Checker<'_> {
             ExprKind::UnaryOp(_, a) => self.expr(a, env),
             ExprKind::Match(pattern, value) => {
                 self.expr(value, env);
-                self.patterns(std::slice::from_ref(pattern), env, false);
+                self.patterns(std::slice::from_ref(pattern), env, None);
             }
             ExprKind::Call(target, args) => {
                 let mut all: Vec<&Expr> = Vec::new();
@@ -615,7 +615,7 @@ impl Checker<'_> {
                 let mut branches = Vec::new();
                 for clause in clauses {
                     let mut branch = env.clone();
-                    self.clause(clause, &mut branch, false);
+                    self.clause(clause, &mut branch, None);
                     branches.push(branch);
                 }
                 self.merge(env, branches, "case", e.span);
@@ -624,7 +624,7 @@ impl Checker<'_> {
                 let mut branches = Vec::new();
                 for clause in clauses {
                     let mut branch = env.clone();
-                    self.clause(clause, &mut branch, false);
+                    self.clause(clause, &mut branch, None);
                     branches.push(branch);
                 }
                 self.merge(env, branches, "if", e.span);
@@ -633,7 +633,7 @@ impl Checker<'_> {
                 let mut branches = Vec::new();
                 for clause in clauses {
                     let mut branch = env.clone();
-                    self.clause(clause, &mut branch, false);
+                    self.clause(clause, &mut branch, None);
                     branches.push(branch);
                 }
                 if let Some(after) = after {
@@ -658,7 +658,11 @@ impl Checker<'_> {
                         Qualifier::Generator(pattern, source)
                         | Qualifier::BinaryGenerator(pattern, source) => {
                             self.expr(source, &mut inside);
-                            self.patterns(std::slice::from_ref(pattern), &mut inside, true);
+                            self.patterns(
+                                std::slice::from_ref(pattern),
+                                &mut inside,
+                                Some("generate"),
+                            );
                         }
                         Qualifier::Filter(filter) => self.expr(filter, &mut inside),
                     }
@@ -673,7 +677,7 @@ impl Checker<'_> {
             Fun::Anonymous(clauses) => {
                 for clause in clauses {
                     let mut inside = env.clone();
-                    self.clause(clause, &mut inside, true);
+                    self.clause(clause, &mut inside, Some("'fun'"));
                 }
             }
             Fun::Named(name, clauses) => {
@@ -689,7 +693,7 @@ impl Checker<'_> {
                             status: Status::Bound,
                         },
                     );
-                    self.clause(clause, &mut inside, true);
+                    self.clause(clause, &mut inside, Some("'fun'"));
                 }
             }
             Fun::Local(name) => {
@@ -716,7 +720,7 @@ impl Checker<'_> {
         let mut results = Vec::new();
         for clause in &t.of_clauses {
             let mut branch = body.clone();
-            self.clause(clause, &mut branch, false);
+            self.clause(clause, &mut branch, None);
             results.push(branch);
         }
         // Catch clauses and `after` run when the body may have stopped
@@ -744,7 +748,7 @@ impl Checker<'_> {
                     new.insert(stack.name.clone(), id);
                 }
             }
-            self.bind(&mut branch, new, false);
+            self.bind(&mut branch, new, None);
             if let Some(stack) = &clause.stack {
                 self.stack_not_in_guard(&stack.name, &clause.guard);
             }
@@ -854,7 +858,7 @@ impl Checker<'_> {
             for specifier in &element.specifiers {
                 if !BIT_TYPES.contains(&specifier.name.as_str()) {
                     self.error(
-                        format!("undefined bit type '{}'", specifier.name),
+                        format!("bit type {} undefined", specifier.name),
                         specifier.span,
                     );
                 } else if (specifier.name == "unit") != specifier.value.is_some() {
@@ -868,19 +872,29 @@ impl Checker<'_> {
 
     /// Checks patterns matched together (the arguments of one head) and
     /// binds their new variables in `env`.
-    fn patterns(&mut self, patterns: &[Expr], env: &mut Env, fresh: bool) {
+    /// `shadowing` names the construct whose patterns bind fresh variables
+    /// (`'fun'` heads, `generate` in comprehensions); `None` means bound
+    /// variables are match tests.
+    fn patterns(&mut self, patterns: &[Expr], env: &mut Env, shadowing: Option<&'static str>) {
         let mut new = BTreeMap::new();
         for p in patterns {
-            self.pattern(p, env, fresh, &mut new);
+            self.pattern(p, env, shadowing.is_some(), &mut new);
         }
-        self.bind(env, new, fresh);
+        self.bind(env, new, shadowing);
     }
 
-    fn bind(&mut self, env: &mut Env, new: BTreeMap<String, usize>, fresh: bool) {
+    fn bind(
+        &mut self,
+        env: &mut Env,
+        new: BTreeMap<String, usize>,
+        shadowing: Option<&'static str>,
+    ) {
         for (name, id) in new {
-            if fresh && env.contains_key(&name) {
+            if let Some(construct) = shadowing
+                && env.contains_key(&name)
+            {
                 let span = self.bindings[id].span;
-                self.warning(format!("variable '{name}' shadowed in 'fun'"), span);
+                self.warning(format!("variable '{name}' shadowed in {construct}"), span);
             }
             env.insert(
                 name,

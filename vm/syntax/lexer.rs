@@ -56,10 +56,10 @@ impl LexError {
 #[logos(skip r"[ \t\r\n\f\x0B]+")]
 #[logos(skip(r"%[^\n]*", allow_greedy = true))]
 pub enum Token {
-    #[regex(r"[a-z][a-zA-Z0-9_@]*", |lex| lex.slice().to_string())]
+    #[regex(r"[a-zß-öø-ÿ][a-zA-Z0-9_@À-ÖØ-Þß-öø-ÿ]*", |lex| lex.slice().to_string())]
     #[token("'", quoted_atom)]
     Atom(String),
-    #[regex(r"[A-Z_][a-zA-Z0-9_@]*", |lex| lex.slice().to_string())]
+    #[regex(r"[A-Z_À-ÖØ-Þ][a-zA-Z0-9_@À-ÖØ-Þß-öø-ÿ]*", |lex| lex.slice().to_string())]
     Var(String),
     /// Integers (`42`, `16#ff`, `1_000`) and characters (`$a`).
     #[regex(r"[0-9]", number)]
@@ -640,6 +640,18 @@ mod tests {
         assert_eq!(
             kinds("?"),
             vec![Token::Error(LexError::UnexpectedCharacter)]
+        );
+    }
+
+    #[test]
+    fn atoms_and_variables_may_use_latin1_letters_as_in_erlang() {
+        assert_eq!(
+            kinds("café Ärger _ö"),
+            vec![
+                Token::Atom("café".into()),
+                Token::Var("Ärger".into()),
+                Token::Var("_ö".into())
+            ]
         );
     }
 
