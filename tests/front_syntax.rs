@@ -161,3 +161,75 @@ fn valid_programs_are_valid_erlang_for_escript() {
         failures.join("\n")
     );
 }
+
+/// Runs a command with a timeout; `None` when it cannot start.
+fn run_with_timeout(command: &mut Command, limit: Duration) -> Option<std::process::Output> {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    // Read stdout on a thread so a large output cannot fill the pipe.
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut bytes);
+        bytes
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{command:?} timed out");
+            }
+        }
+    };
+    let stdout = reader.join().ok()?;
+    let mut stderr = Vec::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        let _ = std::io::Read::read_to_end(&mut pipe, &mut stderr);
+    }
+    Some(std::process::Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+#[test]
+fn valid_programs_parse_to_the_same_trees_as_erlangs_own_parser() {
+    let files = programs("valid");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/syntax/erl_print.escript");
+    let Some(output) = run_with_timeout(
+        Command::new("escript").arg(&script).args(&files),
+        Duration::from_secs(120),
+    ) else {
+        eprintln!("escript is not installed: skipping the comparison with erl_parse");
+        return;
+    };
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut sections = text.split("==> ").skip(1);
+    for path in &files {
+        let section = sections.next().expect("one section per file");
+        let (name, erlang) = section.split_once('\n').expect("a header line");
+        assert_eq!(Path::new(name), path.as_path());
+        let source = std::fs::read_to_string(path).expect("UTF-8 test program");
+        let (module, _) = syntax::parse_module(&source);
+        let ours = print::module_to_string(&module);
+        assert_eq!(
+            ours,
+            erlang,
+            "{} parses differently from erl_parse",
+            path.display()
+        );
+    }
+}
