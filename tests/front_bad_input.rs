@@ -196,3 +196,29 @@ fn repl_entry_points_parse_one_expression_sequence_or_one_form() {
         "a dot inside a string does not end input"
     );
 }
+
+#[test]
+fn trees_at_the_depth_limit_check_and_print_on_an_ordinary_thread() {
+    // Just under MAX_EXPR_DEPTH: accepted, so every later pass sees it.
+    let depth = syntax::parser::MAX_EXPR_DEPTH - 10;
+    let chains = [
+        format!("main(X) -> X{}.\n", " + X".repeat(depth)),
+        format!("main(X) -> {}X.\n", "- ".repeat(depth)),
+        format!("main(X) -> X{}.\n", " ++ X".repeat(depth)),
+        format!("main(X) -> {} X.\n", "Y = ".repeat(depth)),
+    ];
+    for source in chains {
+        // A 2 MiB thread, like the test harness's and smaller than main's.
+        let handle = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let (module, errors) = syntax::parse_module(&source);
+                assert!(errors.is_empty(), "{errors:?}");
+                let _ = syntax::check::check_module(&module, &source);
+                let printed = syntax::print::module_to_string(&module);
+                assert!(printed.len() > depth);
+            })
+            .expect("thread starts");
+        handle.join().expect("no stack overflow");
+    }
+}

@@ -312,7 +312,14 @@ pub fn check_module(module: &Module, source: &str) -> Vec<Diagnostic> {
 /// `check_module`, taking every function named in `broken` (of any arity)
 /// as defined: their forms failed to parse, and calls to them should not
 /// add "undefined" errors to the syntax errors already reported.
+///
+/// Runs on a `with_big_stack` thread: the recursion over a tree of
+/// `MAX_EXPR_DEPTH` must fit even when the caller's stack is small.
 pub fn check_module_assuming(module: &Module, source: &str, broken: &[String]) -> Vec<Diagnostic> {
+    super::with_big_stack(|| check_here(module, source, broken))
+}
+
+fn check_here(module: &Module, source: &str, broken: &[String]) -> Vec<Diagnostic> {
     let mut table = FunctionTable::of(module);
     table.broken = broken.to_vec();
     let lines = LineIndex::new(source);
