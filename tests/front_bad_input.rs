@@ -78,6 +78,26 @@ fn deeply_nested_brackets_are_rejected_as_nested_too_deeply_at_their_place() {
             &source[at..at + 5]
         );
     }
+    // Block expressions count: funs, case, try, receive.
+    for (open, close) in [
+        ("fun() -> ", " end"),
+        ("fun F() -> ", " end"),
+        ("case x of _ -> ", " end"),
+        ("try ", " after ok end"),
+        ("receive _ -> ", " end"),
+    ] {
+        let source = format!(
+            "main(_) -> {}1{}.\n",
+            open.repeat(depth),
+            close.repeat(depth)
+        );
+        let errors = errors(&source);
+        assert_eq!(errors.len(), 1, "{open}: {errors:?}");
+        assert!(
+            errors[0].starts_with("nested too deeply"),
+            "{open}: {errors:?}"
+        );
+    }
     // Unclosed brackets too.
     let source = format!("main(_) -> {}", "[".repeat(depth));
     assert!(
@@ -189,6 +209,23 @@ fn repl_entry_points_parse_one_expression_sequence_or_one_form() {
     assert!(
         matches!(form, act::syntax::ast::Form::Function(ref f) if f.name == "double" && f.arity == 1)
     );
+    assert!(
+        matches!(syntax::parse_repl("X = 1, X + 2."), Ok(syntax::ReplInput::Exprs(ref e)) if e.len() == 2)
+    );
+    assert!(matches!(
+        syntax::parse_repl("f(X) -> X."),
+        Ok(syntax::ReplInput::Form(_))
+    ));
+    assert!(matches!(
+        syntax::parse_repl("-module(m)."),
+        Ok(syntax::ReplInput::Form(_))
+    ));
+    assert!(matches!(
+        syntax::parse_repl("-X."),
+        Ok(syntax::ReplInput::Exprs(_))
+    ));
+    let errors = syntax::parse_repl("f(X) -> X +.").expect_err("broken");
+    assert!(errors[0].message.contains("unexpected '.'"), "{errors:?}");
     assert!(syntax::is_complete("f() -> ok.\n"));
     assert!(!syntax::is_complete("f() ->\n"));
     assert!(

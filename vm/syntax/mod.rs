@@ -15,7 +15,8 @@ pub mod walk;
 
 pub use diagnostic::{Diagnostic, Severity, render};
 pub use parser::{
-    ParsedModule, is_complete, parse_exprs, parse_form, parse_module, parse_module_detailed,
+    ParsedModule, ReplInput, is_complete, parse_exprs, parse_form, parse_module,
+    parse_module_detailed, parse_repl,
 };
 
 /// Stack size of the thread `with_big_stack` runs on. Trees are bounded in

@@ -255,10 +255,10 @@ fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
         let opens = match token {
             Token::LParen | Token::LBracket | Token::LBrace | Token::OpenBin => true,
             Token::Begin | Token::Case | Token::If | Token::Receive | Token::Try => true,
-            // `fun (...) ... end` and `fun Name(...) ... end` open a block;
-            // `fun f/1` does not.
+            // `fun (...) ... end` and `fun Name(...) ... end` open a block
+            // that `end` closes; `fun f/1` and `fun m:f/1` do not.
             Token::Fun => match form.tokens.get(i + 1) {
-                Some((_, Token::LParen, _)) => false, // the `(` counts itself
+                Some((_, Token::LParen, _)) => true,
                 Some((_, Token::Var(_), _)) => {
                     matches!(form.tokens.get(i + 2), Some((_, Token::LParen, _)))
                 }
@@ -439,6 +439,46 @@ pub fn parse_exprs(source: &str) -> Result<Vec<Expr>, Vec<Diagnostic>> {
             }
         },
         Err(error) => Err(vec![parse_error_to_diagnostic(error, form)]),
+    }
+}
+
+/// A complete input typed at the REPL.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplInput {
+    /// `X = 1, X + 2.`
+    Exprs(Vec<Expr>),
+    /// `double(X) -> 2 * X.` or `-module(m).`
+    Form(Form),
+}
+
+/// Parses REPL input as an expression sequence or, failing that, as a
+/// form. Input starting with `-name` is an attribute, not a negation.
+/// When both fail, the errors of the reading that got further are kept.
+pub fn parse_repl(source: &str) -> Result<ReplInput, Vec<Diagnostic>> {
+    let tokens = tokenize(source);
+    if let [
+        (_, Token::Minus, _),
+        (_, Token::Atom(_), _),
+        (_, Token::LParen, _),
+        ..,
+    ] = tokens.as_slice()
+    {
+        return parse_form(source).map(ReplInput::Form);
+    }
+    let expr_errors = match parse_exprs(source) {
+        Ok(exprs) => return Ok(ReplInput::Exprs(exprs)),
+        Err(errors) => errors,
+    };
+    match parse_form(source) {
+        Ok(form) => Ok(ReplInput::Form(form)),
+        Err(form_errors) => {
+            let reach = |errors: &[Diagnostic]| errors.first().map_or(0, |d| d.span.start);
+            Err(if reach(&form_errors) > reach(&expr_errors) {
+                form_errors
+            } else {
+                expr_errors
+            })
+        }
     }
 }
 
