@@ -332,6 +332,9 @@ fn check_here(module: &Module, source: &str, broken: &[String]) -> Vec<Diagnosti
         unbound_uses: Vec::new(),
     };
     checker.forms(module);
+    if broken.is_empty() {
+        checker.unused_functions(module);
+    }
     let mut diagnostics = checker.diagnostics;
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     diagnostics
@@ -436,6 +439,68 @@ impl Checker<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// As escript does: a function that neither `main/1` nor an exported
+    /// function can reach through local calls and `fun f/N` gets a warning.
+    fn unused_functions(&mut self, module: &Module) {
+        let mut calls: BTreeMap<(String, u32), Vec<(String, u32)>> = BTreeMap::new();
+        let mut roots: Vec<(String, u32)> = Vec::new();
+        if self.table.defined.contains_key(&("main".to_string(), 1)) {
+            roots.push(("main".to_string(), 1));
+        }
+        for form in &module.forms {
+            match form {
+                Form::Attribute(Attribute {
+                    kind: AttributeKind::Export(names),
+                    ..
+                }) => {
+                    roots.extend(names.iter().map(|n| (n.name.clone(), n.arity)));
+                }
+                Form::Attribute(_) => {}
+                Form::Function(function) => {
+                    let callees = calls
+                        .entry((function.name.clone(), function.arity))
+                        .or_default();
+                    let mut pending = Vec::new();
+                    super::walk::form_roots(form, &mut pending);
+                    while let Some(e) = pending.pop() {
+                        match &e.kind {
+                            ExprKind::Call(target, args) => {
+                                if let CallTarget::Local(name, _) = target.as_ref() {
+                                    callees.push((name.clone(), args.len() as u32));
+                                }
+                            }
+                            ExprKind::Fun(fun) => {
+                                if let Fun::Local(name) = fun.as_ref() {
+                                    callees.push((name.name.clone(), name.arity));
+                                }
+                            }
+                            _ => {}
+                        }
+                        super::walk::children(e, &mut pending);
+                    }
+                }
+            }
+        }
+        let mut reached: BTreeSet<(String, u32)> = BTreeSet::new();
+        while let Some(function) = roots.pop() {
+            if reached.insert(function.clone())
+                && let Some(callees) = calls.get(&function)
+            {
+                roots.extend(callees.iter().cloned());
+            }
+        }
+        let unused: Vec<((String, u32), Span)> = self
+            .table
+            .defined
+            .iter()
+            .filter(|(key, _)| !reached.contains(*key))
+            .map(|(key, span)| (key.clone(), *span))
+            .collect();
+        for ((name, arity), span) in unused {
+            self.warning(format!("function {name}/{arity} is unused"), span);
         }
     }
 
@@ -866,7 +931,7 @@ impl Checker<'_> {
                 if !BIT_TYPES.contains(&specifier.name.as_str()) {
                     self.error(
                         format!("bit type {} undefined", specifier.name),
-                        specifier.span,
+                        element.span,
                     );
                 } else if (specifier.name == "unit") != specifier.value.is_some() {
                     self.error(format!("bad bit type '{}'", specifier.name), specifier.span);
@@ -956,7 +1021,9 @@ impl Checker<'_> {
                     }
                     // A key is an expression of bound variables, not a pattern.
                     self.guard_expr(&field.key, env);
-                    self.pattern(&field.value, env, fresh, new);
+                    if field.exact {
+                        self.pattern(&field.value, env, fresh, new);
+                    }
                 }
             }
             ExprKind::Binary(elements) => {
@@ -1072,18 +1139,43 @@ impl Checker<'_> {
                     CallTarget::Fun(_) => false,
                 };
                 if !legal {
-                    self.diagnostics.push(
-                        Diagnostic::error("illegal guard expression", e.span)
-                            .with_hint("guards may call only guard BIFs such as is_integer/1, element/2 or length/1"),
-                    );
+                    let message = match target.as_ref() {
+                        CallTarget::Local(name, _) => {
+                            format!(
+                                "call to local/imported function {name}/{arity} is illegal in guard"
+                            )
+                        }
+                        _ => "illegal guard expression".to_string(),
+                    };
+                    self.diagnostics.push(Diagnostic::error(message, e.span).with_hint(
+                        "guards may call only guard BIFs such as is_integer/1, element/2 or length/1",
+                    ));
                 }
                 for arg in args {
                     self.guard_expr(arg, env);
                 }
             }
-            _ => self
-                .diagnostics
-                .push(Diagnostic::error("illegal guard expression", e.span)),
+            _ => {
+                self.diagnostics
+                    .push(Diagnostic::error("illegal guard expression", e.span));
+                self.mark_uses(e, env);
+            }
+        }
+    }
+
+    /// Marks the bound variables inside `e` as used, reporting nothing:
+    /// for an expression already reported as illegal.
+    fn mark_uses(&mut self, e: &Expr, env: &Env) {
+        let mut pending = vec![e];
+        while let Some(e) = pending.pop() {
+            if let ExprKind::Var(name) = &e.kind
+                && let Some(state) = env.get(name)
+            {
+                for &id in &state.bindings {
+                    self.bindings[id].used = true;
+                }
+            }
+            super::walk::children(e, &mut pending);
         }
     }
 }
@@ -1151,9 +1243,11 @@ mod tests {
     fn messages(source: &str) -> Vec<String> {
         let (module, errors) = parse_module(source);
         assert!(errors.is_empty(), "{errors:?}");
+        // Unused-function warnings have their own test.
         check_module(&module, source)
             .into_iter()
             .map(|d| d.message)
+            .filter(|m| !(m.starts_with("function ") && m.ends_with(" is unused")))
             .collect()
     }
 
@@ -1214,6 +1308,10 @@ mod tests {
     fn guards_allow_only_guard_expressions() {
         assert_eq!(
             messages("f(A) when foo(A) -> ok."),
+            vec!["call to local/imported function foo/1 is illegal in guard"]
+        );
+        assert_eq!(
+            messages("f(A) when A ! x -> ok."),
             vec!["illegal guard expression"]
         );
         assert_eq!(
@@ -1228,6 +1326,25 @@ mod tests {
         assert_eq!(
             messages("f(\"ab\" ++ T, -1, 2 + 3, <<N:8, _:N/binary>>) -> T."),
             Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn functions_unreachable_from_main_and_exports_are_unused() {
+        let source = "-export([x/0]). main(_) -> a(), F = fun b/0, F(). a() -> ok. b() -> ok. \
+                      c() -> d(). d() -> c(). x() -> y(). y() -> ok. z() -> ok.";
+        let (module, _) = parse_module(source);
+        let unused: Vec<String> = check_module(&module, source)
+            .into_iter()
+            .map(|d| d.message)
+            .collect();
+        assert_eq!(
+            unused,
+            vec![
+                "function c/0 is unused",
+                "function d/0 is unused",
+                "function z/0 is unused"
+            ]
         );
     }
 
