@@ -182,7 +182,9 @@ mod tests {
         let handles: Vec<_> = (0..4)
             .map(|_| {
                 std::thread::spawn(|| {
-                    (0..1000).map(|i| Atom::intern(&format!("thr_{i}"))).collect::<Vec<_>>()
+                    (0..1000)
+                        .map(|i| Atom::intern(&format!("thr_{i}")))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();

@@ -73,7 +73,11 @@ impl Term {
     /// A small integer, or `None` if `i` needs a bignum.
     #[inline]
     pub fn try_small(i: i64) -> Option<Term> {
-        if (SMALL_MIN..=SMALL_MAX).contains(&i) { Some(Term::small(i)) } else { None }
+        if (SMALL_MIN..=SMALL_MAX).contains(&i) {
+            Some(Term::small(i))
+        } else {
+            None
+        }
     }
 
     #[inline]
@@ -83,7 +87,11 @@ impl Term {
 
     #[inline]
     pub const fn as_small(self) -> Option<i64> {
-        if self.is_small() { Some((self.0 as i64) >> TAG_BITS) } else { None }
+        if self.is_small() {
+            Some((self.0 as i64) >> TAG_BITS)
+        } else {
+            None
+        }
     }
 
     // Atoms.
@@ -100,7 +108,11 @@ impl Term {
 
     #[inline]
     pub const fn as_atom(self) -> Option<Atom> {
-        if self.is_atom() { Some(Atom((self.0 >> TAG_BITS) as u32)) } else { None }
+        if self.is_atom() {
+            Some(Atom((self.0 >> TAG_BITS) as u32))
+        } else {
+            None
+        }
     }
 
     #[inline]
@@ -136,7 +148,11 @@ impl Term {
 
     #[inline]
     pub const fn as_pid(self) -> Option<u64> {
-        if self.is_pid() { Some(self.0 >> TAG_BITS) } else { None }
+        if self.is_pid() {
+            Some(self.0 >> TAG_BITS)
+        } else {
+            None
+        }
     }
 
     // Nil and pointers.
@@ -205,9 +221,19 @@ impl std::fmt::Debug for Term {
         } else if self.is_none() {
             write!(f, "NONE")
         } else if self.is_cons() {
-            write!(f, "cons@{}{}", if self.is_literal() { "L" } else { "" }, self.offset())
+            write!(
+                f,
+                "cons@{}{}",
+                if self.is_literal() { "L" } else { "" },
+                self.offset()
+            )
         } else if self.is_boxed() {
-            write!(f, "boxed@{}{}", if self.is_literal() { "L" } else { "" }, self.offset())
+            write!(
+                f,
+                "boxed@{}{}",
+                if self.is_literal() { "L" } else { "" },
+                self.offset()
+            )
         } else {
             write!(f, "word({:#x})", self.0)
         }
