@@ -543,3 +543,168 @@ fn main_exiting_ends_the_program_whatever_else_runs() {
         assert_eq!(main_reason(finished.finish), 5);
     });
 }
+
+/// CPU time (user + system) of this whole test process so far.
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which ends with ')'): utime and stime
+    // are the 12th and 13th of them, in clock ticks (100 per second here).
+    let after = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+#[test]
+fn a_program_whose_processes_all_wait_on_timers_uses_no_cpu() {
+    under_each_scheduler_count("idle on timers", 30, |n| {
+        let before = cpu_time();
+        let wall = std::time::Instant::now();
+        let finished = run(config(n), |_| {
+            let mut started = false;
+            mock(move |ctx, _| {
+                if !started {
+                    started = true;
+                    for _ in 0..20 {
+                        ctx.spawn(|_| {
+                            mock(|ctx, _| {
+                                ctx.set_timer(3_600_000, 1);
+                                RunOutcome::Wait
+                            })
+                        })
+                        .expect("spawn");
+                    }
+                    ctx.set_timer(400, 1);
+                    return RunOutcome::Wait;
+                }
+                match ctx.take_signal() {
+                    Some(Signal::Timeout(_)) => RunOutcome::Exit(msg(0)),
+                    _ => RunOutcome::Wait,
+                }
+            })
+        });
+        assert_eq!(main_reason(finished.finish), 0);
+        let elapsed = wall.elapsed();
+        if let (Some(before), Some(after)) = (before, cpu_time()) {
+            let used = after.saturating_sub(before);
+            assert!(
+                used < elapsed / 4,
+                "{n} schedulers burned {used:?} of CPU while waiting {elapsed:?} on timers"
+            );
+        }
+    });
+}
+
+/// Round trips of 100 ping-pong pairs: prints the throughput, asserts the
+/// count. Run by hand: `cargo test --release --test stress measure -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn measure_ping_pong_and_spawn_throughput() {
+    for schedulers in [1, 2, 4] {
+        for pairs in [1u64, 100] {
+            let rounds = 2_000_000 / pairs;
+            let wall = std::time::Instant::now();
+            let finished = run(config(schedulers), move |_| ping_pong_main(pairs, rounds));
+            let elapsed = wall.elapsed();
+            assert_eq!(main_reason(finished.finish), pairs * rounds);
+            let hops = 2 * pairs * rounds;
+            eprintln!(
+                "{schedulers} schedulers, {pairs:3} pairs: {:6.1} ns per message ({:.1} M msgs/s), steals {}",
+                elapsed.as_nanos() as f64 / hops as f64,
+                hops as f64 / elapsed.as_secs_f64() / 1e6,
+                finished.stats.steals()
+            );
+        }
+        let wall = std::time::Instant::now();
+        let spawns = 1_000_000u64;
+        let finished = run(config(schedulers), move |_| {
+            let mut spawned = 0;
+            mock(move |ctx, budget| {
+                let mut used = 0;
+                while spawned < spawns {
+                    ctx.spawn(|_| mock(|_, _| RunOutcome::Exit(msg(0))))
+                        .expect("spawn");
+                    spawned += 1;
+                    if spend(ctx, &mut used, budget) {
+                        return RunOutcome::Yield;
+                    }
+                }
+                RunOutcome::Exit(msg(spawned))
+            })
+        });
+        assert_eq!(main_reason(finished.finish), spawns);
+        eprintln!(
+            "{schedulers} schedulers: spawn and exit {:.1} ns each",
+            wall.elapsed().as_nanos() as f64 / spawns as f64
+        );
+    }
+}
+
+/// A main process that runs `pairs` ping-pong pairs for `rounds` round trips
+/// each and exits with the number of round trips made.
+fn ping_pong_main(pairs: u64, rounds: u64) -> Mock {
+    let mut started = false;
+    let mut reports = 0;
+    let mut total = 0;
+    mock(move |ctx, _| {
+        if !started {
+            started = true;
+            let main = ctx.pid();
+            for _ in 0..pairs {
+                let ponger = ctx
+                    .spawn(|_| {
+                        mock(|ctx, _| {
+                            while let Some(signal) = ctx.take_signal() {
+                                match signal {
+                                    Signal::Message(Msg(0, _)) => return RunOutcome::Exit(msg(0)),
+                                    Signal::Message(Msg(from, _)) => {
+                                        ctx.charge(1);
+                                        ctx.send_message(Pid::from_id(from), msg(1));
+                                    }
+                                    _ => {}
+                                }
+                            }
+                            RunOutcome::Wait
+                        })
+                    })
+                    .expect("spawn");
+                let mut sent = false;
+                let mut answered = 0;
+                ctx.spawn(move |_| {
+                    mock(move |ctx, _| {
+                        let me = ctx.pid().id();
+                        if !sent {
+                            sent = true;
+                            ctx.send_message(ponger, msg(me));
+                        }
+                        while let Some(signal) = ctx.take_signal() {
+                            if let Signal::Message(_) = signal {
+                                answered += 1;
+                                ctx.charge(1);
+                                if answered == rounds {
+                                    ctx.send_message(ponger, msg(0));
+                                    ctx.send_message(main, msg(answered));
+                                    return RunOutcome::Exit(msg(0));
+                                }
+                                ctx.send_message(ponger, msg(me));
+                            }
+                        }
+                        RunOutcome::Wait
+                    })
+                })
+                .expect("spawn");
+            }
+        }
+        while let Some(signal) = ctx.take_signal() {
+            if let Signal::Message(Msg(m, _)) = signal {
+                reports += 1;
+                total += m;
+            }
+        }
+        if reports == pairs {
+            RunOutcome::Exit(msg(total))
+        } else {
+            RunOutcome::Wait
+        }
+    })
+}

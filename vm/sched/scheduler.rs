@@ -453,7 +453,7 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
                     counters: Counters::default(),
                     parker,
                     ticks: 0,
-                    spawn_hint: index,
+                    spawn_hint: index + n,
                     next_reference: 0,
                     reference_end: 0,
                     idle_time: Duration::ZERO,
