@@ -1,57 +1,64 @@
-//! The signal inbox: a lock-free multi-producer single-consumer queue in the
-//! manner of Vyukov's intrusive MPSC queue (one atomic swap per push).
+//! The signal inbox: Vyukov's intrusive multi-producer single-consumer
+//! queue (one atomic swap per push), with a heap-allocated 8-byte stub.
 //!
 //! # Invariants
 //!
-//! - The queue is a singly linked list from `tail` (the oldest node, a stub
-//!   whose value was already taken) to `head` (the newest node).
-//! - `head` is written only by `swap`, by any producer; `tail` is read and
-//!   written only by the single consumer (see `pop`'s contract).
+//! - The queue is a singly linked list of `Link`s from `tail` (the oldest)
+//!   to `head` (the newest). Every link is the first field of a `Node<T>`
+//!   holding an unreceived value, except the `stub`, which holds none and is
+//!   in the list at most once.
+//! - `head` is written only by `swap`, by any producer (and by the consumer
+//!   when it re-inserts the stub); `tail` is read and written only by the
+//!   single consumer (see `pop`'s contract).
 //! - A node is freed only by the consumer, and only after it has read a
-//!   non-null `next` from it. A producer links its node into `prev.next`
-//!   after the swap, and `prev.next` is null until then, so no producer ever
-//!   touches a freed node.
-//! - A producer's value is written before the swap and its link is stored
+//!   non-null `next` from it (so no producer is still linking onto it). A
+//!   producer links its node into `prev.next` after the swap, and
+//!   `prev.next` is null until then.
+//! - A producer's value is written before the swap and the link is stored
 //!   with release; the consumer loads `next` with acquire, so it sees the
 //!   whole value. Pushes from one thread are ordered by their swaps, so one
 //!   sender's signals come out in the order sent.
 //!
-//! Between a producer's swap and its link, the consumer sees the queue end
-//! at the producer's predecessor (a later push may already be linked behind
-//! it). That is harmless for the state protocol: the producer notifies only
-//! after linking, so the consumer is told again once the link is there.
+//! An idle inbox costs three words and the stub, not a whole node: that is
+//! why the stub is separate from the nodes (the non-intrusive variant keeps
+//! a consumed node of full size as its stub).
+//!
+//! Between a producer's swap and its link the consumer sees the queue end
+//! early (and `pop` says `None` though a later push may be linked). That is
+//! harmless for the state protocol: the producer notifies only after
+//! linking, so the consumer is told again once the link is there.
 
 use std::cell::UnsafeCell;
 use std::ptr;
 
 use super::sync::{AtomicPtr, Ordering};
 
-struct Node<T> {
-    next: AtomicPtr<Node<T>>,
-    value: Option<T>,
+struct Link {
+    next: AtomicPtr<Link>,
 }
 
-impl<T> Node<T> {
-    fn boxed(value: Option<T>) -> *mut Node<T> {
-        Box::into_raw(Box::new(Node {
-            next: AtomicPtr::new(ptr::null_mut()),
-            value,
-        }))
-    }
+/// A value and its link; `link` first, so a `*mut Link` of a node is a
+/// `*mut Node<T>`.
+#[repr(C)]
+struct Node<T> {
+    link: Link,
+    value: T,
 }
 
 /// A process's inbox of signals. Any thread pushes; only the owner pops.
 pub struct Inbox<T> {
-    /// The newest node. Swapped by every producer.
-    head: AtomicPtr<Node<T>>,
-    /// The oldest node (a stub with no value). Read and written only by the
-    /// consumer.
-    tail: UnsafeCell<*mut Node<T>>,
+    /// The newest link. Swapped by every producer.
+    head: AtomicPtr<Link>,
+    /// The oldest link. Read and written only by the consumer.
+    tail: UnsafeCell<*mut Link>,
+    /// The stub link, owned by the inbox for its whole life.
+    stub: *mut Link,
+    _values: std::marker::PhantomData<T>,
 }
 
 // SAFETY: values move from producers to the consumer, so T must be Send.
-// `head` is atomic; `tail` is touched only by the one consumer at a time
-// that `pop`'s contract requires.
+// `head` is atomic; `tail` and the stub's re-insertion are done only by the
+// one consumer at a time that `pop`'s contract requires.
 unsafe impl<T: Send> Send for Inbox<T> {}
 // SAFETY: as above: shared access is pushes (atomic) and the contract-bound
 // single consumer.
@@ -65,21 +72,39 @@ impl<T> Default for Inbox<T> {
 
 impl<T> Inbox<T> {
     pub fn new() -> Inbox<T> {
-        let stub = Node::boxed(None);
+        let stub = Box::into_raw(Box::new(Link {
+            next: AtomicPtr::new(ptr::null_mut()),
+        }));
         Inbox {
             head: AtomicPtr::new(stub),
             tail: UnsafeCell::new(stub),
+            stub,
+            _values: std::marker::PhantomData,
         }
     }
 
     /// Appends a value. Lock-free: one allocation and one atomic swap.
     pub fn push(&self, value: T) {
-        let node = Node::boxed(Some(value));
-        let prev = self.head.swap(node, Ordering::AcqRel);
+        let node = Box::into_raw(Box::new(Node {
+            link: Link {
+                next: AtomicPtr::new(ptr::null_mut()),
+            },
+            value,
+        }));
+        // SAFETY: a fresh node, not yet shared.
+        unsafe { self.push_link(node.cast::<Link>()) };
+    }
+
+    /// # Safety
+    /// `link` is a fresh node's link, or the stub while it is out of the
+    /// list (then only the consumer calls this); its `next` is null.
+    unsafe fn push_link(&self, link: *mut Link) {
+        let prev = self.head.swap(link, Ordering::AcqRel);
         // SAFETY: `prev` came from `head`, so it is in the list and its
-        // `next` is null (it was the newest node); the consumer frees a node
-        // only after reading a non-null `next` from it, so `prev` is alive.
-        unsafe { (*prev).next.store(node, Ordering::Release) };
+        // `next` is null (it was the newest link); the consumer frees or
+        // recycles a link only after reading a non-null `next` from it, so
+        // `prev` is alive and ours to link.
+        unsafe { (*prev).next.store(link, Ordering::Release) };
     }
 
     /// Takes the oldest value, or `None` if no (fully linked) value is there.
@@ -88,29 +113,53 @@ impl<T> Inbox<T> {
     /// At most one thread at a time may call `pop` on this inbox: the owner
     /// of the process, which holds its run right (see `state.rs`).
     pub unsafe fn pop(&self) -> Option<T> {
-        // SAFETY: the caller is the only consumer, so `tail` is ours; the
-        // tail node is alive (only we free nodes, and only past it).
+        // SAFETY: the caller is the only consumer, so `tail` is ours, and
+        // every link from `tail` on is alive (only we free links, and only
+        // links we have passed).
         unsafe {
-            let tail = *self.tail.get();
-            let next = (*tail).next.load(Ordering::Acquire);
+            let mut tail = *self.tail.get();
+            let mut next = (*tail).next.load(Ordering::Acquire);
+            if tail == self.stub {
+                if next.is_null() {
+                    return None;
+                }
+                // Step over the stub; it is out of the list now.
+                *self.tail.get() = next;
+                tail = next;
+                next = (*next).next.load(Ordering::Acquire);
+            }
             if next.is_null() {
-                return None;
+                // `tail` is the last linked node. Unless a producer is
+                // between its swap and its link, put the stub behind it, so
+                // that `tail` gets a successor and can be taken.
+                if tail != self.head.load(Ordering::Acquire) {
+                    return None;
+                }
+                (*self.stub).next.store(ptr::null_mut(), Ordering::Relaxed);
+                self.push_link(self.stub);
+                next = (*tail).next.load(Ordering::Acquire);
+                if next.is_null() {
+                    return None;
+                }
             }
             *self.tail.get() = next;
-            let value = (*next).value.take();
-            drop(Box::from_raw(tail));
-            value
+            // `tail` is a node (not the stub) we have passed: take it.
+            let node = Box::from_raw(tail.cast::<Node<T>>());
+            Some(node.value)
         }
     }
 
-    /// Whether a pushed, linked value is waiting. Exact only for the
-    /// consumer; a hint for anyone else.
+    /// Whether no value is waiting. Exact only for the consumer (up to a
+    /// producer between its swap and its link).
     ///
     /// # Safety
     /// As for `pop`: called only by the consumer.
     pub unsafe fn is_empty(&self) -> bool {
         // SAFETY: as in `pop`.
-        unsafe { (**self.tail.get()).next.load(Ordering::Acquire).is_null() }
+        unsafe {
+            let tail = *self.tail.get();
+            tail == self.stub && (*tail).next.load(Ordering::Acquire).is_null()
+        }
     }
 }
 
@@ -118,12 +167,20 @@ impl<T> Drop for Inbox<T> {
     fn drop(&mut self) {
         // `&mut self`: no producer or consumer is left. Walk and free, with a
         // loop rather than recursion, however long the list is.
-        let mut node = *self.tail.get_mut();
-        while !node.is_null() {
-            // SAFETY: every node from tail on is alive and owned by the list.
-            let boxed = unsafe { Box::from_raw(node) };
-            node = boxed.next.load(Ordering::Relaxed);
+        let mut link = *self.tail.get_mut();
+        while !link.is_null() {
+            // SAFETY: every link from tail on is alive and owned by the
+            // list; all but the stub are nodes.
+            unsafe {
+                let next = (*link).next.load(Ordering::Relaxed);
+                if link != self.stub {
+                    drop(Box::from_raw(link.cast::<Node<T>>()));
+                }
+                link = next;
+            }
         }
+        // SAFETY: the stub was made by `Box::into_raw` in `new`, freed only here.
+        drop(unsafe { Box::from_raw(self.stub) });
     }
 }
 
@@ -144,6 +201,35 @@ mod tests {
             out.push(v);
         }
         assert_eq!(out, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pushes_and_pops_interleaved_keep_order_across_stub_reuse() {
+        let q = Inbox::new();
+        let mut out = Vec::new();
+        let mut next = 0;
+        // Empty, one, two, and back to empty, several times over, so the
+        // stub leaves and rejoins the list.
+        for batch in [1, 2, 1, 3, 1, 0, 5] {
+            for _ in 0..batch {
+                q.push(next);
+                next += 1;
+            }
+            // SAFETY: this test is the only consumer.
+            unsafe {
+                if let Some(v) = q.pop() {
+                    out.push(v);
+                }
+                assert_eq!(q.is_empty(), out.len() == next);
+            }
+        }
+        // SAFETY: only consumer.
+        while let Some(v) = unsafe { q.pop() } {
+            out.push(v);
+        }
+        assert_eq!(out, (0..next).collect::<Vec<_>>());
+        // SAFETY: only consumer.
+        assert!(unsafe { q.is_empty() });
     }
 
     #[test]

@@ -53,15 +53,17 @@ fn a_send_racing_a_receiver_going_to_sleep_is_never_lost() {
         let got = receive_then_sleep(&p);
         let notified = sender.join().unwrap();
         // Either the runner saw the message, or it slept first and then the
-        // sender (and only it) was told to queue it.
+        // sender (and only it) was told to queue it. (A sender may also wake
+        // a runner that already took its message: a harmless extra run.)
+        if notified == Notified::Woken {
+            assert!(p.state.begin_run(), "the woken process is not runnable");
+        }
         if got.is_empty() {
             assert_eq!(notified, Notified::Woken, "the wake-up was lost");
-            assert!(p.state.begin_run(), "the woken process is not runnable");
             // SAFETY: we now hold the run right.
             assert_eq!(unsafe { p.inbox.pop() }, Some(1));
         } else {
             assert_eq!(got, vec![1]);
-            assert_ne!(notified, Notified::Woken, "a running process was queued");
         }
     });
 }

@@ -76,6 +76,37 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// Applies one command-line option of the runtime: `--schedulers N`,
+    /// `--reductions N`, `--max-processes N`, `--deterministic`. Returns
+    /// `Ok(false)` for an option that is not the runtime's, and an error
+    /// message for a bad value.
+    pub fn apply_option(&mut self, name: &str, value: Option<&str>) -> Result<bool, String> {
+        let number = |value: Option<&str>| -> Result<usize, String> {
+            let text = value.ok_or_else(|| format!("{name} needs a number"))?;
+            match text.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(format!(
+                    "{name}: expected a positive number, found `{text}`"
+                )),
+            }
+        };
+        match name {
+            "--schedulers" => self.schedulers = number(value)?,
+            "--reductions" => self.reductions = number(value)?.min(u32::MAX as usize) as u32,
+            "--max-processes" => self.max_processes = number(value)?,
+            "--deterministic" => self.deterministic = true,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Whether a runtime option takes a value after it.
+    pub fn option_takes_value(name: &str) -> bool {
+        matches!(name, "--schedulers" | "--reductions" | "--max-processes")
+    }
+}
+
 /// How a program ended.
 #[derive(Debug)]
 pub enum Finish<M> {
