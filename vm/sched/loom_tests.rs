@@ -205,3 +205,43 @@ fn the_inbox_keeps_each_senders_order_and_loses_nothing() {
         }
     });
 }
+
+#[test]
+fn a_consumer_racing_producers_sees_every_value_once_in_order() {
+    loom::model(|| {
+        let inbox = Arc::new(Inbox::new());
+        let senders: Vec<_> = [10u32, 20]
+            .into_iter()
+            .map(|base| {
+                let inbox = Arc::clone(&inbox);
+                thread::spawn(move || {
+                    inbox.push(base);
+                    inbox.push(base + 1);
+                })
+            })
+            .collect();
+        // Pop while the producers push: the stub leaves and rejoins the list
+        // in every interleaving loom finds.
+        let mut got = Vec::new();
+        while got.len() < 4 {
+            // SAFETY: this thread is the only consumer.
+            match unsafe { inbox.pop() } {
+                Some(m) => got.push(m),
+                None => thread::yield_now(),
+            }
+        }
+        for s in senders {
+            s.join().unwrap();
+        }
+        // SAFETY: as above.
+        assert!(unsafe { inbox.pop() }.is_none(), "a value came out twice");
+        for base in [10, 20] {
+            let first = got.iter().position(|&m| m == base);
+            let second = got.iter().position(|&m| m == base + 1);
+            assert!(
+                first.is_some() && first < second,
+                "sender {base}'s order broke: {got:?}"
+            );
+        }
+    });
+}
