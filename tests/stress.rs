@@ -32,7 +32,8 @@ struct Mock {
 
 impl ProcessBody for Mock {
     type Message = Msg;
-    fn run(&mut self, ctx: &mut RunContext<'_, Self>, budget: u32) -> RunOutcome<Msg> {
+    type Registers = ();
+    fn run(&mut self, ctx: &mut RunContext<'_, Self>, _: &mut (), budget: u32) -> RunOutcome<Msg> {
         (self.step)(ctx, budget)
     }
     fn on_exit(&mut self, ctx: &mut RunContext<'_, Self>, reason: &Msg) {

@@ -26,7 +26,9 @@
 //! ```text
 //! impl ProcessBody for Process {
 //!     type Message = MessageBuffer;
-//!     fn run(&mut self, ctx: &mut RunContext<'_, Self>, budget: u32) -> RunOutcome<MessageBuffer> {
+//!     type Registers = XRegisters;
+//!     fn run(&mut self, ctx: &mut RunContext<'_, Self>, x: &mut XRegisters, budget: u32)
+//!         -> RunOutcome<MessageBuffer> {
 //!         // move ctx.take_signal()s into the private queue (messages) or act
 //!         // on them (links, exits, monitors, Timeout(tag) of the current
 //!         // receive), run up to `budget` reductions, ctx.charge(used), and
@@ -97,9 +99,19 @@ pub trait ProcessBody: Send + Sized + 'static {
     /// The payload of messages and exit reasons (a `heap::MessageBuffer`).
     type Message: Send + 'static;
 
+    /// Scratch state that belongs to the scheduler, not the process: the X
+    /// registers. Each scheduler thread makes one (`Default`) and lends it
+    /// to every run step; a body saves the live part before it returns.
+    type Registers: Default;
+
     /// Runs the process for at most `budget` reductions (reporting those
     /// used with `ctx.charge`) and says what happens next.
-    fn run(&mut self, ctx: &mut RunContext<'_, Self>, budget: u32) -> RunOutcome<Self::Message>;
+    fn run(
+        &mut self,
+        ctx: &mut RunContext<'_, Self>,
+        registers: &mut Self::Registers,
+        budget: u32,
+    ) -> RunOutcome<Self::Message>;
 
     /// Called once after the process exited and left the table: send exit
     /// signals to links and `'DOWN'` to monitors; signals still in the inbox

@@ -539,17 +539,24 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
 /// else take from the global queue, else park; until the program ends.
 fn scheduler_loop<B: ProcessBody>(shared: &Shared<B>, mut local: Local<B>) -> Counters {
     let started = Instant::now();
+    let mut registers = B::Registers::default();
     while !shared.stopped() {
         fire_due_timers(shared, &mut local);
         if let Some((cell, budget)) = next_local(shared, &mut local) {
-            run_process(shared, &mut local, cell, budget);
+            run_process(shared, &mut local, &mut registers, cell, budget);
             continue;
         }
         let idle_since = Instant::now();
         if let Some(cell) = steal(shared, &mut local) {
             local.idle_time += idle_since.elapsed();
             local.slice_left = shared.config.reductions;
-            run_process(shared, &mut local, cell, shared.config.reductions);
+            run_process(
+                shared,
+                &mut local,
+                &mut registers,
+                cell,
+                shared.config.reductions,
+            );
             continue;
         }
         idle(shared, &mut local);
@@ -712,6 +719,7 @@ fn fire_due_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
 fn run_process<B: ProcessBody>(
     shared: &Shared<B>,
     local: &mut Local<B>,
+    registers: &mut B::Registers,
     cell: Queued<B>,
     budget: u32,
 ) {
@@ -730,7 +738,7 @@ fn run_process<B: ProcessBody>(
                 inbox,
                 reductions: 0,
             };
-            let outcome = body.run(&mut context, budget);
+            let outcome = body.run(&mut context, registers, budget);
             (outcome, context.reductions)
         };
         let used = used.clamp(1, budget);

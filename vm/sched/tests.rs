@@ -15,7 +15,8 @@ struct Mock {
 
 impl ProcessBody for Mock {
     type Message = u64;
-    fn run(&mut self, ctx: &mut RunContext<'_, Self>, budget: u32) -> RunOutcome<u64> {
+    type Registers = ();
+    fn run(&mut self, ctx: &mut RunContext<'_, Self>, _: &mut (), budget: u32) -> RunOutcome<u64> {
         (self.step)(ctx, budget)
     }
 }
@@ -127,7 +128,7 @@ fn messages_sent_to_a_waiting_process_all_arrive() {
                     let r = ctx
                         .spawn(move |_| {
                             let mut inner = summer(100);
-                            mock(move |ctx, b| match inner.run(ctx, b) {
+                            mock(move |ctx, b| match inner.run(ctx, &mut (), b) {
                                 RunOutcome::Exit(sum) => {
                                     ctx.send_message(me, sum);
                                     RunOutcome::Exit(0)
@@ -327,7 +328,8 @@ fn exit_hooks_run_and_signals_to_dead_pids_are_refused() {
     struct Dying(Arc<AtomicU64>);
     impl ProcessBody for Dying {
         type Message = u64;
-        fn run(&mut self, _: &mut RunContext<'_, Self>, _: u32) -> RunOutcome<u64> {
+        type Registers = ();
+        fn run(&mut self, _: &mut RunContext<'_, Self>, _: &mut (), _: u32) -> RunOutcome<u64> {
             RunOutcome::Exit(9)
         }
         fn on_exit(&mut self, ctx: &mut RunContext<'_, Self>, reason: &u64) {
@@ -354,7 +356,8 @@ fn the_shared_half_of_a_process_fits_in_one_cache_line() {
     struct Empty;
     impl ProcessBody for Empty {
         type Message = u64;
-        fn run(&mut self, _: &mut RunContext<'_, Self>, _: u32) -> RunOutcome<u64> {
+        type Registers = ();
+        fn run(&mut self, _: &mut RunContext<'_, Self>, _: &mut (), _: u32) -> RunOutcome<u64> {
             RunOutcome::Wait
         }
     }
@@ -372,4 +375,45 @@ fn the_shared_half_of_a_process_fits_in_one_cache_line() {
         total <= 96,
         "an idle process costs the runtime {total} bytes"
     );
+}
+
+#[test]
+fn runtime_options_parse_and_bad_values_are_errors() {
+    let mut c = Config::default();
+    assert_eq!(c.apply_option("--schedulers", Some("3")), Ok(true));
+    assert_eq!(c.apply_option("--reductions", Some("100")), Ok(true));
+    assert_eq!(c.apply_option("--max-processes", Some("10")), Ok(true));
+    assert_eq!(c.apply_option("--deterministic", None), Ok(true));
+    assert_eq!(
+        (c.schedulers, c.reductions, c.max_processes, c.deterministic),
+        (3, 100, 10, true)
+    );
+    assert_eq!(c.apply_option("--stats", None), Ok(false));
+    assert!(c.apply_option("--schedulers", Some("0")).is_err());
+    assert!(c.apply_option("--schedulers", Some("many")).is_err());
+    assert!(c.apply_option("--reductions", None).is_err());
+}
+
+#[test]
+fn a_small_reduction_budget_still_finishes_a_busy_program() {
+    let finished = run(
+        Config {
+            reductions: 1,
+            ..config(2)
+        },
+        |_| {
+            let mut left = 1000;
+            mock(move |ctx, budget| {
+                assert_eq!(budget, 1, "the budget was not passed to the run step");
+                ctx.charge(1);
+                left -= 1;
+                if left == 0 {
+                    RunOutcome::Exit(1)
+                } else {
+                    RunOutcome::Yield
+                }
+            })
+        },
+    );
+    assert_eq!(main_reason(finished), 1);
 }
