@@ -709,3 +709,58 @@ fn ping_pong_main(pairs: u64, rounds: u64) -> Mock {
         }
     })
 }
+
+#[test]
+fn a_ping_pong_pair_in_the_next_slot_cannot_starve_the_others() {
+    under_each_scheduler_count("next slot cap", 30, |n| {
+        let finished = run(config(n), |_| {
+            let mut started = false;
+            mock(move |ctx, _| {
+                if !started {
+                    started = true;
+                    let main = ctx.pid();
+                    // A pair that bounces a message forever, each wake-up
+                    // putting the other in the next slot.
+                    let bouncer = |ctx: &mut RunContext<'_, Mock>, partner: &mut Option<Pid>| {
+                        while let Some(signal) = ctx.take_signal() {
+                            if let Signal::Message(Msg(from, _)) = signal {
+                                let to = *partner.get_or_insert(Pid::from_id(from));
+                                ctx.send_message(to, msg(ctx.pid().id()));
+                            }
+                        }
+                        RunOutcome::Wait
+                    };
+                    let mut b_partner = None;
+                    let b = ctx
+                        .spawn(move |_| mock(move |ctx, _| bouncer(ctx, &mut b_partner)))
+                        .expect("spawn");
+                    let mut a_partner = Some(b);
+                    let mut a_started = false;
+                    ctx.spawn(move |_| {
+                        mock(move |ctx, _| {
+                            if !a_started {
+                                a_started = true;
+                                ctx.send_message(b, msg(ctx.pid().id()));
+                            }
+                            bouncer(ctx, &mut a_partner)
+                        })
+                    })
+                    .expect("spawn");
+                    // Queued behind the pair: it must still get to run.
+                    ctx.spawn(move |_| {
+                        mock(move |ctx, _| {
+                            ctx.send_message(main, msg(1));
+                            RunOutcome::Exit(msg(0))
+                        })
+                    })
+                    .expect("spawn");
+                }
+                match ctx.take_signal() {
+                    Some(Signal::Message(Msg(1, _))) => RunOutcome::Exit(msg(1)),
+                    _ => RunOutcome::Wait,
+                }
+            })
+        });
+        assert_eq!(main_reason(finished.finish), 1);
+    });
+}
