@@ -83,6 +83,16 @@ fn config(schedulers: usize) -> Config {
     }
 }
 
+/// How main ended, after checking that no process was ever queued twice.
+fn outcome(finished: act::sched::Finished<Msg>) -> u64 {
+    assert_eq!(
+        finished.stats.queued_twice(),
+        0,
+        "a process was queued twice"
+    );
+    main_reason(finished.finish)
+}
+
 fn main_reason(finish: Finish<Msg>) -> u64 {
     match finish {
         Finish::MainExited(Msg(r, _)) => r,
@@ -146,11 +156,7 @@ fn many_senders_to_one_receiver_lose_nothing_and_keep_each_senders_order() {
                 }
             })
         });
-        assert_eq!(
-            main_reason(finished.finish),
-            SENDERS * EACH,
-            "with {n} schedulers"
-        );
+        assert_eq!(outcome(finished), SENDERS * EACH, "with {n} schedulers");
     });
 }
 
@@ -225,11 +231,7 @@ fn a_hundred_ping_pong_pairs_race_to_the_end() {
                 }
             })
         });
-        assert_eq!(
-            main_reason(finished.finish),
-            PAIRS * ROUNDS,
-            "with {n} schedulers"
-        );
+        assert_eq!(outcome(finished), PAIRS * ROUNDS, "with {n} schedulers");
     });
 }
 
@@ -268,8 +270,8 @@ fn a_million_spawns_all_run_and_report() {
                 }
             })
         });
-        assert_eq!(main_reason(finished.finish), SPAWNS, "with {n} schedulers");
         assert_eq!(finished.stats.spawned(), SPAWNS, "spawn count in the stats");
+        assert_eq!(outcome(finished), SPAWNS, "with {n} schedulers");
     });
 }
 
@@ -361,11 +363,7 @@ fn a_link_storm_kills_every_linked_process_exactly_once() {
                 }
             })
         });
-        assert_eq!(
-            main_reason(finished.finish),
-            PROCESSES,
-            "with {n} schedulers"
-        );
+        assert_eq!(outcome(finished), PROCESSES, "with {n} schedulers");
         assert_eq!(
             deaths.load(Ordering::SeqCst),
             PROCESSES,
@@ -403,7 +401,7 @@ fn spinners_do_not_starve_a_sleeper() {
             })
         });
         // The watchdog fails a starved sleeper; here: it did wake, not early.
-        assert!(main_reason(finished.finish) >= 50);
+        assert!(outcome(finished) >= 50);
     });
 }
 
@@ -492,7 +490,7 @@ fn processes_exiting_with_messages_in_flight_free_every_message() {
                 }
             })
         });
-        assert_eq!(main_reason(finished.finish), SENDERS, "with {n} schedulers");
+        assert_eq!(outcome(finished), SENDERS, "with {n} schedulers");
         let accounted = delivered.load(Ordering::SeqCst) + refused.load(Ordering::SeqCst);
         assert_eq!(
             accounted,
@@ -541,7 +539,7 @@ fn main_exiting_ends_the_program_whatever_else_runs() {
                 RunOutcome::Exit(msg(5))
             })
         });
-        assert_eq!(main_reason(finished.finish), 5);
+        assert_eq!(outcome(finished), 5);
     });
 }
 
@@ -584,7 +582,7 @@ fn a_program_whose_processes_all_wait_on_timers_uses_no_cpu() {
                 }
             })
         });
-        assert_eq!(main_reason(finished.finish), 0);
+        assert_eq!(outcome(finished), 0);
         let elapsed = wall.elapsed();
         if let (Some(before), Some(after)) = (before, cpu_time()) {
             let used = after.saturating_sub(before);
@@ -607,13 +605,14 @@ fn measure_ping_pong_and_spawn_throughput() {
             let wall = std::time::Instant::now();
             let finished = run(config(schedulers), move |_| ping_pong_main(pairs, rounds));
             let elapsed = wall.elapsed();
-            assert_eq!(main_reason(finished.finish), pairs * rounds);
+            let steals = finished.stats.steals();
+            assert_eq!(outcome(finished), pairs * rounds);
             let hops = 2 * pairs * rounds;
             eprintln!(
                 "{schedulers} schedulers, {pairs:3} pairs: {:6.1} ns per message ({:.1} M msgs/s), steals {}",
                 elapsed.as_nanos() as f64 / hops as f64,
                 hops as f64 / elapsed.as_secs_f64() / 1e6,
-                finished.stats.steals()
+                steals
             );
         }
         let wall = std::time::Instant::now();
@@ -633,7 +632,7 @@ fn measure_ping_pong_and_spawn_throughput() {
                 RunOutcome::Exit(msg(spawned))
             })
         });
-        assert_eq!(main_reason(finished.finish), spawns);
+        assert_eq!(outcome(finished), spawns);
         eprintln!(
             "{schedulers} schedulers: spawn and exit {:.1} ns each",
             wall.elapsed().as_nanos() as f64 / spawns as f64
@@ -761,6 +760,6 @@ fn a_ping_pong_pair_in_the_next_slot_cannot_starve_the_others() {
                 }
             })
         });
-        assert_eq!(main_reason(finished.finish), 1);
+        assert_eq!(outcome(finished), 1);
     });
 }

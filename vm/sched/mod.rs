@@ -54,8 +54,36 @@
 //! - Exit signals are ordinary signals: the body decides (trap_exit or not)
 //!   and returns `Exit(reason)` to die; the runtime removes it from the
 //!   table (its pid is dead at once) and calls `on_exit`.
+//! - `spawn_link`/`spawn_monitor`: build the child's body with the link or
+//!   monitor already in it (`ctx.spawn(|child_pid| ...)`), and record the
+//!   child on the parent's side; no signal is needed, so nothing can race.
+//! - A `Link` or `Monitor` racing its target's exit is never lost: either
+//!   `send` says `Delivery::NoProcess` (then the sender answers itself with
+//!   `noproc`), or the target's `on_exit` finds it in its inbox. Rarely both
+//!   (a push before the exit, its notification after), so a receiver ignores
+//!   a `Down` for a monitor it no longer holds and a link exit from a pid it
+//!   is no longer linked to, as BEAM does.
 //! - The program ends when the main process exits (`Finish::MainExited`),
 //!   or at `ctx.halt(status)`, whatever else runs.
+//!
+//! # Costs (measured with mock processes, `tests/stress.rs`)
+//!
+//! - Per process, besides its body: one 64-byte allocation (the `Arc`'s
+//!   counts and the cell: state word, timer tag, pid, inbox ends, stub
+//!   pointer: one cache line), the inbox's 8-byte stub, and a 16-byte table
+//!   entry: 88 bytes. A message costs one allocation of 8 bytes plus its
+//!   `Signal` while it waits in the inbox. (`tests.rs` asserts these bounds.)
+//! - Pid lookup on a send takes a read lock of one of 64 table shards (no
+//!   global lock); the send itself is one swap and one `fetch_or`.
+//!
+//! # Testing
+//!
+//! `tests.rs` (unit tests with closure-bodied mock processes),
+//! `tests/stress.rs` (its own binary: every scenario under 1, 2 and 4
+//! schedulers with a watchdog; `measure_ping_pong_and_spawn_throughput` is
+//! an ignored measurement), and `loom_tests.rs`, the model checks of the
+//! state word and the inbox:
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --lib sched::loom_tests`.
 
 pub mod cell;
 pub mod inbox;

@@ -135,7 +135,9 @@ pub enum Delivery {
     /// Into the live receiver's inbox.
     Delivered,
     /// The pid names no live process (or it is exiting): the signal is
-    /// dropped, unless the exiting receiver's exit hook still takes it.
+    /// dropped, unless the exiting receiver's exit hook still takes it (a
+    /// push that came before the exit, its notification after). Either the
+    /// sender sees `NoProcess` or the exit hook sees the signal; rarely both.
     NoProcess,
 }
 
@@ -724,7 +726,9 @@ fn run_process<B: ProcessBody>(
     budget: u32,
 ) {
     let Some(mut right) = cell.begin_run() else {
-        // Not runnable: cannot happen while the queue invariant holds; skip.
+        // Not runnable: cannot happen while the queue invariant holds. Skip
+        // it (running it would break the body's exclusivity) and count it.
+        local.counters.queued_twice += 1;
         return;
     };
     local.counters.runs += 1;

@@ -24,6 +24,10 @@ pub struct Counters {
     pub parks: u64,
     /// Time spent running processes.
     pub busy: Duration,
+    /// Queue entries of processes that were not runnable when taken: a
+    /// process queued twice. Always 0 while the state protocol holds; the
+    /// stress tests assert it.
+    pub queued_twice: u64,
 }
 
 /// What `--stats` prints after a program.
@@ -53,6 +57,10 @@ impl Stats {
 
     pub fn steals(&self) -> u64 {
         self.total(|c| c.steals)
+    }
+
+    pub fn queued_twice(&self) -> u64 {
+        self.total(|c| c.queued_twice)
     }
 
     /// Writes the report `--stats` prints to stderr.
