@@ -417,3 +417,37 @@ fn a_small_reduction_budget_still_finishes_a_busy_program() {
     );
     assert_eq!(main_reason(finished), 1);
 }
+
+#[test]
+fn the_stats_report_names_every_figure_and_each_scheduler() {
+    let finished = run(config(2), |_| {
+        mock(|ctx, _| {
+            ctx.spawn(|_| mock(|_, _| RunOutcome::Exit(0))).unwrap();
+            let me = ctx.pid();
+            ctx.send_message(me, 1);
+            ctx.charge(10);
+            RunOutcome::Exit(0)
+        })
+    });
+    let stats = &finished.stats;
+    assert_eq!(stats.spawned(), 1);
+    assert_eq!(stats.messages_sent(), 1);
+    assert!(stats.reductions() >= 10);
+    assert_eq!(stats.schedulers.len(), 2);
+    let mut out = Vec::new();
+    stats.write(&mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    for figure in [
+        "wall time",
+        "processes spawned: 1",
+        "peak alive",
+        "messages sent:     1",
+        "reductions",
+        "collections",
+        "peak memory",
+        "scheduler 1:",
+        "scheduler 2:",
+    ] {
+        assert!(text.contains(figure), "--stats lacks {figure:?}:\n{text}");
+    }
+}
