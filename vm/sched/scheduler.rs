@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::CachePadded;
 use crossbeam_utils::sync::{Parker, Unparker};
 
 use super::cell::{InboxReader, ProcessCell};
@@ -197,6 +198,10 @@ struct Shared<B: ProcessBody> {
     main_pid: Pid,
     clock: Clock,
     references: AtomicU64,
+    /// Reductions run by each scheduler, for `statistics(reductions)`.
+    /// Written only by its own scheduler (a plain load and store, no
+    /// read-modify-write), read by anyone; one cache line each.
+    reductions: Box<[CachePadded<AtomicU64>]>,
 }
 
 impl<B: ProcessBody> Shared<B> {
@@ -392,6 +397,28 @@ impl<B: ProcessBody> RunContext<'_, B> {
         self.shared.table.is_alive(pid)
     }
 
+    /// The live pids, in slot order (`processes()`).
+    pub fn processes(&self) -> Vec<Pid> {
+        self.shared.table.pids()
+    }
+
+    /// Reductions run so far by all schedulers (`statistics(reductions)`);
+    /// other schedulers' counts may lag by a run step.
+    pub fn total_reductions(&self) -> u64 {
+        let before_this_step: u64 = self
+            .shared
+            .reductions
+            .iter()
+            .map(|r| r.load(Ordering::Relaxed))
+            .sum();
+        before_this_step + u64::from(self.reductions)
+    }
+
+    /// Scheduler threads (`system_info(schedulers)`).
+    pub fn schedulers(&self) -> usize {
+        self.shared.stealers.len()
+    }
+
     /// Processes alive now.
     pub fn process_count(&self) -> usize {
         self.shared.table.alive()
@@ -467,6 +494,9 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
         main_pid: main_cell.pid(),
         clock,
         references: AtomicU64::new(1),
+        reductions: (0..n)
+            .map(|_| CachePadded::new(AtomicU64::new(0)))
+            .collect(),
         config,
     };
     shared.injector.push(main_cell);
@@ -748,6 +778,7 @@ fn run_process<B: ProcessBody>(
         let used = used.clamp(1, budget);
         budget -= used;
         local.counters.reductions += u64::from(used);
+        shared.reductions[local.index].store(local.counters.reductions, Ordering::Relaxed);
         shared.clock.charge(used);
         match outcome {
             RunOutcome::Yield => {

@@ -171,6 +171,22 @@ impl<B: ProcessBody> ProcessTable<B> {
         self.alive.store(0, Ordering::Relaxed);
     }
 
+    /// The live pids, in slot order (`processes()`).
+    pub fn pids(&self) -> Vec<Pid> {
+        let mut pids = Vec::new();
+        for shard in self.shards.iter() {
+            let shard = shard.read().unwrap_or_else(|e| e.into_inner());
+            pids.extend(
+                shard
+                    .entries
+                    .iter()
+                    .filter_map(|e| e.cell.as_ref().map(|c| c.pid())),
+            );
+        }
+        pids.sort_by_key(|p| p.slot());
+        pids
+    }
+
     /// Processes alive now.
     pub fn alive(&self) -> usize {
         self.alive.load(Ordering::Relaxed)

@@ -451,3 +451,28 @@ fn the_stats_report_names_every_figure_and_each_scheduler() {
         assert!(text.contains(figure), "--stats lacks {figure:?}:\n{text}");
     }
 }
+
+#[test]
+fn processes_lists_the_live_pids_and_reductions_add_up() {
+    let finished = run(config(1), |_| {
+        let mut phase = 0;
+        let mut child = None;
+        mock(move |ctx, _| {
+            if phase == 0 {
+                phase = 1;
+                child = Some(ctx.spawn(|_| mock(|_, _| RunOutcome::Wait)).unwrap());
+                ctx.charge(100);
+                return RunOutcome::Yield;
+            }
+            let listed = ctx.processes();
+            let expected = vec![ctx.pid(), child.unwrap()];
+            let ok = listed == expected && ctx.total_reductions() >= 100 && ctx.schedulers() == 1;
+            RunOutcome::Exit(u64::from(ok))
+        })
+    });
+    assert_eq!(
+        main_reason(finished),
+        1,
+        "processes(), total_reductions() or schedulers() is wrong"
+    );
+}
