@@ -30,15 +30,21 @@ struct Case {
 impl Case {
     fn marker(&self, key: &str) -> Option<&str> {
         let prefix = format!("%% {key}:");
-        self.source.lines().find_map(|line| line.trim().strip_prefix(prefix.as_str()).map(str::trim))
+        self.source
+            .lines()
+            .find_map(|line| line.trim().strip_prefix(prefix.as_str()).map(str::trim))
     }
 
     fn args(&self) -> Vec<&str> {
-        self.marker("args").map(|a| a.split_whitespace().collect()).unwrap_or_default()
+        self.marker("args")
+            .map(|a| a.split_whitespace().collect())
+            .unwrap_or_default()
     }
 
     fn act_flags(&self) -> Vec<&str> {
-        self.marker("act-flags").map(|a| a.split_whitespace().collect()).unwrap_or_default()
+        self.marker("act-flags")
+            .map(|a| a.split_whitespace().collect())
+            .unwrap_or_default()
     }
 
     fn run_act(&self) -> Output {
@@ -75,7 +81,9 @@ fn cases() -> Vec<Case> {
 
 /// Runs `f` over the cases on a few threads, returning results in order.
 fn par_map<T: Send>(cases: &[Case], f: impl Fn(&Case) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<T>>> =
         cases.iter().map(|_| std::sync::Mutex::new(None)).collect();
@@ -92,7 +100,10 @@ fn par_map<T: Send>(cases: &[Case], f: impl Fn(&Case) -> T + Sync) -> Vec<T> {
             });
         }
     });
-    results.into_iter().map(|r| r.into_inner().unwrap().expect("every case ran")).collect()
+    results
+        .into_iter()
+        .map(|r| r.into_inner().unwrap().expect("every case ran"))
+        .collect()
 }
 
 fn render(output: &Output) -> String {
@@ -101,7 +112,10 @@ fn render(output: &Output) -> String {
         (false, Some(code)) => code.to_string(),
         (false, None) => "killed by a signal".to_string(),
     };
-    format!("status: {status}\n--- stdout\n{}--- stderr\n{}", output.stdout, output.stderr)
+    format!(
+        "status: {status}\n--- stdout\n{}--- stderr\n{}",
+        output.stdout, output.stderr
+    )
 }
 
 #[test]
@@ -125,7 +139,10 @@ fn cases_match_their_snapshots() {
             failures.push(case.name.clone());
         }
     }
-    assert!(failures.is_empty(), "cases whose output changed: {failures:?}");
+    assert!(
+        failures.is_empty(),
+        "cases whose output changed: {failures:?}"
+    );
 }
 
 /// escript prints compiler warnings on stdout (act prints them on stderr):
@@ -136,7 +153,10 @@ fn without_warnings(stdout: &str) -> String {
     let mut in_warning = false;
     for line in stdout.split_inclusive('\n') {
         let is_warning_head = line.contains(": Warning: ")
-            && line.split(':').nth(1).is_some_and(|n| n.trim().parse::<u32>().is_ok());
+            && line
+                .split(':')
+                .nth(1)
+                .is_some_and(|n| n.trim().parse::<u32>().is_ok());
         if is_warning_head {
             in_warning = true;
             continue;
@@ -159,7 +179,10 @@ fn cases_print_what_escript_prints() {
         eprintln!("escript not installed: reference check skipped");
         return;
     }
-    let cases: Vec<Case> = cases().into_iter().filter(|c| c.marker("differs").is_none()).collect();
+    let cases: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.marker("differs").is_none())
+        .collect();
     let results = par_map(&cases, |case| (case.run_act(), case.run_escript()));
     let mut failures = Vec::new();
     for (case, (act, erlang)) in cases.iter().zip(results) {
@@ -171,12 +194,18 @@ fn cases_print_what_escript_prints() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} case(s) differ from escript:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) differ from escript:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn warning_filter_drops_escript_warnings_only() {
-    let stdout = "w.act:4:3: Warning: variable 'X' is unused\n%    4|   X = 1,\n%     |   ^\n\nhi\n";
+    let stdout =
+        "w.act:4:3: Warning: variable 'X' is unused\n%    4|   X = 1,\n%     |   ^\n\nhi\n";
     assert_eq!(without_warnings(stdout), "hi\n");
     assert_eq!(without_warnings("a: Warning: b\n"), "a: Warning: b\n");
 }

@@ -6,3 +6,5 @@
 
 pub mod syntax;
 pub mod term;
+// Out of alphabetical order only to merge cleanly with parallel branches.
+pub mod sched;

@@ -34,11 +34,17 @@ pub fn run_with_timeout(
     timeout: Duration,
 ) -> Output {
     let mut command = Command::new(program);
-    command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if let Some(dir) = dir {
         command.current_dir(dir);
     }
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
     // Feed stdin and drain both pipes on their own threads, so a child that
     // writes a lot never blocks on a full pipe while we wait for it.
     let mut input = child.stdin.take().expect("piped stdin");
@@ -70,7 +76,12 @@ pub fn run_with_timeout(
     let _ = writer.join();
     let stdout = String::from_utf8_lossy(&out_reader.join().unwrap_or_default()).into_owned();
     let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
-    Output { status, stdout, stderr, timed_out }
+    Output {
+        status,
+        stdout,
+        stderr,
+        timed_out,
+    }
 }
 
 /// Runs `act args` with the default timeout of the tests.

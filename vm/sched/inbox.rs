@@ -1,0 +1,284 @@
+//! The signal inbox: Vyukov's intrusive multi-producer single-consumer
+//! queue (one atomic swap per push), with a heap-allocated 8-byte stub.
+//!
+//! # Invariants
+//!
+//! - The queue is a singly linked list of `Link`s from `tail` (the oldest)
+//!   to `head` (the newest). Every link is the first field of a `Node<T>`
+//!   holding an unreceived value, except the `stub`, which holds none and is
+//!   in the list at most once.
+//! - `head` is written only by `swap`, by any producer (and by the consumer
+//!   when it re-inserts the stub); `tail` is read and written only by the
+//!   single consumer (see `pop`'s contract).
+//! - A node is freed only by the consumer, and only after it has read a
+//!   non-null `next` from it (so no producer is still linking onto it). A
+//!   producer links its node into `prev.next` after the swap, and
+//!   `prev.next` is null until then.
+//! - A producer's value is written before the swap and the link is stored
+//!   with release; the consumer loads `next` with acquire, so it sees the
+//!   whole value. Pushes from one thread are ordered by their swaps, so one
+//!   sender's signals come out in the order sent.
+//!
+//! An idle inbox costs three words and the stub, not a whole node: that is
+//! why the stub is separate from the nodes (the non-intrusive variant keeps
+//! a consumed node of full size as its stub).
+//!
+//! Between a producer's swap and its link the consumer sees the queue end
+//! early (and `pop` says `None` though a later push may be linked). That is
+//! harmless for the state protocol: the producer notifies only after
+//! linking, so the consumer is told again once the link is there.
+
+use std::cell::UnsafeCell;
+use std::ptr;
+
+use super::sync::{AtomicPtr, Ordering};
+
+struct Link {
+    next: AtomicPtr<Link>,
+}
+
+/// A value and its link; `link` first, so a `*mut Link` of a node is a
+/// `*mut Node<T>`.
+#[repr(C)]
+struct Node<T> {
+    link: Link,
+    value: T,
+}
+
+/// A process's inbox of signals. Any thread pushes; only the owner pops.
+pub struct Inbox<T> {
+    /// The newest link. Swapped by every producer.
+    head: AtomicPtr<Link>,
+    /// The oldest link. Read and written only by the consumer.
+    tail: UnsafeCell<*mut Link>,
+    /// The stub link, owned by the inbox for its whole life.
+    stub: *mut Link,
+    _values: std::marker::PhantomData<T>,
+}
+
+// SAFETY: values move from producers to the consumer, so T must be Send.
+// `head` is atomic; `tail` and the stub's re-insertion are done only by the
+// one consumer at a time that `pop`'s contract requires.
+unsafe impl<T: Send> Send for Inbox<T> {}
+// SAFETY: as above: shared access is pushes (atomic) and the contract-bound
+// single consumer.
+unsafe impl<T: Send> Sync for Inbox<T> {}
+
+impl<T> Default for Inbox<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Inbox<T> {
+    pub fn new() -> Inbox<T> {
+        let stub = Box::into_raw(Box::new(Link {
+            next: AtomicPtr::new(ptr::null_mut()),
+        }));
+        Inbox {
+            head: AtomicPtr::new(stub),
+            tail: UnsafeCell::new(stub),
+            stub,
+            _values: std::marker::PhantomData,
+        }
+    }
+
+    /// Appends a value. Lock-free: one allocation and one atomic swap.
+    pub fn push(&self, value: T) {
+        let node = Box::into_raw(Box::new(Node {
+            link: Link {
+                next: AtomicPtr::new(ptr::null_mut()),
+            },
+            value,
+        }));
+        // SAFETY: a fresh node, not yet shared.
+        unsafe { self.push_link(node.cast::<Link>()) };
+    }
+
+    /// # Safety
+    /// `link` is a fresh node's link, or the stub while it is out of the
+    /// list (then only the consumer calls this); its `next` is null.
+    unsafe fn push_link(&self, link: *mut Link) {
+        let prev = self.head.swap(link, Ordering::AcqRel);
+        // SAFETY: `prev` came from `head`, so it is in the list and its
+        // `next` is null (it was the newest link); the consumer frees or
+        // recycles a link only after reading a non-null `next` from it, so
+        // `prev` is alive and ours to link.
+        unsafe { (*prev).next.store(link, Ordering::Release) };
+    }
+
+    /// Takes the oldest value, or `None` if no (fully linked) value is there.
+    ///
+    /// # Safety
+    /// At most one thread at a time may call `pop` on this inbox: the owner
+    /// of the process, which holds its run right (see `state.rs`).
+    pub unsafe fn pop(&self) -> Option<T> {
+        // SAFETY: the caller is the only consumer, so `tail` is ours, and
+        // every link from `tail` on is alive (only we free links, and only
+        // links we have passed).
+        unsafe {
+            let mut tail = *self.tail.get();
+            let mut next = (*tail).next.load(Ordering::Acquire);
+            if tail == self.stub {
+                if next.is_null() {
+                    return None;
+                }
+                // Step over the stub; it is out of the list now.
+                *self.tail.get() = next;
+                tail = next;
+                next = (*next).next.load(Ordering::Acquire);
+            }
+            if next.is_null() {
+                // `tail` is the last linked node. Unless a producer is
+                // between its swap and its link, put the stub behind it, so
+                // that `tail` gets a successor and can be taken.
+                if tail != self.head.load(Ordering::Acquire) {
+                    return None;
+                }
+                (*self.stub).next.store(ptr::null_mut(), Ordering::Relaxed);
+                self.push_link(self.stub);
+                next = (*tail).next.load(Ordering::Acquire);
+                if next.is_null() {
+                    return None;
+                }
+            }
+            *self.tail.get() = next;
+            // `tail` is a node (not the stub) we have passed: take it.
+            let node = Box::from_raw(tail.cast::<Node<T>>());
+            Some(node.value)
+        }
+    }
+
+    /// Whether no value is waiting. Exact only for the consumer (up to a
+    /// producer between its swap and its link).
+    ///
+    /// # Safety
+    /// As for `pop`: called only by the consumer.
+    pub unsafe fn is_empty(&self) -> bool {
+        // SAFETY: as in `pop`.
+        unsafe {
+            let tail = *self.tail.get();
+            tail == self.stub && (*tail).next.load(Ordering::Acquire).is_null()
+        }
+    }
+}
+
+impl<T> Drop for Inbox<T> {
+    fn drop(&mut self) {
+        // `&mut self`: no producer or consumer is left. Walk and free, with a
+        // loop rather than recursion, however long the list is.
+        let mut link = *self.tail.get_mut();
+        while !link.is_null() {
+            // SAFETY: every link from tail on is alive and owned by the
+            // list; all but the stub are nodes.
+            unsafe {
+                let next = (*link).next.load(Ordering::Relaxed);
+                if link != self.stub {
+                    drop(Box::from_raw(link.cast::<Node<T>>()));
+                }
+                link = next;
+            }
+        }
+        // SAFETY: the stub was made by `Box::into_raw` in `new`, freed only here.
+        drop(unsafe { Box::from_raw(self.stub) });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn values_come_out_in_the_order_pushed() {
+        let q = Inbox::new();
+        for i in 0..100 {
+            q.push(i);
+        }
+        let mut out = Vec::new();
+        // SAFETY: this test is the only consumer.
+        while let Some(v) = unsafe { q.pop() } {
+            out.push(v);
+        }
+        assert_eq!(out, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pushes_and_pops_interleaved_keep_order_across_stub_reuse() {
+        let q = Inbox::new();
+        let mut out = Vec::new();
+        let mut next = 0;
+        // Empty, one, two, and back to empty, several times over, so the
+        // stub leaves and rejoins the list.
+        for batch in [1, 2, 1, 3, 1, 0, 5] {
+            for _ in 0..batch {
+                q.push(next);
+                next += 1;
+            }
+            // SAFETY: this test is the only consumer.
+            unsafe {
+                if let Some(v) = q.pop() {
+                    out.push(v);
+                }
+                assert_eq!(q.is_empty(), out.len() == next);
+            }
+        }
+        // SAFETY: only consumer.
+        while let Some(v) = unsafe { q.pop() } {
+            out.push(v);
+        }
+        assert_eq!(out, (0..next).collect::<Vec<_>>());
+        // SAFETY: only consumer.
+        assert!(unsafe { q.is_empty() });
+    }
+
+    #[test]
+    fn dropping_a_full_inbox_frees_every_value() {
+        let token = Arc::new(());
+        let q = Inbox::new();
+        for _ in 0..10 {
+            q.push(Arc::clone(&token));
+        }
+        // SAFETY: only consumer.
+        drop(unsafe { q.pop() });
+        drop(q);
+        assert_eq!(
+            Arc::strong_count(&token),
+            1,
+            "the inbox leaked or double-freed values"
+        );
+    }
+
+    #[test]
+    fn many_producers_lose_nothing_and_keep_each_senders_order() {
+        let q = Arc::new(Inbox::new());
+        let producers: Vec<_> = (0..4u64)
+            .map(|p| {
+                let q = Arc::clone(&q);
+                std::thread::spawn(move || {
+                    for i in 0..20_000u64 {
+                        q.push((p, i));
+                    }
+                })
+            })
+            .collect();
+        let mut next = [0u64; 4];
+        let mut got = 0;
+        while got < 80_000 {
+            // SAFETY: this thread is the only consumer.
+            match unsafe { q.pop() } {
+                Some((p, i)) => {
+                    assert_eq!(next[p as usize], i, "sender {p}'s order broke");
+                    next[p as usize] += 1;
+                    got += 1;
+                }
+                None => std::hint::spin_loop(),
+            }
+        }
+        for p in producers {
+            p.join().unwrap();
+        }
+        // SAFETY: only consumer.
+        assert!(unsafe { q.pop() }.is_none());
+    }
+}

@@ -1,0 +1,33 @@
+//! Signals: everything one process sends another travels as a `Signal`
+//! through the receiver's one inbox, so one sender's signals arrive in the
+//! order sent (`P ! hi, exit(P, bye)` delivers `hi` first).
+
+use super::pid::Pid;
+
+/// A signal, generic over the payload `M` that carries terms across heaps
+/// (the process layer's `heap::MessageBuffer`). Reference ids are the `u64`s
+/// that `Heap::reference` takes.
+#[derive(Debug)]
+pub enum Signal<M> {
+    /// `To ! Message`.
+    Message(M),
+    /// An exit signal (`exit(To, Reason)`, or a linked process's death).
+    Exit { from: Pid, reason: M },
+    /// `link(To)`: the receiver adds `from` to its links.
+    Link(Pid),
+    /// `unlink(To)`.
+    Unlink(Pid),
+    /// `monitor(process, To)`.
+    Monitor { from: Pid, reference: u64 },
+    /// `demonitor(Ref)`.
+    Demonitor { from: Pid, reference: u64 },
+    /// A monitored process went down: becomes `{'DOWN', Ref, process, From, Reason}`.
+    Down {
+        from: Pid,
+        reference: u64,
+        reason: M,
+    },
+    /// A timer the receiver set with this tag fired (see `RunContext::set_timer`).
+    /// Lazily cancelled: a tag that is not the receiver's current one is stale.
+    Timeout(u64),
+}
