@@ -4,5 +4,6 @@
 //! (`compile`, `code`) -> processes on schedulers. Each stage depends only
 //! on the ones before it.
 
+pub mod heap;
 pub mod syntax;
 pub mod term;

@@ -181,7 +181,11 @@ pub enum Fun {
     /// `fun name/2`
     Local(FunctionName),
     /// `fun M:F/A`: each part may be a variable in Erlang.
-    Remote { module: Expr, function: Expr, arity: Expr },
+    Remote {
+        module: Expr,
+        function: Expr,
+        arity: Expr,
+    },
 }
 
 /// `after Timeout -> Body` of a receive.

@@ -10,12 +10,18 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -55,7 +61,9 @@ impl LineIndex {
         let line = self.line(offset);
         let start = self.line_starts[line as usize - 1] as usize;
         let end = (offset as usize).min(source.len());
-        let column = source.get(start..end).map_or(end - start, |s| s.chars().count());
+        let column = source
+            .get(start..end)
+            .map_or(end - start, |s| s.chars().count());
         (line, column as u32 + 1)
     }
 

@@ -106,7 +106,7 @@ impl std::fmt::Debug for Atom {
 macro_rules! predefined_atoms {
     ($($constant:ident = $name:literal,)*) => {
         const PREDEFINED: &[&str] = &[$($name),*];
-        #[allow(non_camel_case_types)]
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
         #[repr(u32)]
         enum Index { $($constant),* }
         impl Atom {
@@ -182,7 +182,9 @@ mod tests {
         let handles: Vec<_> = (0..4)
             .map(|_| {
                 std::thread::spawn(|| {
-                    (0..1000).map(|i| Atom::intern(&format!("thr_{i}"))).collect::<Vec<_>>()
+                    (0..1000)
+                        .map(|i| Atom::intern(&format!("thr_{i}")))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();

@@ -19,11 +19,18 @@
 //! process's heap. Boxed objects, the heap and the literal area are
 //! defined in the submodules; this file owns only the word itself.
 
+pub mod arith;
 pub mod atom;
 pub mod constant;
+pub mod literal;
+pub mod object;
+pub mod order;
+pub mod view;
 
 pub use atom::Atom;
 pub use constant::Constant;
+pub use order::{compare, eq, exact_eq};
+pub use view::View;
 
 /// One Erlang value. `==` on `Term` is bit identity, not Erlang equality.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -73,7 +80,11 @@ impl Term {
     /// A small integer, or `None` if `i` needs a bignum.
     #[inline]
     pub fn try_small(i: i64) -> Option<Term> {
-        if (SMALL_MIN..=SMALL_MAX).contains(&i) { Some(Term::small(i)) } else { None }
+        if (SMALL_MIN..=SMALL_MAX).contains(&i) {
+            Some(Term::small(i))
+        } else {
+            None
+        }
     }
 
     #[inline]
@@ -83,7 +94,11 @@ impl Term {
 
     #[inline]
     pub const fn as_small(self) -> Option<i64> {
-        if self.is_small() { Some((self.0 as i64) >> TAG_BITS) } else { None }
+        if self.is_small() {
+            Some((self.0 as i64) >> TAG_BITS)
+        } else {
+            None
+        }
     }
 
     // Atoms.
@@ -100,7 +115,11 @@ impl Term {
 
     #[inline]
     pub const fn as_atom(self) -> Option<Atom> {
-        if self.is_atom() { Some(Atom((self.0 >> TAG_BITS) as u32)) } else { None }
+        if self.is_atom() {
+            Some(Atom((self.0 >> TAG_BITS) as u32))
+        } else {
+            None
+        }
     }
 
     #[inline]
@@ -136,7 +155,11 @@ impl Term {
 
     #[inline]
     pub const fn as_pid(self) -> Option<u64> {
-        if self.is_pid() { Some(self.0 >> TAG_BITS) } else { None }
+        if self.is_pid() {
+            Some(self.0 >> TAG_BITS)
+        } else {
+            None
+        }
     }
 
     // Nil and pointers.
@@ -205,9 +228,19 @@ impl std::fmt::Debug for Term {
         } else if self.is_none() {
             write!(f, "NONE")
         } else if self.is_cons() {
-            write!(f, "cons@{}{}", if self.is_literal() { "L" } else { "" }, self.offset())
+            write!(
+                f,
+                "cons@{}{}",
+                if self.is_literal() { "L" } else { "" },
+                self.offset()
+            )
         } else if self.is_boxed() {
-            write!(f, "boxed@{}{}", if self.is_literal() { "L" } else { "" }, self.offset())
+            write!(
+                f,
+                "boxed@{}{}",
+                if self.is_literal() { "L" } else { "" },
+                self.offset()
+            )
         } else {
             write!(f, "word({:#x})", self.0)
         }
