@@ -500,7 +500,7 @@ impl Heap {
     pub fn map(&mut self, pairs: &[(Term, Term)]) -> Term {
         let mut sorted: Vec<(Term, Term)> = pairs.to_vec();
         // Stable, so among equal keys the later pair stays later.
-        sorted.sort_by(|a, b| crate::term::order::compare(self, a.0, b.0));
+        sorted.sort_by(|a, b| crate::term::order::compare_exact(self, a.0, b.0));
         let mut unique: Vec<(Term, Term)> = Vec::with_capacity(sorted.len());
         for pair in sorted {
             match unique.last_mut() {

@@ -25,6 +25,7 @@ pub mod constant;
 pub mod literal;
 pub mod object;
 pub mod order;
+pub mod print;
 pub mod view;
 
 pub use atom::Atom;
