@@ -234,7 +234,10 @@ fn break_tie_to_even(f: f64, digits: String) -> String {
         return digits;
     }
     let low = &exact[..n];
-    let low_even = low.bytes().last().is_some_and(|d| (d - b'0') % 2 == 0);
+    let low_even = low
+        .bytes()
+        .last()
+        .is_some_and(|d| (d - b'0').is_multiple_of(2));
     if low_even && low != digits {
         let exponent = format!("{f:e}")
             .split_once('e')
@@ -301,6 +304,101 @@ pub fn write(heap: &Heap, t: Term) -> String {
     let mut out = String::new();
     write_into(&mut out, heap, t);
     out
+}
+
+/// `~W`: `~w` with a depth limit (negative: none), as io_lib:write cuts
+/// terms: `[1,2|...]`, `{a,...}`, `<<1,2,...>>`.
+pub fn write_depth(heap: &Heap, t: Term, depth: i64) -> String {
+    // Deep limits cannot cut anything a Rust-stack walk could reach.
+    if !(0..=MAX_PRETTY_DEPTH as i64).contains(&depth) {
+        return write(heap, t);
+    }
+    let mut out = String::new();
+    write_limited(&mut out, heap, t, depth);
+    out
+}
+
+/// Recursion is bounded by `d` (at most `MAX_PRETTY_DEPTH`).
+fn write_limited(out: &mut String, heap: &Heap, t: Term, d: i64) {
+    if d == 0 {
+        out.push_str("...");
+        return;
+    }
+    let view = heap.view(t);
+    match view {
+        View::Cons(..) if d == 1 => out.push_str("[...]"),
+        View::Cons(head, mut rest) => {
+            out.push('[');
+            write_limited(out, heap, head, d - 1);
+            let mut d = d - 1;
+            loop {
+                match heap.view(rest) {
+                    View::Nil => break,
+                    _ if d == 1 => {
+                        out.push_str("|...");
+                        break;
+                    }
+                    View::Cons(head, next) => {
+                        out.push(',');
+                        write_limited(out, heap, head, d - 1);
+                        d -= 1;
+                        rest = next;
+                    }
+                    _ => {
+                        out.push('|');
+                        write_limited(out, heap, rest, d - 1);
+                        break;
+                    }
+                }
+            }
+            out.push(']');
+        }
+        View::Tuple(items) if !items.is_empty() && d == 1 => out.push_str("{...}"),
+        View::Tuple(items) => {
+            out.push('{');
+            let mut d = d;
+            for (i, &e) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                    if d == 1 {
+                        out.push_str("...");
+                        break;
+                    }
+                }
+                write_limited(out, heap, e, d - 1);
+                d -= 1;
+            }
+            out.push('}');
+        }
+        View::Map { keys, .. } if !keys.is_empty() && d == 1 => out.push_str("#{...}"),
+        View::Map { keys, values } => {
+            out.push_str("#{");
+            let mut d = d;
+            for (i, (&k, &v)) in keys.iter().zip(values).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                    if d == 1 {
+                        out.push_str("...");
+                        break;
+                    }
+                }
+                write_limited(out, heap, k, d - 1);
+                out.push_str(" => ");
+                write_limited(out, heap, v, d - 1);
+                d -= 1;
+            }
+            out.push('}');
+        }
+        View::Binary(bytes) if !bytes.is_empty() && d == 1 => out.push_str("<<...>>"),
+        View::Binary(bytes) if bytes.len() >= d as usize => {
+            out.push_str("<<");
+            for b in &bytes[..d as usize - 1] {
+                let _ = write!(out, "{b},");
+            }
+            out.push_str("...>>");
+        }
+        _ => write_into(out, heap, t),
+    }
 }
 
 enum Task {
@@ -392,7 +490,8 @@ enum Node {
 
 struct Pair {
     key: Doc,
-    value: Doc,
+    /// `None` for the `...` that ends a depth-limited map.
+    value: Option<Doc>,
     len: i64,
 }
 
@@ -411,7 +510,7 @@ impl Doc {
 
 impl Pair {
     fn is_atomic(&self) -> bool {
-        self.key.is_atomic() && self.value.is_atomic()
+        self.key.is_atomic() && self.value.as_ref().is_none_or(Doc::is_atomic)
     }
 }
 
@@ -426,38 +525,73 @@ fn sequence_len(brackets: i64, elements: &[Doc], tail: Option<&Doc>) -> i64 {
     len
 }
 
-fn measure(heap: &Heap, t: Term, depth: usize) -> Doc {
-    if depth > MAX_PRETTY_DEPTH {
+/// One level deeper under a depth limit (negative: no limit).
+fn deeper(d: i64) -> i64 {
+    if d < 0 { d } else { d - 1 }
+}
+
+/// Measures `t` for `~p`: `nest` counts the nesting (to bound recursion),
+/// `d` is the depth limit of `~P` (negative: none), `strings` whether
+/// printable lists print as strings (not with the `l` modifier).
+fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: bool) -> Doc {
+    if d == 0 {
+        return Doc::leaf("...".into());
+    }
+    if nest > MAX_PRETTY_DEPTH {
         return Doc::leaf(write(heap, t));
     }
     let view = heap.view(t);
     match view {
+        View::Cons(..) if d == 1 => Doc::leaf("[...]".into()),
         View::Cons(..) => {
-            if let Some(chars) = printable_list(heap, t) {
+            if strings && let Some(chars) = printable_list(heap, t) {
                 let mut s = String::new();
                 write_string(&mut s, chars);
                 return Doc::leaf(s);
             }
-            let mut elements = Vec::new();
-            let mut rest = t;
-            while let View::Cons(head, tail) = heap.view(rest) {
-                elements.push(measure(heap, head, depth + 1));
-                rest = tail;
+            // As io_lib:write: each further element one level deeper,
+            // and `|...` once the depth runs out.
+            let (head, mut rest) = heap.cons_parts(t);
+            let mut elements = vec![measure(heap, head, nest + 1, deeper(d), strings)];
+            let mut tail = None;
+            let mut d = deeper(d);
+            loop {
+                match heap.view(rest) {
+                    View::Nil => break,
+                    _ if d == 1 => {
+                        tail = Some(Box::new(Doc::leaf("...".into())));
+                        break;
+                    }
+                    View::Cons(head, next) => {
+                        elements.push(measure(heap, head, nest + 1, deeper(d), strings));
+                        d = deeper(d);
+                        rest = next;
+                    }
+                    _ => {
+                        tail = Some(Box::new(measure(heap, rest, nest + 1, deeper(d), strings)));
+                        break;
+                    }
+                }
             }
-            let tail = if rest.is_nil() {
-                None
-            } else {
-                Some(Box::new(measure(heap, rest, depth + 1)))
-            };
             let len = sequence_len(2, &elements, tail.as_deref());
             Doc {
                 node: Node::List { elements, tail },
                 len,
             }
         }
+        View::Tuple(items) if !items.is_empty() && d == 1 => Doc::leaf("{...}".into()),
         View::Tuple(items) if !items.is_empty() => {
             let tagged = items.len() > 1 && items[0].is_atom();
-            let elements: Vec<Doc> = items.iter().map(|&e| measure(heap, e, depth + 1)).collect();
+            let mut elements = Vec::with_capacity(items.len());
+            let mut d = d;
+            for (i, &e) in items.iter().enumerate() {
+                if i > 0 && d == 1 {
+                    elements.push(Doc::leaf("...".into()));
+                    break;
+                }
+                elements.push(measure(heap, e, nest + 1, deeper(d), strings));
+                d = deeper(d);
+            }
             let len = sequence_len(2, &elements, None);
             Doc {
                 node: Node::Tuple { tagged, elements },
@@ -465,17 +599,29 @@ fn measure(heap: &Heap, t: Term, depth: usize) -> Doc {
             }
         }
         View::Tuple(_) => Doc::leaf("{}".into()),
+        View::Map { keys, .. } if !keys.is_empty() && d == 1 => Doc::leaf("#{...}".into()),
         View::Map { keys, values } if !keys.is_empty() => {
-            let pairs: Vec<Pair> = keys
-                .iter()
-                .zip(values)
-                .map(|(&k, &v)| {
-                    let key = measure(heap, k, depth + 1);
-                    let value = measure(heap, v, depth + 1);
-                    let len = key.len + 4 + value.len;
-                    Pair { key, value, len }
-                })
-                .collect();
+            let mut pairs = Vec::with_capacity(keys.len());
+            let mut d = d;
+            for (i, (&k, &v)) in keys.iter().zip(values).enumerate() {
+                if i > 0 && d == 1 {
+                    pairs.push(Pair {
+                        key: Doc::leaf("...".into()),
+                        value: None,
+                        len: 3,
+                    });
+                    break;
+                }
+                let key = measure(heap, k, nest + 1, deeper(d), strings);
+                let value = measure(heap, v, nest + 1, deeper(d), strings);
+                let len = key.len + 4 + value.len;
+                pairs.push(Pair {
+                    key,
+                    value: Some(value),
+                    len,
+                });
+                d = deeper(d);
+            }
             let len = 3 + pairs.iter().map(|p| p.len).sum::<i64>() + pairs.len() as i64 - 1;
             Doc {
                 node: Node::Map(pairs),
@@ -483,14 +629,26 @@ fn measure(heap: &Heap, t: Term, depth: usize) -> Doc {
             }
         }
         View::Map { .. } => Doc::leaf("#{}".into()),
-        View::Binary(bytes) if !bytes.is_empty() && printable_bytes(bytes) => {
+        View::Binary(bytes) if !bytes.is_empty() && d == 1 => Doc::leaf("<<...>>".into()),
+        View::Binary(bytes) if strings && !bytes.is_empty() && printable_bytes(bytes) => {
             let mut s = String::from("<<");
             write_string(&mut s, bytes.iter().map(|&b| b as u32));
             s.push_str(">>");
             Doc::leaf(s)
         }
         View::Binary(bytes) if !bytes.is_empty() => {
-            let elements: Vec<Doc> = bytes.iter().map(|b| Doc::leaf(b.to_string())).collect();
+            let shown = if d > 0 {
+                bytes.len().min(d as usize - 1)
+            } else {
+                bytes.len()
+            };
+            let mut elements: Vec<Doc> = bytes[..shown]
+                .iter()
+                .map(|b| Doc::leaf(b.to_string()))
+                .collect();
+            if shown < bytes.len() {
+                elements.push(Doc::leaf("...".into()));
+            }
             let len = sequence_len(4, &elements, None);
             Doc {
                 node: Node::Bytes(elements),
@@ -552,13 +710,27 @@ fn flat_sequence(out: &mut String, elements: &[Doc]) {
 
 fn flat_pair(out: &mut String, p: &Pair) {
     flat(out, &p.key);
-    out.push_str(" => ");
-    flat(out, &p.value);
+    if let Some(value) = &p.value {
+        out.push_str(" => ");
+        flat(out, value);
+    }
 }
 
 /// `~p` of `t` starting at column `column` with lines of `line_length`.
 pub fn print(heap: &Heap, t: Term, column: usize, line_length: usize) -> String {
-    let doc = measure(heap, t, 0);
+    print_with(heap, t, column, line_length, -1, true)
+}
+
+/// `~P` (with `depth`; negative for none) and `~lp` (`strings` false).
+pub fn print_with(
+    heap: &Heap,
+    t: Term,
+    column: usize,
+    line_length: usize,
+    depth: i64,
+    strings: bool,
+) -> String {
+    let doc = measure(heap, t, 0, depth, strings);
     let mut out = String::new();
     // OTP measures fit from one column further right than the term
     // starts (observed: a term of length `ll - col - 1` already breaks);
@@ -858,9 +1030,11 @@ impl Pretty {
         }
         let i = if tind > 0 { tind } else { 4 };
         self.pp(out, &p.key, col, tind, ind, 0, w);
-        out.push_str(" =>");
-        newline(out, ind + i);
-        self.pp(out, &p.value, col + i, tind, ind + i, ld, 0);
+        if let Some(value) = &p.value {
+            out.push_str(" =>");
+            newline(out, ind + i);
+            self.pp(out, value, col + i, tind, ind + i, ld, 0);
+        }
         self.ll
     }
 
@@ -933,7 +1107,9 @@ impl Pretty {
         }
         self.cind(&p.key, col, ind, ld, w)?;
         let i = if ind > 0 { ind } else { 4 };
-        self.cind(&p.value, col + i, ind, ld, 0)?;
+        if let Some(value) = &p.value {
+            self.cind(value, col + i, ind, ld, 0)?;
+        }
         Ok(self.ll)
     }
 
