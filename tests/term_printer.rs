@@ -71,14 +71,16 @@ fn printer_matches_otp_on_the_corpus() {
                     ));
                 }
             }
+            "E" => {} // term_to_binary: tests/term_etf.rs
             other => panic!("bad corpus record {other}"),
         }
     }
     assert!(checked > 1000, "the corpus is too small: {checked}");
     // Known gap: OTP's line breaking inside binaries printed as bytes is
     // not matched yet. This bound only ratchets down.
+    eprintln!("{byte_binary_failures} byte-binary outputs differ (known gap)");
     assert!(
-        byte_binary_failures <= 424,
+        byte_binary_failures <= 335,
         "{byte_binary_failures} byte-binary outputs differ"
     );
     if let Ok(path) = std::env::var("ACT_PRINTER_FAILURES") {

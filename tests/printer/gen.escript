@@ -6,10 +6,11 @@
 %%   T <~w of the term>\n
 %%   P <column> <line length> <bytes>\n<output>\n     (io_lib:format "~Lp" after Column chars)
 %%   W <bytes>\n<output>\n                            (~w)
+%%   E <term_to_binary of the term, as a list of bytes>\n
 -mode(compile).
 
 main(Args) ->
-    Count = case Args of [N] -> list_to_integer(N); _ -> 2500 end,
+    Count = case Args of [N] -> list_to_integer(N); _ -> 1600 end,
     rand:seed(exsss, {17, 42, 1234}),
     Records = [emit(term(rand:uniform(3))) || _ <- lists:seq(1, Count)],
     Path = filename:join(filename:dirname(escript:script_name()), "corpus.txt"),
@@ -28,7 +29,8 @@ emit(T) ->
      begin
          W = utf8(io_lib:format("~w", [T])),
          ["W ", integer_to_list(byte_size(W)), "\n", W, "\n"]
-     end].
+     end,
+     ["E ", io_lib:format("~w", [binary_to_list(term_to_binary(T))]), "\n"]].
 
 utf8(Chars) -> unicode:characters_to_binary(Chars).
 

@@ -117,6 +117,18 @@ impl MessageBuffer {
         })
     }
 
+    /// Wraps a heap built for one term (by `binary_to_term`); every
+    /// object in it must belong to `term`.
+    pub(crate) fn from_heap(heap: Heap, term: Term) -> MessageBuffer {
+        if term.is_immediate() || term.is_literal() {
+            return MessageBuffer { heap: None, term };
+        }
+        MessageBuffer {
+            heap: Some(heap),
+            term,
+        }
+    }
+
     /// A buffer holding just an immediate or literal term.
     pub fn immediate(t: Term) -> MessageBuffer {
         debug_assert!(t.is_immediate() || t.is_literal());

@@ -228,6 +228,12 @@ impl Heap {
         self.reserved + self.off_heap.iter().map(|b| b.bytes.len()).sum::<usize>()
     }
 
+    /// Overwrites one heap word (for decoders filling containers they
+    /// allocated).
+    pub(crate) fn set_word(&mut self, offset: usize, value: Term) {
+        self.words[offset] = value;
+    }
+
     pub(crate) fn words(&self) -> &[Term] {
         &self.words
     }

@@ -22,6 +22,7 @@
 pub mod arith;
 pub mod atom;
 pub mod constant;
+pub mod etf;
 pub mod format;
 pub mod literal;
 pub mod object;
