@@ -1,4 +1,5 @@
 //! Test support: reads back the text `~w` prints, and the corpus records.
+#![allow(dead_code)]
 
 use act::term::Constant;
 use num_bigint::BigInt;
