@@ -520,6 +520,83 @@ impl Heap {
         Term::heap_pointer(TAG_BOXED, at)
     }
 
+    /// The value under `key` in `map` (`=:=` on keys), or `None`.
+    /// Binary search over the sorted keys.
+    pub fn map_get(&self, map: Term, key: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        self.map_search(keys, key).ok().map(|i| values[i])
+    }
+
+    /// Number of keys of a map term, or `None` if `map` is not a map.
+    pub fn map_size(&self, map: Term) -> Option<usize> {
+        match self.view(map) {
+            View::Map { keys, .. } => Some(keys.len()),
+            _ => None,
+        }
+    }
+
+    fn map_search(&self, keys: &[Term], key: Term) -> Result<usize, usize> {
+        keys.binary_search_by(|k| crate::term::order::compare_exact(self, *k, key))
+    }
+
+    /// `Map#{Key => Value}`: a new map (needs `words_for_map(size + 1)`).
+    /// `None` if `map` is not a map.
+    pub fn map_put(&mut self, map: Term, key: Term, value: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
+        match self.map_search(&keys, key) {
+            Ok(i) => values[i] = value,
+            Err(i) => {
+                keys.insert(i, key);
+                values.insert(i, value);
+            }
+        }
+        Some(self.map_sorted(&keys, &values))
+    }
+
+    /// `maps:remove(Key, Map)`: a new map without `key` (needs
+    /// `words_for_map(size)`), or `map` itself if the key is absent.
+    pub fn map_remove(&mut self, map: Term, key: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        let Ok(i) = self.map_search(keys, key) else {
+            return Some(map);
+        };
+        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
+        keys.remove(i);
+        values.remove(i);
+        Some(self.map_sorted(&keys, &values))
+    }
+
+    /// The elements of a proper list and its length, or `None` for an
+    /// improper list or a non-list.
+    pub fn list_to_vec(&self, list: Term) -> Option<Vec<Term>> {
+        let mut out = Vec::new();
+        let mut t = list;
+        while t.is_cons() {
+            let (head, tail) = self.cons_parts(t);
+            out.push(head);
+            t = tail;
+        }
+        t.is_nil().then_some(out)
+    }
+
+    /// `length(List)`, or `None` for an improper list or a non-list.
+    pub fn list_length(&self, list: Term) -> Option<usize> {
+        let mut n = 0;
+        let mut t = list;
+        while t.is_cons() {
+            n += 1;
+            t = self.cons_parts(t).1;
+        }
+        t.is_nil().then_some(n)
+    }
+
     /// A map from keys already in strict term order and their values.
     pub fn map_sorted(&mut self, keys: &[Term], values: &[Term]) -> Term {
         debug_assert_eq!(keys.len(), values.len());

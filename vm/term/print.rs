@@ -47,16 +47,27 @@ use super::{Atom, Term};
 use crate::heap::Heap;
 use std::fmt::Write;
 
-/// How pids, refs and funs are named: the runtime may install its own.
+/// How funs and pids print; the runtime installs its own once (the
+/// defaults are `#Fun<act.INDEX.0>` and `<0.ID.0>`).
 pub struct Namer {
+    /// `#Fun<module.index.uniq>` for a fun-table index.
     pub fun: fn(index: u32) -> String,
+    /// `<0.N.0>` for a pid's identity word.
+    pub pid: fn(id: u64) -> String,
 }
 
 static NAMER: std::sync::OnceLock<Namer> = std::sync::OnceLock::new();
 
-/// Installs how local funs print (`#Fun<mod.index.uniq>`); once.
+/// Installs how funs and pids print; the first call wins.
 pub fn set_namer(namer: Namer) {
     let _ = NAMER.set(namer);
+}
+
+fn pid_name(id: u64) -> String {
+    match NAMER.get() {
+        Some(namer) => (namer.pid)(id),
+        None => format!("<0.{id}.0>"),
+    }
 }
 
 fn fun_name(index: u32) -> String {
@@ -261,9 +272,7 @@ fn write_leaf(out: &mut String, heap: &Heap, view: &View) {
         View::Float(f) => out.push_str(&format_float(*f)),
         View::Atom(a) => write_atom(out, *a),
         View::Nil => out.push_str("[]"),
-        View::Pid(p) => {
-            let _ = write!(out, "<0.{p}.0>");
-        }
+        View::Pid(p) => out.push_str(&pid_name(*p)),
         View::Ref(r) => {
             let _ = write!(out, "#Ref<0.0.0.{r}>");
         }
