@@ -32,8 +32,8 @@
 //! 5. An improper tail follows `|`, on the same line if atomic and it
 //!    fits, else on its own line.
 //!
-//! Known gap: where OTP breaks a long binary printed as bytes
-//! (`<<1,2,...>>`) is not yet matched exactly; we fill it like a list.
+//! 6. A binary printed as bytes that does not fit fills lines of a fixed
+//!    width, counted from after `<<` and reduced by the closers.
 //!
 //! Observed detail kept here: OTP checks fit from one column right of
 //! where a term starts (a term of `line_length - column - 1` characters
@@ -842,22 +842,35 @@ impl Pretty {
                 self.pp_map(out, pairs, col + 2, tind, ind + 2, ld + 1, w + 2);
                 out.push('}');
             }
-            Node::Bytes(elements) => {
-                out.push_str("<<");
-                self.pp_list(
-                    out,
-                    elements,
-                    None,
-                    col + 1,
-                    tind,
-                    ind + 2,
-                    ld + 1,
-                    ',',
-                    w + 1,
-                );
-                out.push_str(">>");
+            Node::Bytes(elements) => self.pp_bytes(out, elements, col + 2, ind + 2, ld, w),
+        }
+    }
+
+    /// A binary printed as bytes fills lines of a fixed width `n0` (at
+    /// least 8), measured from after `<<`; the last byte must fit too.
+    fn pp_bytes(&self, out: &mut String, elements: &[Doc], col: i64, ind: i64, ld: i64, w: i64) {
+        out.push_str("<<");
+        let n0 = ((self.ll - col).min(self.m - 4 - w) - ld).max(8);
+        let mut n = n0;
+        for (i, e) in elements.iter().enumerate() {
+            if i + 1 < elements.len() {
+                let len = e.len + 1;
+                if n - len < 0 {
+                    newline(out, ind);
+                    n = n0 - len;
+                } else {
+                    n -= len;
+                }
+                flat(out, e);
+                out.push(',');
+            } else {
+                if e.len > n {
+                    newline(out, ind);
+                }
+                flat(out, e);
             }
         }
+        out.push_str(">>");
     }
 
     #[allow(clippy::too_many_arguments)]
