@@ -1,7 +1,7 @@
 #!/usr/bin/env escript
 %% Generates the printer corpus: random terms, each printed by OTP with
 %% ~w and with ~p at several columns and line lengths.
-%% Usage: escript gen.escript [Count]   (writes corpus.txt beside it)
+%% Usage: escript gen.escript [Count [Seed]]   (writes corpus.txt beside it)
 %% Record format (all lengths in bytes of the UTF-8 text):
 %%   T <~w of the term>\n
 %%   P <column> <line length> <bytes>\n<output>\n     (io_lib:format "~Lp" after Column chars)
@@ -10,8 +10,12 @@
 -mode(compile).
 
 main(Args) ->
-    Count = case Args of [N] -> list_to_integer(N); _ -> 1600 end,
-    rand:seed(exsss, {17, 42, 1234}),
+    {Count, Seed} = case Args of
+                        [N] -> {list_to_integer(N), 1234};
+                        [N, S] -> {list_to_integer(N), list_to_integer(S)};
+                        _ -> {1600, 1234}
+                    end,
+    rand:seed(exsss, {17, 42, Seed}),
     Records = [emit(term(rand:uniform(3))) || _ <- lists:seq(1, Count)],
     Path = filename:join(filename:dirname(escript:script_name()), "corpus.txt"),
     ok = file:write_file(Path, Records).
