@@ -13,7 +13,6 @@ use super::Term;
 use crate::heap::{self, Heap, budget};
 use crate::term::view::View;
 use num_bigint::BigInt;
-use num_integer::Integer;
 use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 
 /// Why an arithmetic operation failed; maps to the Erlang error atom.
@@ -385,9 +384,4 @@ pub fn floor(heap: &Heap, a: Term) -> Result<Number, ArithError> {
 /// `ceil(A)`
 pub fn ceil(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     float_to_int(heap, a, f64::ceil)
-}
-
-/// Floored modulo helper for BIFs that need it (`Integer::mod_floor`).
-pub fn mod_floor(a: &BigInt, b: &BigInt) -> BigInt {
-    a.mod_floor(b)
 }

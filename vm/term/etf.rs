@@ -17,7 +17,7 @@
 
 use super::view::View;
 use super::{Atom, Term};
-use crate::heap::{self, Heap, MessageBuffer, SystemLimit};
+use crate::heap::{Heap, MessageBuffer, SystemLimit};
 use num_bigint::{BigInt, Sign};
 
 const VERSION: u8 = 131;
@@ -495,12 +495,4 @@ fn decode_atom(input: &mut Input, tag: u8) -> Result<Atom, EtfError> {
         return Err(EtfError::SystemLimit);
     }
     Atom::try_intern(&name).ok_or(EtfError::SystemLimit)
-}
-
-/// Words `binary_to_term` may use for `bytes` (for budget checks).
-pub fn words_bound(bytes: usize) -> usize {
-    bytes
-        .saturating_mul(2)
-        .saturating_add(16)
-        .max(heap::MIN_HEAP_WORDS)
 }

@@ -77,7 +77,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
         }
         if fmt.get(i) == Some(&'*') {
             i += 1;
-            let w = small(heap, next()?)?;
+            let w = small(next()?)?;
             if w < 0 {
                 spec.left = true;
             }
@@ -90,8 +90,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
             i += 1;
             if fmt.get(i) == Some(&'*') {
                 i += 1;
-                spec.precision =
-                    Some(usize::try_from(small(heap, next()?)?).map_err(|_| FormatError)?);
+                spec.precision = Some(usize::try_from(small(next()?)?).map_err(|_| FormatError)?);
             } else {
                 spec.precision = digits(fmt, &mut i);
             }
@@ -99,7 +98,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                 i += 1;
                 match fmt.get(i) {
                     Some('*') => {
-                        let c = small(heap, next()?)?;
+                        let c = small(next()?)?;
                         spec.pad = char::from_u32(c as u32).ok_or(FormatError)?;
                     }
                     Some(&c) => spec.pad = c,
@@ -128,7 +127,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
             'w' | 'W' => {
                 let t = next()?;
                 let text = if control == 'W' {
-                    let depth = small(heap, next()?)?;
+                    let depth = small(next()?)?;
                     print::write_depth(heap, t, depth)
                 } else {
                     print::write(heap, t)
@@ -137,11 +136,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
             }
             'p' | 'P' => {
                 let t = next()?;
-                let depth = if control == 'P' {
-                    small(heap, next()?)?
-                } else {
-                    -1
-                };
+                let depth = if control == 'P' { small(next()?)? } else { -1 };
                 let column = column_of(&out);
                 let line_length = spec.width.unwrap_or(80);
                 let text = print::print_with(heap, t, column, line_length, depth, !spec.lists);
@@ -276,8 +271,7 @@ fn digits(fmt: &[char], i: &mut usize) -> Option<usize> {
     (*i > start).then_some(n)
 }
 
-fn small(heap: &Heap, t: Term) -> Result<i64> {
-    let _ = heap;
+fn small(t: Term) -> Result<i64> {
     t.as_small().ok_or(FormatError)
 }
 

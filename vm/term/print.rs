@@ -261,7 +261,7 @@ fn break_tie_to_even(f: f64, digits: String) -> String {
     digits
 }
 
-fn write_leaf(out: &mut String, heap: &Heap, view: &View) {
+fn write_leaf(out: &mut String, view: &View) {
     match view {
         View::Small(i) => {
             let _ = write!(out, "{i}");
@@ -299,9 +299,8 @@ fn write_leaf(out: &mut String, heap: &Heap, view: &View) {
             out.push_str(">>");
         }
         View::NotAValue => out.push_str("<none>"),
-        View::Cons(..) | View::Tuple(_) | View::Map { .. } => {
-            let _ = heap;
-        }
+        // Structures are written by the callers' walks.
+        View::Cons(..) | View::Tuple(_) | View::Map { .. } => {}
     }
 }
 
@@ -465,7 +464,7 @@ pub fn write_into(out: &mut String, heap: &Heap, t: Term) {
                             }
                         }
                     }
-                    _ => write_leaf(out, heap, &view),
+                    _ => write_leaf(out, &view),
                 }
             }
         }
@@ -666,7 +665,7 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: bool) -> Doc {
         }
         _ => {
             let mut s = String::new();
-            write_leaf(&mut s, heap, &view);
+            write_leaf(&mut s, &view);
             Doc::leaf(s)
         }
     }
