@@ -44,6 +44,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Words of a new heap: tens of words, as most processes stay small.
 pub const MIN_HEAP_WORDS: usize = 32;
+/// The most a heap's floor rises to when it keeps collecting (BEAM's
+/// default heap is 233 words).
+const GROWN_MIN_HEAP_WORDS: usize = 256;
 
 pub const CONS_WORDS: usize = 2;
 pub const FLOAT_WORDS: usize = 2;
@@ -128,6 +131,8 @@ pub struct Heap {
     off_heap: Vec<Arc<SharedBinary>>,
     /// Bytes of `words`' capacity reserved from the budget.
     reserved: usize,
+    /// The size a collection never shrinks the heap below.
+    min_words: usize,
     /// Build every binary on the heap (for the literal area).
     inline_binaries: bool,
     gc_stress: bool,
@@ -169,6 +174,7 @@ impl Heap {
             words: Vec::with_capacity(words),
             off_heap: Vec::new(),
             reserved: words * 8,
+            min_words: MIN_HEAP_WORDS,
             inline_binaries: false,
             gc_stress: GC_STRESS.load(Ordering::Relaxed),
             collections: 0,
@@ -188,6 +194,7 @@ impl Heap {
             words: vec,
             off_heap: Vec::new(),
             reserved: bytes,
+            min_words: MIN_HEAP_WORDS,
             inline_binaries: false,
             gc_stress: false,
             collections: 0,
@@ -259,12 +266,17 @@ impl Heap {
         let bound = self.words.len().checked_add(need).ok_or(SystemLimit)?;
         let size = size_class(bound);
         let bytes = size.checked_mul(8).ok_or(SystemLimit)?;
-        budget::reserve(bytes)?;
+        // Only growth draws on the budget (the from-space is given back
+        // right after the copy), so a collection that keeps the heap's
+        // size touches no shared counter.
+        let growth = bytes.saturating_sub(self.reserved);
+        budget::reserve(growth)?;
         let mut to_space = Vec::new();
         if to_space.try_reserve_exact(size).is_err() {
-            budget::release(bytes);
+            budget::release(growth);
             return Err(SystemLimit);
         }
+        let old_capacity = self.words.capacity();
         let mut from_space = std::mem::replace(&mut self.words, to_space);
         let from_off_heap = std::mem::take(&mut self.off_heap);
         let mut gc = Evacuator {
@@ -297,18 +309,26 @@ impl Heap {
         }
         drop(from_space);
         drop(from_off_heap); // releases the dead off-heap binaries
-        budget::release(self.reserved);
+        budget::release(self.reserved.saturating_sub(bytes));
         self.reserved = bytes;
         self.collections += 1;
-        self.resize_after_collection(need);
+        self.resize_after_collection(need, old_capacity);
         Ok(())
     }
 
-    fn resize_after_collection(&mut self, need: usize) {
+    fn resize_after_collection(&mut self, need: usize, old_capacity: usize) {
         let wanted = self.words.len() + need;
         let capacity = self.words.capacity();
-        let target = size_class(wanted.saturating_mul(2));
-        if wanted > capacity / 4 * 3 && target > capacity {
+        // A heap that collects while at its floor allocates steadily: raise
+        // the floor (up to about BEAM's default heap) so it collects less
+        // often. A process that never collects keeps its tiny first heap.
+        if old_capacity <= self.min_words {
+            self.min_words = (self.min_words * 2)
+                .min(GROWN_MIN_HEAP_WORDS)
+                .max(self.min_words);
+        }
+        let target = size_class(wanted.saturating_mul(2)).max(self.min_words);
+        if target > capacity && (wanted > capacity / 4 * 3 || capacity < self.min_words) {
             // Growing is optional: the space for `need` is already there.
             let extra = target - self.words.len();
             if budget::reserve((target - capacity) * 8).is_ok() {

@@ -300,3 +300,21 @@ fn message_buffers_can_move_between_threads() {
     .unwrap();
     assert_eq!(received, vec![5; 500]);
 }
+
+#[test]
+fn a_heap_that_keeps_collecting_raises_its_floor() {
+    let mut heap = Heap::new();
+    let mut roots = [Term::NIL];
+    for i in 0..10_000 {
+        heap.ensure(words_for_tuple(2), &mut [&mut roots]).unwrap();
+        roots[0] = heap.tuple(&[Term::small(i), Term::OK]);
+    }
+    assert!(heap.capacity() >= 200, "capacity {}", heap.capacity());
+    assert!(
+        heap.collections < 10_000 / 50,
+        "{} collections",
+        heap.collections
+    );
+    let idle = Heap::new();
+    assert_eq!(idle.capacity(), MIN_HEAP_WORDS);
+}
