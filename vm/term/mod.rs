@@ -29,6 +29,7 @@
 //! - `print`: `~w` and `~p` (`print::write`, `print::print`).
 //! - `format`: the io_lib:format engine (`format::format_term`).
 //! - `etf`: `term_to_binary` / `binary_to_term`.
+//! - `iolist`: the bytes and size of iolists.
 //!
 //! The heap, the collector and message copying live in `crate::heap`.
 
@@ -37,6 +38,7 @@ pub mod atom;
 pub mod constant;
 pub mod etf;
 pub mod format;
+pub mod iolist;
 pub mod literal;
 pub mod object;
 pub mod order;
