@@ -471,3 +471,41 @@ pub fn format_g(f: f64, p: usize) -> Result<String> {
         format_e(f, (p as usize).max(2))
     }
 }
+
+/// `float_to_list(F, [{scientific, D}])` (and `float_to_list(F)`, which
+/// is D = 20): D digits after the point and a two-digit exponent, as C's
+/// `%.De`: `1.00000000000000005551e-01`.
+pub fn float_to_list_scientific(f: f64, decimals: usize) -> String {
+    let text = format_e(f, decimals + 1).unwrap_or_default();
+    let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "+0"));
+    let (sign, digits) = exp.split_at(1);
+    format!("{mantissa}e{sign}{digits:0>2}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_to_list_writes_like_otp() {
+        assert_eq!(
+            float_to_list_scientific(0.1, 20),
+            "1.00000000000000005551e-01"
+        );
+        assert_eq!(
+            float_to_list_scientific(1.0e10, 20),
+            "1.00000000000000000000e+10"
+        );
+        assert_eq!(
+            float_to_list_scientific(-2.5, 20),
+            "-2.50000000000000000000e+00"
+        );
+        assert_eq!(
+            float_to_list_scientific(1.0e-300, 20),
+            "1.00000000000000002506e-300"
+        );
+        assert_eq!(float_to_list_scientific(123.456, 3), "1.235e+02");
+        assert_eq!(format_f(0.0005, 3).unwrap(), "0.001");
+        assert_eq!(format_f(2.0005, 3).unwrap(), "2.001");
+    }
+}
