@@ -22,9 +22,6 @@ pub enum ArithError {
     Badarith,
     /// `system_limit`: a result too large to represent (`1 bsl (1 bsl 40)`).
     SystemLimit,
-    /// `badarg`: a guard BIF (`abs`, `float`, `trunc`, `round`, `floor`,
-    /// `ceil`) given a non-number; they are BIFs, not operators.
-    Badarg,
 }
 
 /// A result value: an integer (small-or-not i64, or big) or a float.
@@ -327,9 +324,11 @@ pub fn neg(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     }
 }
 
-/// A BIF's operand: a non-number is `badarg`.
+/// The operand of a BIF (`abs`, `float`, `trunc`, `round`, `floor`,
+/// `ceil`): a non-number is `Badarith` here, which the BIF layer raises
+/// as `badarg` (they are BIFs, not operators).
 fn bif_operand(heap: &Heap, a: Term) -> Result<Operand, ArithError> {
-    operand(heap, a).map_err(|_| ArithError::Badarg)
+    operand(heap, a)
 }
 
 /// `abs(A)`
@@ -348,7 +347,7 @@ pub fn abs(heap: &Heap, a: Term) -> Result<Number, ArithError> {
 pub fn float(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     match bif_operand(heap, a)? {
         Operand::Float(f) => Ok(Number::Float(f)),
-        o => Ok(Number::Float(to_float(&o).map_err(|_| ArithError::Badarg)?)),
+        o => Ok(Number::Float(to_float(&o)?)),
     }
 }
 
