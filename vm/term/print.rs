@@ -724,7 +724,10 @@ fn flat_pair(out: &mut String, p: &Pair) {
     }
 }
 
-/// `~p` of `t` starting at column `column` with lines of `line_length`.
+/// `~p` of `t` whose first character goes at `column` (0-based: 0 at the
+/// start of a line), breaking lines of `line_length` (80 for `~p`).
+/// Like io_lib, this works in characters: a binary's bytes are latin1
+/// characters; how characters become output bytes is the writer's choice.
 pub fn print(heap: &Heap, t: Term, column: usize, line_length: usize) -> String {
     print_with(heap, t, column, line_length, -1, true)
 }
