@@ -22,7 +22,16 @@
 //! Sizing: a heap starts tiny (`MIN_HEAP_WORDS`). A collection copies into
 //! a new space big enough for everything plus `need`; afterwards the heap
 //! grows when the live data fill more than 3/4 of it, and shrinks when
-//! they fill less than 1/4, so its size follows the live data.
+//! they fill less than 1/4, so its size follows the live data. A heap
+//! that keeps collecting at its floor raises the floor (up to 256 words),
+//! so a process churning short-lived data does not collect every few
+//! allocations, while an idle process stays tiny.
+//!
+//! Accounting: every heap's capacity and every off-heap binary is drawn
+//! from `budget`; only growth touches the shared counter.
+//!
+//! Test mode: `set_gc_stress(true)` (global, for heaps created later) or
+//! `Heap::set_gc_stress` makes every `ensure` collect.
 
 pub mod budget;
 mod copy;
