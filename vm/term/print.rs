@@ -143,6 +143,10 @@ fn escape_char(out: &mut String, c: u32, quote: char) {
         0..=0x1f | 0x7f => {
             let _ = write!(out, "\\{c:o}");
         }
+        // Beyond latin1, as OTP writes them to a latin1 device.
+        0x100.. => {
+            let _ = write!(out, "\\x{{{c:X}}}");
+        }
         _ => out.push(char::from_u32(c).unwrap_or('\u{fffd}')),
     }
 }
