@@ -110,6 +110,7 @@ fn bad_external_terms_are_badarg_not_panics() {
 #[test]
 fn deep_terms_encode_and_decode_without_recursion() {
     let mut heap = Heap::new();
+    heap.set_gc_stress(false); // 100k heap tests: not under ACT_GC_STRESS
     let mut roots = [Term::NIL];
     for _ in 0..100_000 {
         heap.ensure(2, &mut [&mut roots]).unwrap();
