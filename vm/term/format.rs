@@ -28,6 +28,10 @@ use super::view::View;
 use super::{Atom, Term};
 use crate::heap::Heap;
 
+/// The largest field width or precision accepted (16M characters);
+/// larger ones are `badarg` instead of an allocation that could abort.
+pub const MAX_FIELD: usize = 1 << 24;
+
 /// A format call that Erlang rejects with `badarg`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormatError;
@@ -115,6 +119,11 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                 _ => break,
             }
             i += 1;
+        }
+        // A field of millions of characters is a mistake, not output:
+        // refuse it rather than allocate it.
+        if spec.width.unwrap_or(0) > MAX_FIELD || spec.precision.unwrap_or(0) > MAX_FIELD {
+            return Err(FormatError);
         }
         let control = *fmt.get(i).ok_or(FormatError)?;
         i += 1;
