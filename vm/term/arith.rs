@@ -22,6 +22,9 @@ pub enum ArithError {
     Badarith,
     /// `system_limit`: a result too large to represent (`1 bsl (1 bsl 40)`).
     SystemLimit,
+    /// `badarg`: a guard BIF (`abs`, `float`, `trunc`, `round`, `floor`,
+    /// `ceil`) given a non-number; they are BIFs, not operators.
+    Badarg,
 }
 
 /// A result value: an integer (small-or-not i64, or big) or a float.
@@ -324,11 +327,9 @@ pub fn neg(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     }
 }
 
-/// The operand of a BIF (`abs`, `float`, `trunc`, `round`, `floor`,
-/// `ceil`): a non-number is `Badarith` here, which the BIF layer raises
-/// as `badarg` (they are BIFs, not operators).
+/// A BIF's operand: a non-number is `badarg`.
 fn bif_operand(heap: &Heap, a: Term) -> Result<Operand, ArithError> {
-    operand(heap, a)
+    operand(heap, a).map_err(|_| ArithError::Badarg)
 }
 
 /// `abs(A)`
@@ -347,7 +348,7 @@ pub fn abs(heap: &Heap, a: Term) -> Result<Number, ArithError> {
 pub fn float(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     match bif_operand(heap, a)? {
         Operand::Float(f) => Ok(Number::Float(f)),
-        o => Ok(Number::Float(to_float(&o)?)),
+        o => Ok(Number::Float(to_float(&o).map_err(|_| ArithError::Badarg)?)),
     }
 }
 
