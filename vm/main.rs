@@ -1,9 +1,130 @@
 //! The `act` command line.
+//!
+//! `act check FILE...` parses and checks files and reports every error;
+//! `act --help` and `act --version` say what act is. Running programs
+//! (`act FILE ARGS`) is added by the VM. Work starts only after the
+//! arguments are read, so `act` starts fast.
+
+use act::syntax::{self, Diagnostic, Severity};
+use std::process::ExitCode;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() {
-    eprintln!("act: nothing to run yet");
-    std::process::exit(2);
+const USAGE: &str = "\
+act: a small Erlang on a bytecode VM
+
+Usage:
+  act check FILE...    check files for syntax and compile errors
+  act FILE [ARGS...]   run FILE's main/1 with ARGS as a list of strings
+  act --help           print this help
+  act --version        print the version
+
+Options:
+  -h, --help           print this help
+  -V, --version        print the version
+";
+
+/// What the command line asks for.
+enum Command {
+    Help,
+    Version,
+    Check(Vec<String>),
+    Run { file: String, args: Vec<String> },
+}
+
+/// Reads the arguments after the program name.
+fn parse_args(args: &[String]) -> Result<Command, String> {
+    match args.first().map(String::as_str) {
+        None => Err("no command given".to_string()),
+        Some("-h" | "--help" | "help") => Ok(Command::Help),
+        Some("-V" | "--version") => Ok(Command::Version),
+        Some("check") => {
+            let files: Vec<String> = args[1..].to_vec();
+            if files.is_empty() {
+                return Err("'act check' needs at least one FILE".to_string());
+            }
+            if let Some(option) = files.iter().find(|f| f.starts_with('-') && f.len() > 1) {
+                return Err(format!("unknown option '{option}' for 'act check'"));
+            }
+            Ok(Command::Check(files))
+        }
+        Some(option) if option.starts_with('-') && option.len() > 1 => {
+            Err(format!("unknown option '{option}'"))
+        }
+        Some(file) => Ok(Command::Run {
+            file: file.to_string(),
+            args: args[1..].to_vec(),
+        }),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match parse_args(&args) {
+        Ok(Command::Help) => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Version) => {
+            println!("act {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Check(files)) => syntax::with_big_stack(|| check_files(&files)),
+        Ok(Command::Run { file, args }) => {
+            let arguments = args.join(" ");
+            eprintln!("act: cannot run '{file} {arguments}': running programs is not built yet");
+            ExitCode::from(2)
+        }
+        Err(message) => {
+            eprintln!("act: {message}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `act check`: every diagnostic of every file on stderr; status 1 when
+/// any file has an error (warnings do not fail).
+fn check_files(files: &[String]) -> ExitCode {
+    let mut failed = false;
+    for file in files {
+        let (source, diagnostics) = check_file(file);
+        failed |= diagnostics.iter().any(Diagnostic::is_error);
+        eprint!("{}", syntax::render(&diagnostics, file, &source));
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Reads, parses and checks one file: its text (as shown in messages) and
+/// its diagnostics in source order.
+fn check_file(file: &str) -> (String, Vec<Diagnostic>) {
+    let bytes = match std::fs::read(file) {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            let diagnostic =
+                Diagnostic::error(format!("cannot read file: {error}"), Default::default());
+            return (String::new(), vec![diagnostic]);
+        }
+    };
+    match String::from_utf8(bytes) {
+        Ok(source) => {
+            let diagnostics = syntax::check_source(&source);
+            (source, diagnostics)
+        }
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to();
+            let source = String::from_utf8_lossy(error.as_bytes()).into_owned();
+            let diagnostic = Diagnostic {
+                severity: Severity::Error,
+                message: "the file is not valid UTF-8".to_string(),
+                span: syntax::span::Span::new(at, at + 1),
+                hint: Some("act source files are UTF-8 text".to_string()),
+            };
+            (source, vec![diagnostic])
+        }
+    }
 }

@@ -1,0 +1,219 @@
+//! Errors and warnings about source text, and their rendering for humans.
+//!
+//! A `Diagnostic` is data: a severity, a message in words, the span it is
+//! about and an optional hint. `render` turns a list of them into text:
+//! the first line of each is exactly `FILE:LINE:COL: error: message` (what
+//! editors and erlc users expect), followed by codespan-reporting's snippet
+//! of the source line with a caret marker under the span.
+
+use super::span::{LineIndex, Span};
+use codespan_reporting::diagnostic::{Diagnostic as CodespanDiagnostic, Label};
+use codespan_reporting::files::{Error as FilesError, Files};
+use codespan_reporting::term::{self, Config};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            span,
+            hint: None,
+        }
+    }
+
+    pub fn warning(message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            message: message.into(),
+            span,
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Diagnostic {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Lines longer than this are cut around the span before they are shown,
+/// so that an error on a 10 MB line prints a short snippet.
+const MAX_SHOWN_LINE: usize = 160;
+
+/// Renders diagnostics in order, each ending with a newline.
+pub fn render(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String {
+    let index = LineIndex::new(source);
+    let mut out = String::new();
+    for diagnostic in diagnostics {
+        render_one(&mut out, diagnostic, file_name, source, &index);
+    }
+    out
+}
+
+fn render_one(
+    out: &mut String,
+    diagnostic: &Diagnostic,
+    file_name: &str,
+    source: &str,
+    index: &LineIndex,
+) {
+    let start = clamp_to_char(source, diagnostic.span.start as usize);
+    let end = clamp_to_char(source, (diagnostic.span.end as usize).max(start)).max(start);
+    let (line, column) = index.line_col(source, start as u32);
+    let kind = match diagnostic.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    out.push_str(&format!(
+        "{file_name}:{line}:{column}: {kind}: {}\n",
+        diagnostic.message
+    ));
+
+    // The snippet shows only the first line of the span, and only a window
+    // of that line when it is long; `OneLine` presents that window to
+    // codespan under its true line number without copying the file.
+    let line_start = index.line_start(line) as usize;
+    let line_end = source[line_start..]
+        .find('\n')
+        .map_or(source.len(), |i| line_start + i);
+    let end = end.min(line_end);
+    let mut window_start = line_start;
+    let mut window_end = line_end;
+    if line_end - line_start > MAX_SHOWN_LINE {
+        window_start = clamp_to_char(
+            source,
+            start.saturating_sub(MAX_SHOWN_LINE / 2).max(line_start),
+        );
+        window_end = clamp_to_char(source, (window_start + MAX_SHOWN_LINE).min(line_end)).max(end);
+    }
+    let label_start = start - window_start;
+    let label_end = end - window_start;
+    let file = OneLine {
+        name: file_name,
+        text: &source[window_start..window_end],
+        line_index: line as usize - 1,
+    };
+    let codespan = match diagnostic.severity {
+        Severity::Error => CodespanDiagnostic::error(),
+        Severity::Warning => CodespanDiagnostic::warning(),
+    };
+    let mut codespan = codespan.with_labels(vec![Label::primary((), label_start..label_end)]);
+    if let Some(hint) = &diagnostic.hint {
+        codespan = codespan.with_notes(vec![format!("hint: {hint}")]);
+    }
+    let config = Config::default();
+    if let Ok(snippet) = term::emit_into_string(&config, &file, &codespan) {
+        // codespan's own header ("error: ...") and location line repeat
+        // what our first line says: keep only the snippet and notes.
+        for snippet_line in snippet.lines().skip(2) {
+            out.push_str(snippet_line.trim_end());
+            out.push('\n');
+        }
+    }
+}
+
+/// One line of a file (or a window of it) shown under its true line number.
+struct OneLine<'a> {
+    name: &'a str,
+    text: &'a str,
+    line_index: usize,
+}
+
+impl<'a> Files<'a> for OneLine<'a> {
+    type FileId = ();
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, _: ()) -> Result<&'a str, FilesError> {
+        Ok(self.name)
+    }
+
+    fn source(&'a self, _: ()) -> Result<&'a str, FilesError> {
+        Ok(self.text)
+    }
+
+    fn line_index(&'a self, _: (), _byte_index: usize) -> Result<usize, FilesError> {
+        Ok(self.line_index)
+    }
+
+    fn line_range(
+        &'a self,
+        _: (),
+        line_index: usize,
+    ) -> Result<std::ops::Range<usize>, FilesError> {
+        if line_index == self.line_index {
+            Ok(0..self.text.len())
+        } else {
+            Err(FilesError::LineTooLarge {
+                given: line_index,
+                max: self.line_index,
+            })
+        }
+    }
+}
+
+/// The largest char boundary at or before `offset` within `source`.
+fn clamp_to_char(source: &str, offset: usize) -> usize {
+    let mut offset = offset.min(source.len());
+    while !source.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_line_is_file_line_col_and_a_caret_marks_the_span() {
+        let source = "main(_) ->\n    X = foo.\n";
+        let text = render(
+            &[Diagnostic::error(
+                "variable 'X' is unused",
+                Span::new(15, 16),
+            )],
+            "t.act",
+            source,
+        );
+        assert!(
+            text.starts_with("t.act:2:5: error: variable 'X' is unused\n"),
+            "{text}"
+        );
+        assert!(text.contains("X = foo."), "{text}");
+        assert!(text.contains('^'), "{text}");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_span() {
+        let mut source = "x".repeat(100_000);
+        source.push_str(" bad ");
+        source.push_str(&"y".repeat(100_000));
+        let text = render(
+            &[Diagnostic::error("here", Span::new(100_001, 100_004))],
+            "t.act",
+            &source,
+        );
+        assert!(text.len() < 2000, "{}", text.len());
+        assert!(text.contains("bad"));
+        assert!(text.starts_with("t.act:1:100002: error: here\n"));
+    }
+}

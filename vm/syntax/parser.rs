@@ -1,0 +1,559 @@
+//! Parsing glue: cuts the token stream into forms, runs the generated
+//! parser on each, and turns its errors into diagnostics.
+//!
+//! Forms are parsed one at a time, split at Erlang's `dot` token, so a
+//! broken function never hides the errors of the next one. Before a form is
+//! parsed, its bracket and block nesting is counted without recursion; after
+//! it is parsed, the depth of its tree is measured without recursion. Forms
+//! nested deeper than the limits are rejected with `nested too deeply`, so
+//! every later pass may recurse over the tree on an ordinary stack.
+
+use super::ast::*;
+use super::diagnostic::Diagnostic;
+use super::lexer::{Spanned, Token, tokenize};
+use super::span::Span;
+use super::walk;
+use lalrpop_util::ParseError;
+
+lalrpop_util::lalrpop_mod!(
+    #[allow(clippy::all, clippy::pedantic, unused)]
+    grammar,
+    "/act.rs"
+);
+
+/// Brackets and blocks may nest this deep (`((((...))))`, `case` in `case`).
+pub const MAX_NESTING: usize = 1000;
+
+/// Expression trees may be this deep: bounds the recursion of every pass
+/// after the parser, and long operator chains (`1+1+...+1`) hit it.
+pub const MAX_EXPR_DEPTH: usize = 2000;
+
+/// An error found by a grammar action, with its place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserError {
+    pub message: String,
+    pub span: Span,
+}
+
+impl UserError {
+    pub fn new(message: &str, start: usize, end: usize) -> UserError {
+        UserError {
+            message: message.to_string(),
+            span: Span::new(start, end),
+        }
+    }
+}
+
+type GrammarError = ParseError<usize, Token, UserError>;
+
+// ---- helpers called by the grammar's actions --------------------------
+
+pub fn mk(kind: ExprKind, start: usize, end: usize) -> Expr {
+    Expr::new(kind, Span::new(start, end))
+}
+
+pub fn binop(op: BinaryOp, a: Expr, b: Expr, start: usize, end: usize) -> Expr {
+    mk(ExprKind::BinaryOp(op, Box::new(a), Box::new(b)), start, end)
+}
+
+pub fn unop(op: UnaryOp, e: Expr, start: usize, end: usize) -> Expr {
+    mk(ExprKind::UnaryOp(op, Box::new(e)), start, end)
+}
+
+/// `"a" "b"` is one string `"ab"`.
+pub fn join_strings(parts: Vec<Vec<u32>>) -> Vec<u32> {
+    parts.concat()
+}
+
+/// `f(X)` calls the function named `f`; any other callee is a fun value.
+pub fn make_call(callee: Expr, args: Vec<Expr>, start: usize, end: usize) -> Expr {
+    let target = match callee.kind {
+        ExprKind::Atom(name) => CallTarget::Local(name, callee.span),
+        _ => CallTarget::Fun(callee),
+    };
+    mk(ExprKind::Call(Box::new(target), args), start, end)
+}
+
+/// `-module(m)` and `-export([f/1])` mean something; any other attribute
+/// that reaches the grammar is kept by name only.
+pub fn make_attribute(name: String, value: Expr, span: Span) -> Result<Form, GrammarError> {
+    let kind = match name.as_str() {
+        "module" => match value.kind {
+            ExprKind::Atom(module) => AttributeKind::Module(module),
+            _ => {
+                return Err(user_error(
+                    "bad -module attribute: expected -module(name).",
+                    value.span,
+                ));
+            }
+        },
+        "export" => AttributeKind::Export(export_list(&value)?),
+        _ => AttributeKind::Other(name),
+    };
+    Ok(Form::Attribute(Attribute { kind, span }))
+}
+
+fn export_list(value: &Expr) -> Result<Vec<FunctionName>, GrammarError> {
+    let bad = |span| {
+        user_error(
+            "bad -export attribute: expected a list of name/arity, as in -export([main/1]).",
+            span,
+        )
+    };
+    let ExprKind::List(items, None) = &value.kind else {
+        return Err(bad(value.span));
+    };
+    let mut names = Vec::new();
+    for item in items {
+        match &item.kind {
+            ExprKind::BinaryOp(BinaryOp::Div, name, arity) => match (&name.kind, &arity.kind) {
+                (ExprKind::Atom(name), ExprKind::Integer(arity)) => match u32::try_from(arity) {
+                    Ok(arity) => names.push(FunctionName {
+                        name: name.clone(),
+                        arity,
+                        span: item.span,
+                    }),
+                    Err(_) => return Err(bad(item.span)),
+                },
+                _ => return Err(bad(item.span)),
+            },
+            _ => return Err(bad(item.span)),
+        }
+    }
+    Ok(names)
+}
+
+/// Groups the clauses of one form; name and arity come from the first.
+pub fn make_function(clauses: Vec<FunctionClause>, span: Span) -> Function {
+    let name = clauses[0].name.clone();
+    let arity = clauses[0].clause.patterns.len() as u32;
+    Function {
+        name,
+        arity,
+        clauses,
+        span,
+    }
+}
+
+/// A fun's clauses are all anonymous or all named with the same name.
+pub fn make_fun(
+    clauses: Vec<(Option<Var>, Clause)>,
+    start: usize,
+    end: usize,
+) -> Result<Expr, GrammarError> {
+    let first_name = clauses[0].0.clone();
+    let mut plain = Vec::with_capacity(clauses.len());
+    for (name, clause) in clauses {
+        let same = match (&first_name, &name) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.name == b.name,
+            _ => false,
+        };
+        if !same {
+            let span = name.map_or(clause.span, |n| n.span);
+            return Err(user_error(
+                "the clauses of a named fun must all use the same name",
+                span,
+            ));
+        }
+        plain.push(clause);
+    }
+    let fun = match first_name {
+        None => Fun::Anonymous(plain),
+        Some(name) => Fun::Named(name, plain),
+    };
+    Ok(mk(ExprKind::Fun(Box::new(fun)), start, end))
+}
+
+/// `Reason`, `Class:Reason` or `Class:Reason:Stack`; a class is an atom or
+/// a variable.
+pub fn make_catch_clause(
+    class: Option<Expr>,
+    reason: Expr,
+    stack: Option<Var>,
+    guard: Guard,
+    body: Vec<Expr>,
+    start: usize,
+    end: usize,
+) -> Result<CatchClause, GrammarError> {
+    if let Some(class) = &class
+        && !matches!(class.kind, ExprKind::Atom(_) | ExprKind::Var(_))
+    {
+        return Err(user_error(
+            "the class of a catch clause must be an atom or a variable",
+            class.span,
+        ));
+    }
+    Ok(CatchClause {
+        class,
+        reason,
+        stack,
+        guard,
+        body,
+        span: Span::new(start, end),
+    })
+}
+
+fn user_error(message: &str, span: Span) -> GrammarError {
+    ParseError::User {
+        error: UserError {
+            message: message.to_string(),
+            span,
+        },
+    }
+}
+
+// ---- forms ----------------------------------------------------------------
+
+/// The tokens of one form, without its dot, and where it ends.
+struct FormTokens<'t> {
+    tokens: &'t [Spanned],
+    /// The span of the terminating dot, or the end of the file if missing.
+    end: Span,
+    has_dot: bool,
+}
+
+fn split_forms(tokens: &[Spanned], source_len: usize) -> Vec<FormTokens<'_>> {
+    let mut forms = Vec::new();
+    let mut start = 0;
+    for (i, (l, token, r)) in tokens.iter().enumerate() {
+        if *token == Token::Dot {
+            forms.push(FormTokens {
+                tokens: &tokens[start..i],
+                end: Span::new(*l, *r),
+                has_dot: true,
+            });
+            start = i + 1;
+        }
+    }
+    if start < tokens.len() {
+        forms.push(FormTokens {
+            tokens: &tokens[start..],
+            end: Span::new(source_len, source_len),
+            has_dot: false,
+        });
+    }
+    forms
+}
+
+/// Errors that stop a form before the parser sees it: lexical errors and
+/// nesting beyond `MAX_NESTING`.
+fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    for (l, token, r) in form.tokens {
+        if let Token::Error(error) = token {
+            errors.push(Diagnostic::error(error.message(), Span::new(*l, *r)));
+        }
+    }
+    if !errors.is_empty() {
+        return errors;
+    }
+    let mut depth = 0usize;
+    for (i, (l, token, r)) in form.tokens.iter().enumerate() {
+        let opens = match token {
+            Token::LParen | Token::LBracket | Token::LBrace | Token::OpenBin => true,
+            Token::Begin | Token::Case | Token::If | Token::Receive | Token::Try => true,
+            // `fun (...) ... end` and `fun Name(...) ... end` open a block;
+            // `fun f/1` does not.
+            Token::Fun => match form.tokens.get(i + 1) {
+                Some((_, Token::LParen, _)) => false, // the `(` counts itself
+                Some((_, Token::Var(_), _)) => {
+                    matches!(form.tokens.get(i + 2), Some((_, Token::LParen, _)))
+                }
+                _ => false,
+            },
+            _ => false,
+        };
+        if opens {
+            depth += 1;
+            if depth > MAX_NESTING {
+                errors.push(
+                    Diagnostic::error(
+                        format!("nested too deeply (more than {MAX_NESTING} levels)"),
+                        Span::new(*l, *r),
+                    )
+                    .with_hint("split the expression into smaller functions"),
+                );
+                return errors;
+            }
+        } else if matches!(
+            token,
+            Token::RParen | Token::RBracket | Token::RBrace | Token::CloseBin | Token::End
+        ) {
+            depth = depth.saturating_sub(1);
+        }
+    }
+    errors
+}
+
+/// Rejects a tree deeper than `MAX_EXPR_DEPTH`, taking it apart without
+/// recursion so that dropping it is safe too.
+fn depth_check(form: Form) -> Result<Form, Diagnostic> {
+    let mut roots = Vec::new();
+    walk::form_roots(&form, &mut roots);
+    match walk::deeper_than(roots, MAX_EXPR_DEPTH) {
+        None => Ok(form),
+        Some(span) => {
+            walk::dismantle_form(form);
+            Err(too_deep(span))
+        }
+    }
+}
+
+fn too_deep(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        format!("expression nested too deeply (more than {MAX_EXPR_DEPTH} levels)"),
+        span,
+    )
+    .with_hint("split the expression into smaller pieces")
+}
+
+/// Parses every form of a file, recovering at each dot. The module holds
+/// the forms that parsed; the diagnostics hold every error found.
+///
+/// Inputs larger than 16 KiB are parsed on a thread with a large stack:
+/// a failed parse of a long operator chain drops a deep partial tree.
+pub fn parse_module(source: &str) -> (Module, Vec<Diagnostic>) {
+    if source.len() > 16 * 1024 {
+        super::with_big_stack(|| parse_module_here(source))
+    } else {
+        parse_module_here(source)
+    }
+}
+
+fn parse_module_here(source: &str) -> (Module, Vec<Diagnostic>) {
+    let tokens = tokenize(source);
+    let mut forms = Vec::new();
+    let mut diagnostics = Vec::new();
+    for form_tokens in split_forms(&tokens, source.len()) {
+        match parse_one_form(&form_tokens) {
+            Ok(form) => forms.push(form),
+            Err(errors) => diagnostics.extend(errors),
+        }
+        if !form_tokens.has_dot {
+            diagnostics.push(
+                Diagnostic::error(
+                    "unexpected end of file: the last form does not end with '.'",
+                    form_tokens.end,
+                )
+                .with_hint("end every attribute and function with a '.'"),
+            );
+        }
+    }
+    (Module { forms }, diagnostics)
+}
+
+fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
+    let errors = pre_check(form);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Attributes other than -module and -export are skipped to their dot.
+    if let [(l, Token::Minus, _), (_, Token::Atom(name), _), ..] = form.tokens
+        && name != "module"
+        && name != "export"
+    {
+        let end = form.tokens.last().map_or(*l, |t| t.2);
+        return Ok(Form::Attribute(Attribute {
+            kind: AttributeKind::Other(name.clone()),
+            span: Span::new(*l, end),
+        }));
+    }
+    let parser = grammar::FormParser::new();
+    let result = parser.parse(form.tokens.iter().cloned());
+    match result {
+        Ok(form) => depth_check(form).map_err(|d| vec![d]),
+        Err(error) => Err(vec![parse_error_to_diagnostic(error, form)]),
+    }
+}
+
+/// Parses a single form (a function definition or an attribute), as typed
+/// at the REPL. A final dot is required.
+pub fn parse_form(source: &str) -> Result<Form, Vec<Diagnostic>> {
+    let tokens = tokenize(source);
+    let forms = split_forms(&tokens, source.len());
+    let Some(form_tokens) = single_form(&forms, source)? else {
+        return Err(vec![Diagnostic::error(
+            "expected a form, found nothing",
+            Span::new(source.len(), source.len()),
+        )]);
+    };
+    parse_one_form(form_tokens)
+}
+
+/// Parses an expression sequence ending in a dot (`X = 1, X + 1.`), as
+/// typed at the REPL.
+pub fn parse_exprs(source: &str) -> Result<Vec<Expr>, Vec<Diagnostic>> {
+    let tokens = tokenize(source);
+    let forms = split_forms(&tokens, source.len());
+    let Some(form) = single_form(&forms, source)? else {
+        return Err(vec![Diagnostic::error(
+            "expected an expression, found nothing",
+            Span::new(source.len(), source.len()),
+        )]);
+    };
+    let errors = pre_check(form);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let parser = grammar::ExprSeqParser::new();
+    match parser.parse(form.tokens.iter().cloned()) {
+        Ok(exprs) => match walk::deeper_than(exprs.iter().collect(), MAX_EXPR_DEPTH) {
+            None => Ok(exprs),
+            Some(span) => {
+                walk::dismantle(exprs);
+                Err(vec![too_deep(span)])
+            }
+        },
+        Err(error) => Err(vec![parse_error_to_diagnostic(error, form)]),
+    }
+}
+
+/// True when `source` holds a `dot` token: the REPL reads more lines until
+/// it does.
+pub fn is_complete(source: &str) -> bool {
+    tokenize(source).iter().any(|(_, t, _)| *t == Token::Dot)
+}
+
+fn single_form<'f, 't>(
+    forms: &'f [FormTokens<'t>],
+    source: &str,
+) -> Result<Option<&'f FormTokens<'t>>, Vec<Diagnostic>> {
+    match forms {
+        [] => Ok(None),
+        [first, rest @ ..] => {
+            if !first.has_dot {
+                return Err(vec![Diagnostic::error(
+                    "unexpected end of input: expected '.' at the end",
+                    Span::new(source.len(), source.len()),
+                )]);
+            }
+            if let Some(extra) = rest.first() {
+                let start = extra
+                    .tokens
+                    .first()
+                    .map_or(extra.end.start as usize, |t| t.0);
+                return Err(vec![Diagnostic::error(
+                    "unexpected text after the '.' that ends the input",
+                    Span::new(start, start + 1),
+                )]);
+            }
+            Ok(Some(first))
+        }
+    }
+}
+
+// ---- error messages ---------------------------------------------------------
+
+fn parse_error_to_diagnostic(error: GrammarError, form: &FormTokens) -> Diagnostic {
+    match error {
+        ParseError::InvalidToken { location } => {
+            Diagnostic::error("invalid token", Span::new(location, location + 1))
+        }
+        ParseError::UnrecognizedEof { expected, .. } => {
+            // lalrpop places the end at the last token; the real end of
+            // the form is its dot (or the end of the file).
+            let found = if form.has_dot {
+                "'.' (the end of the form)"
+            } else {
+                "the end of the file"
+            };
+            let message = format!(
+                "syntax error: unexpected {found}{}",
+                expected_words(&expected)
+            );
+            let mut diagnostic = Diagnostic::error(message, form.end);
+            if form.has_dot {
+                diagnostic =
+                    diagnostic.with_hint("a '.' followed by white space always ends a form");
+            }
+            diagnostic
+        }
+        ParseError::UnrecognizedToken {
+            token: (l, token, r),
+            expected,
+        } => {
+            let message = format!(
+                "syntax error: unexpected {}{}",
+                token.describe(),
+                expected_words(&expected)
+            );
+            let mut diagnostic = Diagnostic::error(message, Span::new(l, r));
+            if token == Token::Period {
+                diagnostic =
+                    diagnostic.with_hint("a '.' that ends a form must be followed by white space");
+            }
+            diagnostic
+        }
+        ParseError::ExtraToken {
+            token: (l, token, r),
+        } => Diagnostic::error(
+            format!(
+                "syntax error: unexpected {}, expected the end of the form",
+                token.describe()
+            ),
+            Span::new(l, r),
+        ),
+        ParseError::User { error } => Diagnostic::error(error.message, error.span),
+    }
+}
+
+/// Tokens that can start an expression, as lalrpop names them.
+const EXPRESSION_STARTS: &[&str] = &[
+    "atom", "var", "number", "char", "string", "(", "[", "{", "<<", "#", "begin", "case", "if",
+    "receive", "fun", "try", "catch", "+", "-", "not", "bnot",
+];
+
+/// Infix operators, as lalrpop names them.
+const OPERATORS: &[&str] = &[
+    "=", "!", "orelse", "andalso", "==", "/=", "=<", "<", ">=", ">", "=:=", "=/=", "++", "--", "+",
+    "-", "bor", "bxor", "bsl", "bsr", "or", "xor", "/", "*", "div", "rem", "band", "and",
+];
+
+/// `, expected an expression or ')'`: lalrpop's list of terminals in words.
+fn expected_words(expected: &[String]) -> String {
+    let names: Vec<&str> = expected.iter().map(|e| e.trim_matches('"')).collect();
+    let has = |n: &str| names.contains(&n);
+    let mut words: Vec<String> = Vec::new();
+    let expression = has("var") && has("atom") && has("(");
+    let operator = has("==") && has("*") && has("++");
+    if expression {
+        words.push("an expression".into());
+    }
+    if operator {
+        words.push("an operator".into());
+    }
+    for name in &names {
+        if (expression && EXPRESSION_STARTS.contains(name))
+            || (operator && OPERATORS.contains(name))
+        {
+            continue;
+        }
+        words.push(match *name {
+            "atom" => "an atom".into(),
+            "var" => "a variable".into(),
+            "number" => "a number".into(),
+            "char" => "a character".into(),
+            "string" => "a string".into(),
+            other => format!("'{other}'"),
+        });
+    }
+    if words.is_empty() {
+        return String::new();
+    }
+    const SHOWN: usize = 8;
+    let more = words.len() > SHOWN;
+    words.truncate(SHOWN);
+    let mut text = String::from(", expected ");
+    let last = words.len() - 1;
+    for (i, word) in words.iter().enumerate() {
+        if i > 0 {
+            text.push_str(if i == last && !more { " or " } else { ", " });
+        }
+        text.push_str(word);
+    }
+    if more {
+        text.push_str(", ...");
+    }
+    text
+}
