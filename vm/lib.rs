@@ -4,6 +4,12 @@
 //! (`compile`, `code`) -> processes on schedulers. Each stage depends only
 //! on the ones before it.
 
+pub mod bif;
+pub mod code;
+pub mod compile;
 pub mod heap;
+pub mod interp;
+pub mod process;
+pub mod runtime;
 pub mod syntax;
 pub mod term;
