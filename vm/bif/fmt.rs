@@ -74,7 +74,8 @@ fn atom_text(a: Atom) -> String {
     }
 }
 
-/// Erlang's shortest float that reads back: `0.1`, `1.0e10`, `1.5e-7`.
+/// Erlang's shortest float that reads back: the shorter of the plain
+/// and the scientific form (`0.1`, `1.0e10`, `1.5e-7`); plain on a tie.
 pub fn float_text(f: f64) -> String {
     let s = format!("{f:e}");
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
@@ -84,26 +85,27 @@ pub fn float_text(f: f64) -> String {
         None => (false, mantissa.replace('.', "")),
     };
     let sign = if neg { "-" } else { "" };
-    if (-4..=15).contains(&exp) {
-        let n = digits.len() as i32;
-        let body = if exp >= 0 {
-            let int_len = exp + 1;
-            if n <= int_len {
-                format!("{}{}.0", digits, "0".repeat((int_len - n) as usize))
-            } else {
-                format!(
-                    "{}.{}",
-                    &digits[..int_len as usize],
-                    &digits[int_len as usize..]
-                )
-            }
+    let n = digits.len() as i32;
+    let plain = if exp >= 0 {
+        let int_len = exp + 1;
+        if n <= int_len {
+            format!("{}{}.0", digits, "0".repeat((int_len - n) as usize))
         } else {
-            format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
-        };
-        format!("{sign}{body}")
+            format!(
+                "{}.{}",
+                &digits[..int_len as usize],
+                &digits[int_len as usize..]
+            )
+        }
     } else {
-        let frac = if digits.len() > 1 { &digits[1..] } else { "0" };
-        format!("{sign}{}.{}e{}", &digits[..1], frac, exp)
+        format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
+    };
+    let frac = if digits.len() > 1 { &digits[1..] } else { "0" };
+    let scientific = format!("{}.{}e{}", &digits[..1], frac, exp);
+    if scientific.len() < plain.len() {
+        format!("{sign}{scientific}")
+    } else {
+        format!("{sign}{plain}")
     }
 }
 
@@ -373,7 +375,7 @@ pub fn format(heap: &Heap, format: Term, args: Term) -> Option<String> {
                                     Some(e) => ("-", e),
                                     None => ("+", e),
                                 };
-                                format!("{m}e{sign}{e:0>2}")
+                                format!("{m}e{sign}{e}")
                             }
                             None => s,
                         }

@@ -564,6 +564,34 @@ impl<'a> Fc<'a> {
         hint: Option<Dst>,
         span: Span,
     ) -> Result<Src> {
+        if let Some(bytes) = constant_binary(elements) {
+            let lit = self.m.constant(&Constant::Binary(bytes), span)?;
+            return Ok(match hint {
+                Some(d) => {
+                    self.mov(lit, d);
+                    d.src()
+                }
+                None => lit,
+            });
+        }
+        // A string segment is one byte segment per character.
+        let mut expanded: Vec<ast::BinElement> = Vec::new();
+        for el in elements {
+            match &el.value.kind {
+                ExprKind::String(chars) if el.size.is_none() && el.specifiers.is_empty() => {
+                    for &c in chars {
+                        expanded.push(ast::BinElement {
+                            value: Expr::new(ExprKind::Integer((c as i64).into()), el.span),
+                            size: None,
+                            specifiers: vec![],
+                            span: el.span,
+                        });
+                    }
+                }
+                _ => expanded.push(el.clone()),
+            }
+        }
+        let elements = &expanded[..];
         // Each segment becomes {Value, Size, Type}; one BIF builds the binary.
         let saved = self.x_floor;
         let mut es: Vec<&Expr> = Vec::new();
@@ -948,7 +976,7 @@ impl<'a> Fc<'a> {
         let n = args.len() as u32;
         self.x_floor = self.x_floor.max(n);
         self.m.max_x = self.m.max_x.max(n + 1);
-        let mut srcs = self.exprs(args)?;
+        let mut srcs = self.call_args(args)?;
         // A parallel move: a source in a register that an earlier move
         // overwrites is copied out of the way first.
         for (i, slot) in srcs.iter_mut().enumerate() {
@@ -1009,6 +1037,55 @@ impl<'a> Fc<'a> {
     }
 }
 
+impl Fc<'_> {
+    /// Evaluates call arguments, each straight into its argument register
+    /// when nothing evaluated later reads or clobbers that register.
+    fn call_args(&mut self, args: &[&Expr]) -> Result<Vec<Src>> {
+        let calls: Vec<bool> = args.iter().map(|e| self.m.contains_call(e)).collect();
+        let mut srcs: Vec<Src> = Vec::with_capacity(args.len());
+        for (i, e) in args.iter().enumerate() {
+            let later_call = calls[i + 1..].iter().any(|&c| c);
+            let target = Dst::x(i as u16);
+            let direct = !later_call
+                && !srcs.contains(&target.src())
+                && (self.frame || (is_simple(e) && !self.read_by(&args[i + 1..], target)));
+            if direct {
+                self.expr(e, Ctx::Value(Some(target)))?;
+                self.protect(target.src());
+                srcs.push(target.src());
+                continue;
+            }
+            let s = self.expr(e, Ctx::Value(None))?;
+            if later_call && s.kind() == SRC_X {
+                let y = self.new_y();
+                self.mov(s, y);
+                srcs.push(y.src());
+            } else {
+                self.protect(s);
+                srcs.push(s);
+            }
+        }
+        Ok(srcs)
+    }
+
+    /// Whether any of `es` reads a variable kept in register `d`.
+    fn read_by(&self, es: &[&Expr], d: Dst) -> bool {
+        super::lower::vars_of(es)
+            .iter()
+            .any(|v| self.vars.get(v) == Some(&d))
+    }
+}
+
+/// An expression that writes its destination only as its last step.
+fn is_simple(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::Integer(_) | ExprKind::Atom(_) | ExprKind::Float(_) => true,
+        ExprKind::BinaryOp(op, _, _) => !matches!(op, BinaryOp::AndAlso | BinaryOp::OrElse),
+        ExprKind::Tuple(_) => true,
+        _ => as_constant(e).is_some(),
+    }
+}
+
 #[derive(Clone, Copy)]
 enum CallKind {
     Local(Label),
@@ -1031,6 +1108,25 @@ pub(super) fn bif_index(module: &str, name: &str, arity: u32, span: Span) -> Res
         Some(i) => Ok(i),
         None => error(span, format!("built-in {module}:{name}/{arity} missing")),
     }
+}
+
+/// The bytes of a binary made only of literal strings and bytes.
+fn constant_binary(elements: &[ast::BinElement]) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    for el in elements {
+        if !el.specifiers.is_empty() {
+            return None;
+        }
+        match (&el.value.kind, &el.size) {
+            (ExprKind::String(chars), None) => bytes.extend(chars.iter().map(|&c| c as u8)),
+            (ExprKind::Integer(i), None) => {
+                let v = i64::try_from(i).ok()?;
+                bytes.push(v as u8);
+            }
+            _ => return None,
+        }
+    }
+    Some(bytes)
 }
 
 fn segment_kind(el: &ast::BinElement) -> &'static str {

@@ -171,6 +171,11 @@ pub(super) fn clause_vars(c: &ast::Clause) -> Vec<String> {
     names
 }
 
+/// Every variable named in `es`, closures included.
+pub(super) fn vars_of(es: &[&Expr]) -> BTreeSet<String> {
+    all_vars(es.to_vec())
+}
+
 /// Every variable named anywhere in `roots`, closures included.
 fn all_vars(roots: Vec<&Expr>) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
