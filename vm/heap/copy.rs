@@ -15,28 +15,34 @@ use crate::term::{TAG_BOXED, TAG_CONS, Term};
 /// Fails once the count passes the memory budget, so a term with huge
 /// sharing cannot make this walk forever.
 pub fn size_of(heap: &Heap, t: Term) -> Result<usize, SystemLimit> {
+    if t.is_immediate() || t.is_literal() {
+        return Ok(0);
+    }
     let limit = budget::limit() / 8;
     let mut total = 0usize;
-    let mut stack = vec![t];
-    while let Some(t) = stack.pop() {
-        if t.is_immediate() || t.is_literal() {
-            continue;
-        }
+    // Only pointers to heap objects are pushed, so a small flat term
+    // (a tuple of immediates) never allocates the stack.
+    let mut stack = Vec::new();
+    let mut next = Some(t);
+    while let Some(t) = next {
         let words = heap.object(t);
-        if t.is_cons() {
+        let fields = if t.is_cons() {
             total += 2;
-            stack.push(words[0]);
-            stack.push(words[1]);
+            &words[..2]
         } else {
             let head = words[0];
             total += 1 + header_size(head);
-            for field in term_fields(head) {
-                stack.push(words[field]);
+            &words[term_fields(head)]
+        };
+        for &field in fields {
+            if !field.is_immediate() && !field.is_literal() {
+                stack.push(field);
             }
         }
         if total > limit {
             return Err(SystemLimit);
         }
+        next = stack.pop();
     }
     Ok(total)
 }
@@ -115,6 +121,18 @@ impl MessageBuffer {
             heap: Some(heap),
             term,
         })
+    }
+
+    /// Wraps a heap built for one term (by `binary_to_term`); every
+    /// object in it must belong to `term`.
+    pub(crate) fn from_heap(heap: Heap, term: Term) -> MessageBuffer {
+        if term.is_immediate() || term.is_literal() {
+            return MessageBuffer { heap: None, term };
+        }
+        MessageBuffer {
+            heap: Some(heap),
+            term,
+        }
     }
 
     /// A buffer holding just an immediate or literal term.

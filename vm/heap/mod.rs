@@ -44,6 +44,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Words of a new heap: tens of words, as most processes stay small.
 pub const MIN_HEAP_WORDS: usize = 32;
+/// The most a heap's floor rises to when it keeps collecting (BEAM's
+/// default heap is 233 words).
+const GROWN_MIN_HEAP_WORDS: usize = 256;
 
 pub const CONS_WORDS: usize = 2;
 pub const FLOAT_WORDS: usize = 2;
@@ -128,6 +131,8 @@ pub struct Heap {
     off_heap: Vec<Arc<SharedBinary>>,
     /// Bytes of `words`' capacity reserved from the budget.
     reserved: usize,
+    /// The size a collection never shrinks the heap below.
+    min_words: usize,
     /// Build every binary on the heap (for the literal area).
     inline_binaries: bool,
     gc_stress: bool,
@@ -169,6 +174,7 @@ impl Heap {
             words: Vec::with_capacity(words),
             off_heap: Vec::new(),
             reserved: words * 8,
+            min_words: MIN_HEAP_WORDS,
             inline_binaries: false,
             gc_stress: GC_STRESS.load(Ordering::Relaxed),
             collections: 0,
@@ -188,6 +194,7 @@ impl Heap {
             words: vec,
             off_heap: Vec::new(),
             reserved: bytes,
+            min_words: MIN_HEAP_WORDS,
             inline_binaries: false,
             gc_stress: false,
             collections: 0,
@@ -228,6 +235,12 @@ impl Heap {
         self.reserved + self.off_heap.iter().map(|b| b.bytes.len()).sum::<usize>()
     }
 
+    /// Overwrites one heap word (for decoders filling containers they
+    /// allocated).
+    pub(crate) fn set_word(&mut self, offset: usize, value: Term) {
+        self.words[offset] = value;
+    }
+
     pub(crate) fn words(&self) -> &[Term] {
         &self.words
     }
@@ -253,12 +266,17 @@ impl Heap {
         let bound = self.words.len().checked_add(need).ok_or(SystemLimit)?;
         let size = size_class(bound);
         let bytes = size.checked_mul(8).ok_or(SystemLimit)?;
-        budget::reserve(bytes)?;
+        // Only growth draws on the budget (the from-space is given back
+        // right after the copy), so a collection that keeps the heap's
+        // size touches no shared counter.
+        let growth = bytes.saturating_sub(self.reserved);
+        budget::reserve(growth)?;
         let mut to_space = Vec::new();
         if to_space.try_reserve_exact(size).is_err() {
-            budget::release(bytes);
+            budget::release(growth);
             return Err(SystemLimit);
         }
+        let old_capacity = self.words.capacity();
         let mut from_space = std::mem::replace(&mut self.words, to_space);
         let from_off_heap = std::mem::take(&mut self.off_heap);
         let mut gc = Evacuator {
@@ -291,18 +309,26 @@ impl Heap {
         }
         drop(from_space);
         drop(from_off_heap); // releases the dead off-heap binaries
-        budget::release(self.reserved);
+        budget::release(self.reserved.saturating_sub(bytes));
         self.reserved = bytes;
         self.collections += 1;
-        self.resize_after_collection(need);
+        self.resize_after_collection(need, old_capacity);
         Ok(())
     }
 
-    fn resize_after_collection(&mut self, need: usize) {
+    fn resize_after_collection(&mut self, need: usize, old_capacity: usize) {
         let wanted = self.words.len() + need;
         let capacity = self.words.capacity();
-        let target = size_class(wanted.saturating_mul(2));
-        if wanted > capacity / 4 * 3 && target > capacity {
+        // A heap that collects while at its floor allocates steadily: raise
+        // the floor (up to about BEAM's default heap) so it collects less
+        // often. A process that never collects keeps its tiny first heap.
+        if old_capacity <= self.min_words {
+            self.min_words = (self.min_words * 2)
+                .min(GROWN_MIN_HEAP_WORDS)
+                .max(self.min_words);
+        }
+        let target = size_class(wanted.saturating_mul(2)).max(self.min_words);
+        if target > capacity && (wanted > capacity / 4 * 3 || capacity < self.min_words) {
             // Growing is optional: the space for `need` is already there.
             let extra = target - self.words.len();
             if budget::reserve((target - capacity) * 8).is_ok() {
@@ -500,7 +526,7 @@ impl Heap {
     pub fn map(&mut self, pairs: &[(Term, Term)]) -> Term {
         let mut sorted: Vec<(Term, Term)> = pairs.to_vec();
         // Stable, so among equal keys the later pair stays later.
-        sorted.sort_by(|a, b| crate::term::order::compare(self, a.0, b.0));
+        sorted.sort_by(|a, b| crate::term::order::compare_exact(self, a.0, b.0));
         let mut unique: Vec<(Term, Term)> = Vec::with_capacity(sorted.len());
         for pair in sorted {
             match unique.last_mut() {
@@ -512,6 +538,83 @@ impl Heap {
         self.words.extend(unique.iter().map(|p| p.0));
         self.words.extend(unique.iter().map(|p| p.1));
         Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// The value under `key` in `map` (`=:=` on keys), or `None`.
+    /// Binary search over the sorted keys.
+    pub fn map_get(&self, map: Term, key: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        self.map_search(keys, key).ok().map(|i| values[i])
+    }
+
+    /// Number of keys of a map term, or `None` if `map` is not a map.
+    pub fn map_size(&self, map: Term) -> Option<usize> {
+        match self.view(map) {
+            View::Map { keys, .. } => Some(keys.len()),
+            _ => None,
+        }
+    }
+
+    fn map_search(&self, keys: &[Term], key: Term) -> Result<usize, usize> {
+        keys.binary_search_by(|k| crate::term::order::compare_exact(self, *k, key))
+    }
+
+    /// `Map#{Key => Value}`: a new map (needs `words_for_map(size + 1)`).
+    /// `None` if `map` is not a map.
+    pub fn map_put(&mut self, map: Term, key: Term, value: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
+        match self.map_search(&keys, key) {
+            Ok(i) => values[i] = value,
+            Err(i) => {
+                keys.insert(i, key);
+                values.insert(i, value);
+            }
+        }
+        Some(self.map_sorted(&keys, &values))
+    }
+
+    /// `maps:remove(Key, Map)`: a new map without `key` (needs
+    /// `words_for_map(size)`), or `map` itself if the key is absent.
+    pub fn map_remove(&mut self, map: Term, key: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        let Ok(i) = self.map_search(keys, key) else {
+            return Some(map);
+        };
+        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
+        keys.remove(i);
+        values.remove(i);
+        Some(self.map_sorted(&keys, &values))
+    }
+
+    /// The elements of a proper list and its length, or `None` for an
+    /// improper list or a non-list.
+    pub fn list_to_vec(&self, list: Term) -> Option<Vec<Term>> {
+        let mut out = Vec::new();
+        let mut t = list;
+        while t.is_cons() {
+            let (head, tail) = self.cons_parts(t);
+            out.push(head);
+            t = tail;
+        }
+        t.is_nil().then_some(out)
+    }
+
+    /// `length(List)`, or `None` for an improper list or a non-list.
+    pub fn list_length(&self, list: Term) -> Option<usize> {
+        let mut n = 0;
+        let mut t = list;
+        while t.is_cons() {
+            n += 1;
+            t = self.cons_parts(t).1;
+        }
+        t.is_nil().then_some(n)
     }
 
     /// A map from keys already in strict term order and their values.

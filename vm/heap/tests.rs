@@ -246,3 +246,75 @@ fn absurd_sizes_fail_cleanly() {
     assert_eq!(heap.ensure(1 << 50, &mut []), Err(SystemLimit));
     heap.ensure(2, &mut []).unwrap();
 }
+
+#[test]
+fn map_operations_keep_keys_in_order() {
+    let mut heap = Heap::new();
+    heap.ensure(200, &mut []).unwrap();
+    let m = heap.map(&[
+        (Term::small(3), Term::OK),
+        (Term::atom(Atom::ERROR), Term::TRUE),
+    ]);
+    let f = heap.float(3.0);
+    let m2 = heap.map_put(m, f, Term::FALSE).unwrap();
+    let m3 = heap.map_put(m2, Term::small(1), Term::NIL).unwrap();
+    assert_eq!(heap.map_size(m3), Some(4));
+    // 1 < 3 < 3.0 (integers before floats) < error
+    let View::Map { keys, .. } = heap.view(m3) else {
+        panic!()
+    };
+    assert_eq!(keys[0], Term::small(1));
+    assert_eq!(keys[1], Term::small(3));
+    assert_eq!(heap.float_value(keys[2]), Some(3.0));
+    assert_eq!(heap.map_get(m3, f), Some(Term::FALSE));
+    assert_eq!(heap.map_get(m3, Term::small(3)), Some(Term::OK));
+    assert_eq!(heap.map_get(m3, Term::small(2)), None);
+    let m4 = heap.map_remove(m3, Term::small(3)).unwrap();
+    assert_eq!(heap.map_size(m4), Some(3));
+    assert_eq!(heap.map_get(m4, Term::small(3)), None);
+    assert_eq!(heap.map_remove(m4, Term::small(99)), Some(m4));
+    assert_eq!(heap.map_get(Term::NIL, Term::NIL), None);
+    let l = heap.list(&[Term::small(1), Term::small(2)]);
+    assert_eq!(heap.list_length(l), Some(2));
+    let improper = heap.cons(Term::small(1), Term::small(2));
+    assert_eq!(heap.list_length(improper), None);
+}
+
+#[test]
+fn message_buffers_can_move_between_threads() {
+    fn is_send<T: Send>() {}
+    is_send::<MessageBuffer>();
+    let mut heap = Heap::new();
+    heap.ensure(words_for_binary(500) + CONS_WORDS, &mut [])
+        .unwrap();
+    let b = heap.binary(&[5; 500]);
+    let t = heap.cons(b, Term::NIL);
+    let buffer = MessageBuffer::copy_from(&heap, t).unwrap();
+    let received = std::thread::spawn(move || {
+        let mut other = Heap::new();
+        let t = other.receive_buffer(buffer, &mut []).unwrap();
+        let (head, _) = other.cons_parts(t);
+        other.binary_bytes(head).unwrap().to_vec()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(received, vec![5; 500]);
+}
+
+#[test]
+fn a_heap_that_keeps_collecting_raises_its_floor() {
+    let mut heap = Heap::new();
+    let mut roots = [Term::NIL];
+    for i in 0..10_000 {
+        heap.ensure(words_for_tuple(2), &mut [&mut roots]).unwrap();
+        roots[0] = heap.tuple(&[Term::small(i), Term::OK]);
+    }
+    assert!(heap.capacity() >= 200, "capacity {}", heap.capacity());
+    assert!(
+        heap.collections < 10_000 / 50,
+        "{} collections",
+        heap.collections
+    );
+    let idle = Heap::new();
+    assert_eq!(idle.capacity(), MIN_HEAP_WORDS);
+}

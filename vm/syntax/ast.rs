@@ -4,8 +4,9 @@
 //! (`Expr`) and only the checker decides whether an expression is a legal
 //! pattern: `X = f()` and `{ok, X} = f()` come out of one grammar rule.
 //! Every node carries the `Span` of its source text. The tree owns its
-//! children through `Box`/`Vec`; `Drop` of a deeply nested tree is made
-//! iterative in `syntax::drop` so that no input can overflow Rust's stack.
+//! children through `Box`/`Vec`. The parser bounds the depth of every tree
+//! it returns (`parser::MAX_EXPR_DEPTH`) and takes apart deeper ones without
+//! recursion (`walk::dismantle`), so no input can overflow Rust's stack.
 
 use super::span::Span;
 use num_bigint::BigInt;

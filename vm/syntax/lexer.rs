@@ -27,6 +27,20 @@ pub enum LexError {
     BadEscape,
     /// `16#`, `37#1`, `1_`, `2#102`, `1.0e`
     BadNumber(String),
+    /// an atom of more than `MAX_ATOM_CHARS` characters, as Erlang refuses
+    AtomTooLong,
+}
+
+/// Erlang's limit on the length of an atom, in characters.
+pub const MAX_ATOM_CHARS: usize = 255;
+
+/// An atom's name, if it is not too long.
+fn atom_text(name: &str) -> Result<String, LexError> {
+    if name.chars().count() > MAX_ATOM_CHARS {
+        Err(LexError::AtomTooLong)
+    } else {
+        Ok(name.to_string())
+    }
 }
 
 impl LexError {
@@ -45,6 +59,9 @@ impl LexError {
             }
             LexError::BadEscape => "illegal escape sequence".into(),
             LexError::BadNumber(why) => why.clone(),
+            LexError::AtomTooLong => {
+                format!("atom too long: an atom has at most {MAX_ATOM_CHARS} characters")
+            }
         }
     }
 }
@@ -56,10 +73,10 @@ impl LexError {
 #[logos(skip r"[ \t\r\n\f\x0B]+")]
 #[logos(skip(r"%[^\n]*", allow_greedy = true))]
 pub enum Token {
-    #[regex(r"[a-z][a-zA-Z0-9_@]*", |lex| lex.slice().to_string())]
+    #[regex(r"[a-zß-öø-ÿ][a-zA-Z0-9_@À-ÖØ-Þß-öø-ÿ]*", |lex| atom_text(lex.slice()))]
     #[token("'", quoted_atom)]
     Atom(String),
-    #[regex(r"[A-Z_][a-zA-Z0-9_@]*", |lex| lex.slice().to_string())]
+    #[regex(r"[A-Z_À-ÖØ-Þ][a-zA-Z0-9_@À-ÖØ-Þß-öø-ÿ]*", |lex| lex.slice().to_string())]
     Var(String),
     /// Integers (`42`, `16#ff`, `1_000`) and characters (`$a`).
     #[regex(r"[0-9]", number)]
@@ -371,6 +388,10 @@ fn number(lex: &mut Lexer<Token>) -> Result<Number, LexError> {
             .map(Number::Integer)
             .map_err(|_| LexError::BadNumber(format!("illegal digits for base {base}: {text}")));
     }
+    if i < rest.len() && rest[i] == b'#' {
+        lex.bump(i + 1);
+        return Err(bad("illegal based integer: no digits after '#'"));
+    }
     if i + 1 < rest.len() && rest[i] == b'.' && rest[i + 1].is_ascii_digit() {
         digits.push(b'.');
         i += 1;
@@ -444,10 +465,11 @@ fn string(lex: &mut Lexer<Token>) -> Result<Vec<u32>, LexError> {
 /// A quoted atom after its opening `'`.
 fn quoted_atom(lex: &mut Lexer<Token>) -> Result<String, LexError> {
     let codes = quoted(lex, '\'').ok_or(LexError::UnterminatedAtom)??;
-    Ok(codes
+    let name: String = codes
         .iter()
         .map(|&c| char::from_u32(c).unwrap_or('\u{FFFD}'))
-        .collect())
+        .collect();
+    atom_text(&name)
 }
 
 /// Reads up to the closing `quote`, decoding escapes. `None` when the text
@@ -636,6 +658,31 @@ mod tests {
         assert_eq!(
             kinds("?"),
             vec![Token::Error(LexError::UnexpectedCharacter)]
+        );
+    }
+
+    #[test]
+    fn atoms_and_variables_may_use_latin1_letters_as_in_erlang() {
+        assert_eq!(
+            kinds("café Ärger _ö"),
+            vec![
+                Token::Atom("café".into()),
+                Token::Var("Ärger".into()),
+                Token::Var("_ö".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn atoms_have_at_most_255_characters() {
+        assert_eq!(kinds(&"a".repeat(255)), vec![Token::Atom("a".repeat(255))]);
+        assert_eq!(
+            kinds(&"a".repeat(256)),
+            vec![Token::Error(LexError::AtomTooLong)]
+        );
+        assert_eq!(
+            kinds(&format!("'{}'", "é".repeat(256))),
+            vec![Token::Error(LexError::AtomTooLong)]
         );
     }
 

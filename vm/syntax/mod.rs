@@ -14,7 +14,10 @@ pub mod span;
 pub mod walk;
 
 pub use diagnostic::{Diagnostic, Severity, render};
-pub use parser::{is_complete, parse_exprs, parse_form, parse_module};
+pub use parser::{
+    ParsedModule, ReplInput, is_complete, parse_exprs, parse_form, parse_module,
+    parse_module_detailed, parse_repl,
+};
 
 /// Stack size of the thread `with_big_stack` runs on. Trees are bounded in
 /// depth by the parser, but passes over them recurse, and every frame of
@@ -56,14 +59,13 @@ pub fn with_big_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// as undefined, since the definition may be the broken form.
 pub fn check_source(source: &str) -> Vec<Diagnostic> {
     with_big_stack(|| {
-        let (module, mut diagnostics) = parse_module(source);
-        let parse_failed = diagnostics.iter().any(Diagnostic::is_error);
-        let checked = check::check_module(&module);
-        diagnostics.extend(
-            checked
-                .into_iter()
-                .filter(|d| !(parse_failed && d.message.ends_with(" undefined"))),
-        );
+        let parsed = parser::parse_module_detailed(source);
+        let mut diagnostics = parsed.diagnostics;
+        diagnostics.extend(check::check_module_assuming(
+            &parsed.module,
+            source,
+            &parsed.broken_functions,
+        ));
         diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
         diagnostics
     })

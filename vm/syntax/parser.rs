@@ -227,9 +227,11 @@ fn split_forms(tokens: &[Spanned], source_len: usize) -> Vec<FormTokens<'_>> {
         }
     }
     if start < tokens.len() {
+        // Point just after the last token, not at trailing blank lines.
+        let end = tokens.last().map_or(source_len, |t| t.2);
         forms.push(FormTokens {
             tokens: &tokens[start..],
-            end: Span::new(source_len, source_len),
+            end: Span::new(end, end),
             has_dot: false,
         });
     }
@@ -253,10 +255,10 @@ fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
         let opens = match token {
             Token::LParen | Token::LBracket | Token::LBrace | Token::OpenBin => true,
             Token::Begin | Token::Case | Token::If | Token::Receive | Token::Try => true,
-            // `fun (...) ... end` and `fun Name(...) ... end` open a block;
-            // `fun f/1` does not.
+            // `fun (...) ... end` and `fun Name(...) ... end` open a block
+            // that `end` closes; `fun f/1` and `fun m:f/1` do not.
             Token::Fun => match form.tokens.get(i + 1) {
-                Some((_, Token::LParen, _)) => false, // the `(` counts itself
+                Some((_, Token::LParen, _)) => true,
                 Some((_, Token::Var(_), _)) => {
                     matches!(form.tokens.get(i + 2), Some((_, Token::LParen, _)))
                 }
@@ -314,6 +316,21 @@ fn too_deep(span: Span) -> Diagnostic {
 /// Inputs larger than 16 KiB are parsed on a thread with a large stack:
 /// a failed parse of a long operator chain drops a deep partial tree.
 pub fn parse_module(source: &str) -> (Module, Vec<Diagnostic>) {
+    let parsed = parse_module_detailed(source);
+    (parsed.module, parsed.diagnostics)
+}
+
+/// What `parse_module_detailed` found.
+pub struct ParsedModule {
+    pub module: Module,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Names of the functions whose forms failed to parse (`f` of a broken
+    /// `f(X) -> ...`): calls to them are not "undefined", only broken.
+    pub broken_functions: Vec<String>,
+}
+
+/// `parse_module`, also naming the functions whose forms failed.
+pub fn parse_module_detailed(source: &str) -> ParsedModule {
     if source.len() > 16 * 1024 {
         super::with_big_stack(|| parse_module_here(source))
     } else {
@@ -321,16 +338,28 @@ pub fn parse_module(source: &str) -> (Module, Vec<Diagnostic>) {
     }
 }
 
-fn parse_module_here(source: &str) -> (Module, Vec<Diagnostic>) {
+fn parse_module_here(source: &str) -> ParsedModule {
     let tokens = tokenize(source);
     let mut forms = Vec::new();
     let mut diagnostics = Vec::new();
+    let mut broken_functions = Vec::new();
     for form_tokens in split_forms(&tokens, source.len()) {
-        match parse_one_form(&form_tokens) {
-            Ok(form) => forms.push(form),
-            Err(errors) => diagnostics.extend(errors),
-        }
-        if !form_tokens.has_dot {
+        let failed = match parse_one_form(&form_tokens) {
+            Ok(form) => {
+                forms.push(form);
+                false
+            }
+            Err(errors) => {
+                diagnostics.extend(errors);
+                if let Some((_, Token::Atom(name), _)) = form_tokens.tokens.first() {
+                    broken_functions.push(name.clone());
+                }
+                true
+            }
+        };
+        // A form that already failed (often an unterminated string that
+        // swallowed the rest of the file) needs no second error at the end.
+        if !form_tokens.has_dot && !failed {
             diagnostics.push(
                 Diagnostic::error(
                     "unexpected end of file: the last form does not end with '.'",
@@ -340,7 +369,11 @@ fn parse_module_here(source: &str) -> (Module, Vec<Diagnostic>) {
             );
         }
     }
-    (Module { forms }, diagnostics)
+    ParsedModule {
+        module: Module { forms },
+        diagnostics,
+        broken_functions,
+    }
 }
 
 fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
@@ -406,6 +439,46 @@ pub fn parse_exprs(source: &str) -> Result<Vec<Expr>, Vec<Diagnostic>> {
             }
         },
         Err(error) => Err(vec![parse_error_to_diagnostic(error, form)]),
+    }
+}
+
+/// A complete input typed at the REPL.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplInput {
+    /// `X = 1, X + 2.`
+    Exprs(Vec<Expr>),
+    /// `double(X) -> 2 * X.` or `-module(m).`
+    Form(Form),
+}
+
+/// Parses REPL input as an expression sequence or, failing that, as a
+/// form. Input starting with `-name` is an attribute, not a negation.
+/// When both fail, the errors of the reading that got further are kept.
+pub fn parse_repl(source: &str) -> Result<ReplInput, Vec<Diagnostic>> {
+    let tokens = tokenize(source);
+    if let [
+        (_, Token::Minus, _),
+        (_, Token::Atom(_), _),
+        (_, Token::LParen, _),
+        ..,
+    ] = tokens.as_slice()
+    {
+        return parse_form(source).map(ReplInput::Form);
+    }
+    let expr_errors = match parse_exprs(source) {
+        Ok(exprs) => return Ok(ReplInput::Exprs(exprs)),
+        Err(errors) => errors,
+    };
+    match parse_form(source) {
+        Ok(form) => Ok(ReplInput::Form(form)),
+        Err(form_errors) => {
+            let reach = |errors: &[Diagnostic]| errors.first().map_or(0, |d| d.span.start);
+            Err(if reach(&form_errors) > reach(&expr_errors) {
+                form_errors
+            } else {
+                expr_errors
+            })
+        }
     }
 }
 

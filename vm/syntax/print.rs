@@ -153,11 +153,26 @@ fn expr_text(out: &mut String, expr: &Expr) {
         }
         ExprKind::Var(v) => out.push_str(v),
         ExprKind::List(elements, tail) => {
+            // `[a | [b | T]]` prints as `[a, b | T]`: the same list, and
+            // the way Erlang's own printer shows it.
             out.push('[');
             list_text(out, elements, ", ");
-            if let Some(tail) = tail {
-                out.push_str(" | ");
-                expr_text(out, tail);
+            let mut tail = tail.as_deref();
+            while let Some(rest) = tail {
+                match &rest.kind {
+                    ExprKind::List(more, next) => {
+                        if !more.is_empty() {
+                            out.push_str(", ");
+                            list_text(out, more, ", ");
+                        }
+                        tail = next.as_deref();
+                    }
+                    _ => {
+                        out.push_str(" | ");
+                        expr_text(out, rest);
+                        tail = None;
+                    }
+                }
             }
             out.push(']');
         }

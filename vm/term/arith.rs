@@ -13,7 +13,6 @@ use super::Term;
 use crate::heap::{self, Heap, budget};
 use crate::term::view::View;
 use num_bigint::BigInt;
-use num_integer::Integer;
 use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 
 /// Why an arithmetic operation failed; maps to the Erlang error atom.
@@ -23,6 +22,9 @@ pub enum ArithError {
     Badarith,
     /// `system_limit`: a result too large to represent (`1 bsl (1 bsl 40)`).
     SystemLimit,
+    /// `badarg`: a guard BIF (`abs`, `float`, `trunc`, `round`, `floor`,
+    /// `ceil`) given a non-number; they are BIFs, not operators.
+    Badarg,
 }
 
 /// A result value: an integer (small-or-not i64, or big) or a float.
@@ -325,24 +327,33 @@ pub fn neg(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     }
 }
 
+/// A BIF's operand: a non-number is `badarg`.
+fn bif_operand(heap: &Heap, a: Term) -> Result<Operand, ArithError> {
+    operand(heap, a).map_err(|_| ArithError::Badarg)
+}
+
 /// `abs(A)`
 pub fn abs(heap: &Heap, a: Term) -> Result<Number, ArithError> {
-    match operand(heap, a)? {
+    match bif_operand(heap, a)? {
         Operand::Int(i) => Ok(i
             .checked_abs()
             .map_or_else(|| Number::Big(BigInt::from(i).abs()), Number::Int)),
         Operand::Big(b) => Ok(Number::from_big(b.abs())),
-        Operand::Float(f) => Ok(Number::Float(f.abs())),
+        // OTP 25 keeps the sign of -0.0 here.
+        Operand::Float(f) => Ok(Number::Float(if f < 0.0 { -f } else { f })),
     }
 }
 
 /// `float(A)`
 pub fn float(heap: &Heap, a: Term) -> Result<Number, ArithError> {
-    Ok(Number::Float(to_f64(heap, a)?))
+    match bif_operand(heap, a)? {
+        Operand::Float(f) => Ok(Number::Float(f)),
+        o => Ok(Number::Float(to_float(&o).map_err(|_| ArithError::Badarg)?)),
+    }
 }
 
 fn float_to_int(heap: &Heap, a: Term, f: fn(f64) -> f64) -> Result<Number, ArithError> {
-    match operand(heap, a)? {
+    match bif_operand(heap, a)? {
         Operand::Float(x) => {
             let r = f(x);
             match BigInt::from_f64(r) {
@@ -373,9 +384,4 @@ pub fn floor(heap: &Heap, a: Term) -> Result<Number, ArithError> {
 /// `ceil(A)`
 pub fn ceil(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     float_to_int(heap, a, f64::ceil)
-}
-
-/// Floored modulo helper for BIFs that need it (`Integer::mod_floor`).
-pub fn mod_floor(a: &BigInt, b: &BigInt) -> BigInt {
-    a.mod_floor(b)
 }
