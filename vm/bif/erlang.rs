@@ -19,6 +19,7 @@ fn arith_error(e: ArithError) -> BifError {
     match e {
         ArithError::Badarith => BifError::Badarith,
         ArithError::SystemLimit => BifError::SystemLimit,
+        ArithError::Badarg => BifError::Badarg,
     }
 }
 

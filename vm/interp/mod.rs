@@ -724,6 +724,7 @@ fn place_number(
         }
         Err(ArithError::Badarith) => Err(Term::atom(Atom::BADARITH)),
         Err(ArithError::SystemLimit) => Err(Term::atom(Atom::SYSTEM_LIMIT)),
+        Err(ArithError::Badarg) => Err(Term::atom(Atom::BADARG)),
     }
 }
 

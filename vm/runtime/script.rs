@@ -26,7 +26,11 @@ pub fn compile_source(
     default_name: &str,
 ) -> Result<crate::code::Module, String> {
     let (module, mut diagnostics) = syntax::parse_module(source);
-    diagnostics.extend(syntax::check::check_module(&module));
+    // With syntax errors the checker would only add noise about the
+    // forms that failed to parse.
+    if !diagnostics.iter().any(Diagnostic::is_error) {
+        diagnostics.extend(syntax::check::check_module(&module, source));
+    }
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let rendered = syntax::render(&diagnostics, file, source);
     if has_errors {
@@ -71,8 +75,12 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     compile_source(&source, &name, &stem)
 }
 
-/// Runs a script; returns the exit status.
+/// Runs a script; returns the exit status. With `ACT_GC_STRESS=1` in the
+/// environment every heap test collects (the test mode of DESIGN.md).
 pub fn run_script(file: &str, args: &[String]) -> i32 {
+    if std::env::var_os("ACT_GC_STRESS").is_some_and(|v| v == "1") {
+        crate::heap::set_gc_stress(true);
+    }
     let module = match compile_file(file) {
         Ok(m) => m,
         Err(text) => {
