@@ -60,3 +60,25 @@ pub fn keyfind_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     }
     Ok(Term::FALSE)
 }
+
+/// `lists:sort/1`: a stable merge sort in term order. The heap space for
+/// the result is ensured first, so the terms read afterwards stay valid.
+pub fn sort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = list_length(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    ctx.ensure(2 * n, args)?;
+    let heap = &ctx.process.heap;
+    let mut items = list_elements(heap, args[0]).unwrap_or_default();
+    items.sort_by(|&a, &b| order::compare(heap, a, b));
+    Ok(ctx.process.heap.list(&items))
+}
+
+/// `lists:usort/1`: sorted, without duplicates (`==`).
+pub fn usort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = list_length(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    ctx.ensure(2 * n, args)?;
+    let heap = &ctx.process.heap;
+    let mut items = list_elements(heap, args[0]).unwrap_or_default();
+    items.sort_by(|&a, &b| order::compare(heap, a, b));
+    items.dedup_by(|a, b| order::eq(heap, *a, *b));
+    Ok(ctx.process.heap.list(&items))
+}

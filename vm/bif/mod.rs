@@ -200,6 +200,8 @@ bifs! {
         "reverse", 2 => lists::reverse_2;
         "member", 2 => lists::member_2;
         "keyfind", 3 => lists::keyfind_3;
+        "sort", 1 => lists::sort_1;
+        "usort", 1 => lists::usort_1;
     }
     "maps" => {
         "new", 0 => maps::new_0;
