@@ -159,501 +159,572 @@ fn interpret(
     regs: &mut Registers,
     budget: usize,
     module: &mut Arc<Module>,
-    ip: &mut usize,
+    ip_slot: &mut usize,
 ) -> Outcome {
     let x = &mut regs.x[..];
-    // Charges reductions for a call; yields when the budget is spent. The
-    // call's effect is already done, so resuming continues at the callee.
-    macro_rules! charge {
-        ($cost:expr) => {{
-            p.reductions += $cost;
-            if p.reductions >= budget {
-                return Outcome::Yield;
-            }
-        }};
-    }
-    macro_rules! raise {
-        ($class:expr, $reason:expr) => {{
-            match exception::raise(p, x, module, ip, $class, $reason, None) {
-                Flow::Continue => continue,
-                Flow::Stop(o) => return o,
-            }
-        }};
-    }
-    macro_rules! fail_or_raise {
-        ($fail:expr, $reason:expr) => {{
-            let fail: Label = $fail;
-            if fail != Label::RAISE {
-                *ip = fail.0 as usize;
-                continue;
-            }
-            raise!(Class::Error, $reason)
-        }};
-    }
-    macro_rules! error_tuple {
-        ($tag:expr, $value:expr) => {{
-            let t = exception::tuple2(p, x, $tag, $value);
-            raise!(Class::Error, t)
-        }};
-    }
-    macro_rules! flow {
-        ($e:expr) => {{
-            match $e {
-                Flow::Continue => continue,
-                Flow::Stop(o) => return o,
-            }
-        }};
-    }
-    loop {
-        let instr = module.code[*ip];
-        *ip += 1;
-        match instr {
-            Instr::FuncInfo { .. } => {}
-            Instr::FunctionClause { function } => {
-                let arity = module.functions[function as usize].arity as usize;
-                let args: Vec<Term> = x[..arity].to_vec();
-                *ip -= 1;
-                let reason = Term::atom(Atom::FUNCTION_CLAUSE);
-                flow!(exception::raise(
-                    p,
-                    x,
-                    module,
-                    ip,
-                    Class::Error,
-                    reason,
-                    Some(args)
-                ))
-            }
-            Instr::Allocate { slots, .. } => {
-                p.y_base = p.stack.len() as u32;
-                p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
-                if p.stack_bytes() > p.stack_reserved_bytes() && p.reserve_stack().is_err() {
-                    p.stack.truncate(p.y_base as usize);
-                    raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
-                }
-            }
-            Instr::Deallocate {} => {
-                p.stack.truncate(p.y_base as usize);
-            }
-            Instr::Return {} => {
-                if let Some(o) = do_return(p, module, ip) {
-                    return o;
-                }
-            }
-            Instr::TestHeap { words, .. } => {
-                let used = regs_used(module);
-                if p.ensure_heap(words as usize, &mut x[..used], &mut [])
-                    .is_err()
-                {
-                    raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
-                }
-            }
-            Instr::Move { src, dst } => {
-                let v = get!(p, x, module, src);
-                put!(p, x, dst, v);
-            }
-            Instr::Swap { a, b } => {
-                let va = get!(p, x, module, a.src());
-                let vb = get!(p, x, module, b.src());
-                put!(p, x, a, vb);
-                put!(p, x, b, va);
-            }
-            Instr::Jump { to } => *ip = to.0 as usize,
-
-            Instr::Call { target, .. } => {
-                p.frames.push(Frame {
-                    return_ip: *ip as u32,
-                    y_base: p.y_base,
-                    module: None,
-                });
-                if p.stack_bytes() > p.stack_reserved_bytes() && p.reserve_stack().is_err() {
-                    p.frames.pop();
-                    raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
-                }
-                *ip = target.0 as usize;
-                charge!(cost::CALL);
-            }
-            Instr::CallLast { target, .. } => {
-                p.stack.truncate(p.y_base as usize);
-                *ip = target.0 as usize;
-                charge!(cost::CALL);
-            }
-            Instr::CallOnly { target, .. } => {
-                *ip = target.0 as usize;
-                charge!(cost::CALL);
-            }
-            Instr::CallExt { arity, import } => {
-                let i = &module.imports[import as usize];
-                let (m, f) = (i.module, i.function);
-                flow!(call_mfa(p, x, module, ip, m, f, arity as usize, Tail::No));
-            }
-            Instr::CallExtLast { arity, import } => {
-                let i = &module.imports[import as usize];
-                let (m, f) = (i.module, i.function);
-                flow!(call_mfa(p, x, module, ip, m, f, arity as usize, Tail::Last));
-            }
-            Instr::CallExtOnly { arity, import } => {
-                let i = &module.imports[import as usize];
-                let (m, f) = (i.module, i.function);
-                flow!(call_mfa(p, x, module, ip, m, f, arity as usize, Tail::Only));
-            }
-            Instr::CallFun { arity, tail } => {
-                flow!(call_fun(p, x, module, ip, arity as usize, tail));
-            }
-            Instr::Apply { arity, tail } => {
-                let (m, f) = (x[arity as usize], x[arity as usize + 1]);
-                match (m.as_atom(), f.as_atom()) {
-                    (Some(m), Some(f)) => {
-                        flow!(call_mfa(p, x, module, ip, m, f, arity as usize, tail))
+    // The instruction pointer lives in a local (a register); helpers that
+    // move it get it through `ip_slot`, synchronised around each call.
+    let mut ip: usize = *ip_slot;
+    'outer: loop {
+        // The current module's code in locals; a call or return that
+        // changes modules goes round the outer loop to reload them.
+        let m: Arc<Module> = module.clone();
+        let code: &[Instr] = &m.code;
+        // Charges reductions for a call; yields when the budget is spent. The
+        // call's effect is already done, so resuming continues at the callee.
+        macro_rules! charge {
+            ($cost:expr) => {{
+                p.reductions += $cost;
+                if p.reductions >= budget {
+                    {
+                        *ip_slot = ip;
+                        return Outcome::Yield;
                     }
-                    _ => raise!(Class::Error, Term::atom(Atom::BADARG)),
                 }
-            }
-            Instr::ApplyList { tail } => {
-                let (m, f, args) = (x[0], x[1], x[2]);
-                let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
-                    raise!(Class::Error, Term::atom(Atom::BADARG))
-                };
-                let (Some(m), Some(f)) = (m.as_atom(), f.as_atom()) else {
-                    raise!(Class::Error, Term::atom(Atom::BADARG))
-                };
-                if elements.len() > 255 {
-                    raise!(Class::Error, Term::atom(Atom::BADARG))
-                }
-                x[..elements.len()].copy_from_slice(&elements);
-                flow!(call_mfa(p, x, module, ip, m, f, elements.len(), tail));
-            }
-            Instr::ApplyFunList { tail } => {
-                let (fun, args) = (x[0], x[1]);
-                let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
-                    raise!(Class::Error, Term::atom(Atom::BADARG))
-                };
-                if elements.len() > 255 {
-                    raise!(Class::Error, Term::atom(Atom::BADARG))
-                }
-                x[..elements.len()].copy_from_slice(&elements);
-                x[elements.len()] = fun;
-                flow!(call_fun(p, x, module, ip, elements.len(), tail));
-            }
-            Instr::Bif {
-                bif: index,
-                args,
-                fail,
-                dst,
-                ..
-            } => {
-                let entry = &bif::TABLE[index as usize];
-                let arity = entry.arity as usize;
-                let mut a = [Term::NIL; 4];
-                for (i, slot) in a.iter_mut().enumerate().take(arity) {
-                    *slot = get!(p, x, module, module.operand_lists[args as usize + i]);
-                }
-                let func = entry.func;
-                let used = regs_used(module);
-                let result = {
-                    let mut ctx = Context {
-                        process: p,
-                        x: &mut x[..used],
-                    };
-                    func(&mut ctx, &mut a[..arity])
-                };
-                p.reductions += cost::BIF;
-                match result {
-                    Ok(v) => put!(p, x, dst, v),
-                    Err(e) => {
-                        if fail != Label::RAISE {
-                            *ip = fail.0 as usize;
-                            continue;
+            }};
+        }
+        macro_rules! raise {
+            ($class:expr, $reason:expr) => {{
+                *ip_slot = ip;
+                let r = exception::raise(p, x, module, ip_slot, $class, $reason, None);
+                ip = *ip_slot;
+                match r {
+                    Flow::Continue => {
+                        if !Arc::ptr_eq(&m, module) {
+                            continue 'outer;
                         }
-                        flow!(bif_error(p, x, module, ip, e))
+                        continue;
+                    }
+                    Flow::Stop(o) => return o,
+                }
+            }};
+        }
+        macro_rules! fail_or_raise {
+            ($fail:expr, $reason:expr) => {{
+                let fail: Label = $fail;
+                if fail != Label::RAISE {
+                    ip = fail.0 as usize;
+                    continue;
+                }
+                raise!(Class::Error, $reason)
+            }};
+        }
+        macro_rules! error_tuple {
+            ($tag:expr, $value:expr) => {{
+                let t = exception::tuple2(p, x, $tag, $value);
+                raise!(Class::Error, t)
+            }};
+        }
+        macro_rules! flow {
+            ($e:expr) => {{
+                *ip_slot = ip;
+                let r = $e;
+                ip = *ip_slot;
+                match r {
+                    Flow::Continue => {
+                        if !Arc::ptr_eq(&m, module) {
+                            continue 'outer;
+                        }
+                        continue;
+                    }
+                    Flow::Stop(o) => return o,
+                }
+            }};
+        }
+        loop {
+            let instr = code[ip];
+            ip += 1;
+            match instr {
+                Instr::FuncInfo { .. } => {}
+                Instr::FunctionClause { function } => {
+                    let arity = m.functions[function as usize].arity as usize;
+                    let args: Vec<Term> = x[..arity].to_vec();
+                    ip -= 1;
+                    let reason = Term::atom(Atom::FUNCTION_CLAUSE);
+                    flow!(exception::raise(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        Class::Error,
+                        reason,
+                        Some(args)
+                    ))
+                }
+                Instr::Allocate { slots, .. } => {
+                    p.y_base = p.stack.len() as u32;
+                    p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
+                    if p.stack_bytes() > p.stack_reserved_bytes() && p.reserve_stack().is_err() {
+                        p.stack.truncate(p.y_base as usize);
+                        raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
                     }
                 }
-            }
-
-            Instr::Add { a, b, fail, dst } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if let Some(r) = arith::add_small(va, vb) {
-                    put!(p, x, dst, r);
-                    continue;
+                Instr::Deallocate {} => {
+                    p.stack.truncate(p.y_base as usize);
                 }
-                let r = arith::add(&p.heap, va, vb);
-                match place_number(p, x, module, r) {
-                    Ok(v) => put!(p, x, dst, v),
-                    Err(reason) => fail_or_raise!(fail, reason),
-                }
-            }
-            Instr::Sub { a, b, fail, dst } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if let Some(r) = arith::sub_small(va, vb) {
-                    put!(p, x, dst, r);
-                    continue;
-                }
-                let r = arith::sub(&p.heap, va, vb);
-                match place_number(p, x, module, r) {
-                    Ok(v) => put!(p, x, dst, v),
-                    Err(reason) => fail_or_raise!(fail, reason),
-                }
-            }
-            Instr::Mul { a, b, fail, dst } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if let Some(r) = arith::mul_small(va, vb) {
-                    put!(p, x, dst, r);
-                    continue;
-                }
-                let r = arith::mul(&p.heap, va, vb);
-                match place_number(p, x, module, r) {
-                    Ok(v) => put!(p, x, dst, v),
-                    Err(reason) => fail_or_raise!(fail, reason),
-                }
-            }
-            Instr::Arith {
-                op,
-                a,
-                b,
-                fail,
-                dst,
-            } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                let r = match op {
-                    ArithOp::Div => arith::divide(&p.heap, va, vb),
-                    ArithOp::IntDiv => arith::int_div(&p.heap, va, vb),
-                    ArithOp::Rem => arith::rem(&p.heap, va, vb),
-                    ArithOp::Band => arith::band(&p.heap, va, vb),
-                    ArithOp::Bor => arith::bor(&p.heap, va, vb),
-                    ArithOp::Bxor => arith::bxor(&p.heap, va, vb),
-                    ArithOp::Bsl => arith::bsl(&p.heap, va, vb),
-                    ArithOp::Bsr => arith::bsr(&p.heap, va, vb),
-                };
-                match place_number(p, x, module, r) {
-                    Ok(v) => put!(p, x, dst, v),
-                    Err(reason) => fail_or_raise!(fail, reason),
-                }
-            }
-            Instr::Compare { op, a, b, dst } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                let r = match op {
-                    CmpOp::Eq => order::eq(&p.heap, va, vb),
-                    CmpOp::Ne => !order::eq(&p.heap, va, vb),
-                    CmpOp::ExactEq => order::exact_eq(&p.heap, va, vb),
-                    CmpOp::ExactNe => !order::exact_eq(&p.heap, va, vb),
-                    CmpOp::Lt => compare(p, va, vb) == Ordering::Less,
-                    CmpOp::Le => compare(p, va, vb) != Ordering::Greater,
-                    CmpOp::Gt => compare(p, va, vb) == Ordering::Greater,
-                    CmpOp::Ge => compare(p, va, vb) != Ordering::Less,
-                };
-                put!(p, x, dst, Term::boolean(r));
-            }
-
-            Instr::IsLt { a, b, fail } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if compare(p, va, vb) != Ordering::Less {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsGe { a, b, fail } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if compare(p, va, vb) == Ordering::Less {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsEq { a, b, fail } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if va != vb && !order::eq(&p.heap, va, vb) {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsNe { a, b, fail } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if va == vb || order::eq(&p.heap, va, vb) {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsEqExact { a, b, fail } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if !exact_eq(p, va, vb) {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsNeExact { a, b, fail } => {
-                let (va, vb) = (get!(p, x, module, a), get!(p, x, module, b));
-                if exact_eq(p, va, vb) {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsType { test, src, fail } => {
-                let v = get!(p, x, module, src);
-                if !type_test(p, test, v) {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsTuple { src, arity, fail } => {
-                let v = get!(p, x, module, src);
-                if !p.heap.is_tuple_of_arity(v, arity as usize) {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsCons { src, fail } => {
-                if !get!(p, x, module, src).is_cons() {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsNil { src, fail } => {
-                if !get!(p, x, module, src).is_nil() {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::IsFunction2 { src, arity, fail } => {
-                let (v, a) = (get!(p, x, module, src), get!(p, x, module, arity));
-                let ok = a.as_small().is_some_and(|a| {
-                    a >= 0 && bif::erlang::fun_arity(&p.heap, v) == Some(a as u32)
-                });
-                if !ok {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::SelectVal { src, table, fail } => {
-                let v = get!(p, x, module, src);
-                let t = &module.select_tables[table as usize];
-                *ip = match t.values.binary_search_by_key(&v.0, |t| t.0) {
-                    Ok(i) => t.targets[i].0 as usize,
-                    Err(_) => fail.0 as usize,
-                };
-            }
-            Instr::SelectTupleArity { src, table, fail } => {
-                let v = get!(p, x, module, src);
-                let t = &module.select_tables[table as usize];
-                let arity = p.heap.as_tuple(v).map(|e| Term::small(e.len() as i64));
-                *ip = match arity.and_then(|a| t.values.binary_search_by_key(&a.0, |t| t.0).ok()) {
-                    Some(i) => t.targets[i].0 as usize,
-                    None => fail.0 as usize,
-                };
-            }
-
-            Instr::GetList { src, head, tail } => {
-                let (h, t) = p.heap.cons_parts(get!(p, x, module, src));
-                put!(p, x, head, h);
-                put!(p, x, tail, t);
-            }
-            Instr::GetHd { src, dst } => {
-                let (h, _) = p.heap.cons_parts(get!(p, x, module, src));
-                put!(p, x, dst, h);
-            }
-            Instr::GetTl { src, dst } => {
-                let (_, t) = p.heap.cons_parts(get!(p, x, module, src));
-                put!(p, x, dst, t);
-            }
-            Instr::GetTupleElement { src, index, dst } => {
-                let v = p.heap.tuple_elements(get!(p, x, module, src))[index as usize];
-                put!(p, x, dst, v);
-            }
-            Instr::PutList { head, tail, dst } => {
-                let (h, t) = (get!(p, x, module, head), get!(p, x, module, tail));
-                let v = p.heap.cons(h, t);
-                put!(p, x, dst, v);
-            }
-            Instr::PutTuple {
-                arity,
-                elements,
-                dst,
-            } => {
-                let mut buf = [Term::NIL; 16];
-                let v = if (arity as usize) <= buf.len() {
-                    for (i, slot) in buf.iter_mut().enumerate().take(arity as usize) {
-                        *slot = get!(p, x, module, module.operand_lists[elements as usize + i]);
+                Instr::Return {} => {
+                    *ip_slot = ip;
+                    let done = do_return(p, module, ip_slot);
+                    ip = *ip_slot;
+                    if let Some(o) = done {
+                        return o;
                     }
-                    p.heap.tuple(&buf[..arity as usize])
-                } else {
-                    let items: Vec<Term> = (0..arity as usize)
-                        .map(|i| get!(p, x, module, module.operand_lists[elements as usize + i]))
+                    if !Arc::ptr_eq(&m, module) {
+                        continue 'outer;
+                    }
+                }
+                Instr::TestHeap { words, .. } => {
+                    let used = regs_used(&m);
+                    if p.ensure_heap(words as usize, &mut x[..used], &mut [])
+                        .is_err()
+                    {
+                        raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
+                    }
+                }
+                Instr::Move { src, dst } => {
+                    let v = get!(p, x, m, src);
+                    put!(p, x, dst, v);
+                }
+                Instr::Swap { a, b } => {
+                    let va = get!(p, x, m, a.src());
+                    let vb = get!(p, x, m, b.src());
+                    put!(p, x, a, vb);
+                    put!(p, x, b, va);
+                }
+                Instr::Jump { to } => ip = to.0 as usize,
+
+                Instr::Call { target, .. } => {
+                    p.frames.push(Frame {
+                        return_ip: ip as u32,
+                        y_base: p.y_base,
+                        module: None,
+                    });
+                    if p.stack_bytes() > p.stack_reserved_bytes() && p.reserve_stack().is_err() {
+                        p.frames.pop();
+                        raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
+                    }
+                    ip = target.0 as usize;
+                    charge!(cost::CALL);
+                }
+                Instr::CallLast { target, .. } => {
+                    p.stack.truncate(p.y_base as usize);
+                    ip = target.0 as usize;
+                    charge!(cost::CALL);
+                }
+                Instr::CallOnly { target, .. } => {
+                    ip = target.0 as usize;
+                    charge!(cost::CALL);
+                }
+                Instr::CallExt { arity, import } => {
+                    let i = &m.imports[import as usize];
+                    let (m, f) = (i.module, i.function);
+                    flow!(call_mfa(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        m,
+                        f,
+                        arity as usize,
+                        Tail::No
+                    ));
+                }
+                Instr::CallExtLast { arity, import } => {
+                    let i = &m.imports[import as usize];
+                    let (m, f) = (i.module, i.function);
+                    flow!(call_mfa(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        m,
+                        f,
+                        arity as usize,
+                        Tail::Last
+                    ));
+                }
+                Instr::CallExtOnly { arity, import } => {
+                    let i = &m.imports[import as usize];
+                    let (m, f) = (i.module, i.function);
+                    flow!(call_mfa(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        m,
+                        f,
+                        arity as usize,
+                        Tail::Only
+                    ));
+                }
+                Instr::CallFun { arity, tail } => {
+                    flow!(call_fun(p, x, module, ip_slot, arity as usize, tail));
+                }
+                Instr::Apply { arity, tail } => {
+                    let (m, f) = (x[arity as usize], x[arity as usize + 1]);
+                    match (m.as_atom(), f.as_atom()) {
+                        (Some(m), Some(f)) => {
+                            flow!(call_mfa(p, x, module, ip_slot, m, f, arity as usize, tail))
+                        }
+                        _ => raise!(Class::Error, Term::atom(Atom::BADARG)),
+                    }
+                }
+                Instr::ApplyList { tail } => {
+                    let (m, f, args) = (x[0], x[1], x[2]);
+                    let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    };
+                    let (Some(m), Some(f)) = (m.as_atom(), f.as_atom()) else {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    };
+                    if elements.len() > 255 {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    }
+                    x[..elements.len()].copy_from_slice(&elements);
+                    flow!(call_mfa(p, x, module, ip_slot, m, f, elements.len(), tail));
+                }
+                Instr::ApplyFunList { tail } => {
+                    let (fun, args) = (x[0], x[1]);
+                    let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    };
+                    if elements.len() > 255 {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    }
+                    x[..elements.len()].copy_from_slice(&elements);
+                    x[elements.len()] = fun;
+                    flow!(call_fun(p, x, module, ip_slot, elements.len(), tail));
+                }
+                Instr::Bif {
+                    bif: index,
+                    args,
+                    fail,
+                    dst,
+                    ..
+                } => {
+                    let entry = &bif::TABLE[index as usize];
+                    let arity = entry.arity as usize;
+                    let mut a = [Term::NIL; 4];
+                    for (i, slot) in a.iter_mut().enumerate().take(arity) {
+                        *slot = get!(p, x, m, m.operand_lists[args as usize + i]);
+                    }
+                    let func = entry.func;
+                    let used = regs_used(&m);
+                    let result = {
+                        let mut ctx = Context {
+                            process: p,
+                            x: &mut x[..used],
+                        };
+                        func(&mut ctx, &mut a[..arity])
+                    };
+                    p.reductions += cost::BIF;
+                    match result {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(e) => {
+                            if fail != Label::RAISE {
+                                ip = fail.0 as usize;
+                                continue;
+                            }
+                            flow!(bif_error(p, x, module, ip_slot, e))
+                        }
+                    }
+                }
+
+                Instr::Add { a, b, fail, dst } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if let Some(r) = arith::add_small(va, vb) {
+                        put!(p, x, dst, r);
+                        continue;
+                    }
+                    let r = arith::add(&p.heap, va, vb);
+                    match place_number(p, x, &m, r) {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(reason) => fail_or_raise!(fail, reason),
+                    }
+                }
+                Instr::Sub { a, b, fail, dst } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if let Some(r) = arith::sub_small(va, vb) {
+                        put!(p, x, dst, r);
+                        continue;
+                    }
+                    let r = arith::sub(&p.heap, va, vb);
+                    match place_number(p, x, &m, r) {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(reason) => fail_or_raise!(fail, reason),
+                    }
+                }
+                Instr::Mul { a, b, fail, dst } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if let Some(r) = arith::mul_small(va, vb) {
+                        put!(p, x, dst, r);
+                        continue;
+                    }
+                    let r = arith::mul(&p.heap, va, vb);
+                    match place_number(p, x, &m, r) {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(reason) => fail_or_raise!(fail, reason),
+                    }
+                }
+                Instr::Arith {
+                    op,
+                    a,
+                    b,
+                    fail,
+                    dst,
+                } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    let r = match op {
+                        ArithOp::Div => arith::divide(&p.heap, va, vb),
+                        ArithOp::IntDiv => arith::int_div(&p.heap, va, vb),
+                        ArithOp::Rem => arith::rem(&p.heap, va, vb),
+                        ArithOp::Band => arith::band(&p.heap, va, vb),
+                        ArithOp::Bor => arith::bor(&p.heap, va, vb),
+                        ArithOp::Bxor => arith::bxor(&p.heap, va, vb),
+                        ArithOp::Bsl => arith::bsl(&p.heap, va, vb),
+                        ArithOp::Bsr => arith::bsr(&p.heap, va, vb),
+                    };
+                    match place_number(p, x, &m, r) {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(reason) => fail_or_raise!(fail, reason),
+                    }
+                }
+                Instr::Compare { op, a, b, dst } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    let r = match op {
+                        CmpOp::Eq => order::eq(&p.heap, va, vb),
+                        CmpOp::Ne => !order::eq(&p.heap, va, vb),
+                        CmpOp::ExactEq => order::exact_eq(&p.heap, va, vb),
+                        CmpOp::ExactNe => !order::exact_eq(&p.heap, va, vb),
+                        CmpOp::Lt => compare(p, va, vb) == Ordering::Less,
+                        CmpOp::Le => compare(p, va, vb) != Ordering::Greater,
+                        CmpOp::Gt => compare(p, va, vb) == Ordering::Greater,
+                        CmpOp::Ge => compare(p, va, vb) != Ordering::Less,
+                    };
+                    put!(p, x, dst, Term::boolean(r));
+                }
+
+                Instr::IsLt { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if compare(p, va, vb) != Ordering::Less {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsGe { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if compare(p, va, vb) == Ordering::Less {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsEq { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if va != vb && !order::eq(&p.heap, va, vb) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsNe { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if va == vb || order::eq(&p.heap, va, vb) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsEqExact { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if !exact_eq(p, va, vb) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsNeExact { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if exact_eq(p, va, vb) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsType { test, src, fail } => {
+                    let v = get!(p, x, m, src);
+                    if !type_test(p, test, v) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsTuple { src, arity, fail } => {
+                    let v = get!(p, x, m, src);
+                    if !p.heap.is_tuple_of_arity(v, arity as usize) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsCons { src, fail } => {
+                    if !get!(p, x, m, src).is_cons() {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsNil { src, fail } => {
+                    if !get!(p, x, m, src).is_nil() {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsFunction2 { src, arity, fail } => {
+                    let (v, a) = (get!(p, x, m, src), get!(p, x, m, arity));
+                    let ok = a.as_small().is_some_and(|a| {
+                        a >= 0 && bif::erlang::fun_arity(&p.heap, v) == Some(a as u32)
+                    });
+                    if !ok {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::SelectVal { src, table, fail } => {
+                    let v = get!(p, x, m, src);
+                    let t = &m.select_tables[table as usize];
+                    ip = match t.values.binary_search_by_key(&v.0, |t| t.0) {
+                        Ok(i) => t.targets[i].0 as usize,
+                        Err(_) => fail.0 as usize,
+                    };
+                }
+                Instr::SelectTupleArity { src, table, fail } => {
+                    let v = get!(p, x, m, src);
+                    let t = &m.select_tables[table as usize];
+                    let arity = p.heap.as_tuple(v).map(|e| Term::small(e.len() as i64));
+                    ip = match arity.and_then(|a| t.values.binary_search_by_key(&a.0, |t| t.0).ok())
+                    {
+                        Some(i) => t.targets[i].0 as usize,
+                        None => fail.0 as usize,
+                    };
+                }
+
+                Instr::GetList { src, head, tail } => {
+                    let (h, t) = p.heap.cons_parts(get!(p, x, m, src));
+                    put!(p, x, head, h);
+                    put!(p, x, tail, t);
+                }
+                Instr::GetHd { src, dst } => {
+                    let (h, _) = p.heap.cons_parts(get!(p, x, m, src));
+                    put!(p, x, dst, h);
+                }
+                Instr::GetTl { src, dst } => {
+                    let (_, t) = p.heap.cons_parts(get!(p, x, m, src));
+                    put!(p, x, dst, t);
+                }
+                Instr::GetTupleElement { src, index, dst } => {
+                    let v = p.heap.tuple_elements(get!(p, x, m, src))[index as usize];
+                    put!(p, x, dst, v);
+                }
+                Instr::PutList { head, tail, dst } => {
+                    let (h, t) = (get!(p, x, m, head), get!(p, x, m, tail));
+                    let v = p.heap.cons(h, t);
+                    put!(p, x, dst, v);
+                }
+                Instr::PutTuple {
+                    arity,
+                    elements,
+                    dst,
+                } => {
+                    let mut buf = [Term::NIL; 16];
+                    let v = if (arity as usize) <= buf.len() {
+                        for (i, slot) in buf.iter_mut().enumerate().take(arity as usize) {
+                            *slot = get!(p, x, m, m.operand_lists[elements as usize + i]);
+                        }
+                        p.heap.tuple(&buf[..arity as usize])
+                    } else {
+                        let items: Vec<Term> = (0..arity as usize)
+                            .map(|i| get!(p, x, m, m.operand_lists[elements as usize + i]))
+                            .collect();
+                        p.heap.tuple(&items)
+                    };
+                    put!(p, x, dst, v);
+                }
+                Instr::MakeFun { fun, captured, dst } => {
+                    let free = m.funs[fun as usize].free as usize;
+                    let items: Vec<Term> = (0..free)
+                        .map(|i| get!(p, x, m, m.operand_lists[captured as usize + i]))
                         .collect();
-                    p.heap.tuple(&items)
-                };
-                put!(p, x, dst, v);
-            }
-            Instr::MakeFun { fun, captured, dst } => {
-                let free = module.funs[fun as usize].free as usize;
-                let items: Vec<Term> = (0..free)
-                    .map(|i| get!(p, x, module, module.operand_lists[captured as usize + i]))
-                    .collect();
-                let v = p.heap.fun(module.fun_base + fun, &items);
-                put!(p, x, dst, v);
-            }
+                    let v = p.heap.fun(m.fun_base + fun, &items);
+                    put!(p, x, dst, v);
+                }
 
-            Instr::Try { handler, .. } | Instr::Catch { handler, .. } => {
-                let kind = if matches!(instr, Instr::Try { .. }) {
-                    CatchKind::Try
-                } else {
-                    CatchKind::Catch
-                };
-                p.catches.push(CatchEntry {
-                    kind,
-                    handler: handler.0,
-                    module: module.clone(),
-                    frames: p.frames.len() as u32,
-                    stack_len: p.stack.len() as u32,
-                    y_base: p.y_base,
-                });
-            }
-            Instr::TryEnd { .. } | Instr::CatchEnd { .. } => {
-                p.catches.pop();
-            }
-            Instr::TryCase { .. } => {}
-            Instr::Raise {} => {
-                let class = x[0]
-                    .as_atom()
-                    .and_then(Class::from_atom)
-                    .unwrap_or(Class::Error);
-                p.exception = [x[0], x[1], x[2]];
-                flow!(exception::unwind(p, x, module, ip, class))
-            }
-            Instr::Badmatch { src } => error_tuple!(Atom::BADMATCH, get!(p, x, module, src)),
-            Instr::CaseClause { src } => error_tuple!(Atom::CASE_CLAUSE, get!(p, x, module, src)),
-            Instr::TryClause { src } => error_tuple!(Atom::TRY_CLAUSE, get!(p, x, module, src)),
-            Instr::BadGenerator { src } => {
-                error_tuple!(Atom::BAD_GENERATOR, get!(p, x, module, src))
-            }
-            Instr::IfClause {} => raise!(Class::Error, Term::atom(Atom::IF_CLAUSE)),
+                Instr::Try { handler, .. } | Instr::Catch { handler, .. } => {
+                    let kind = if matches!(instr, Instr::Try { .. }) {
+                        CatchKind::Try
+                    } else {
+                        CatchKind::Catch
+                    };
+                    p.catches.push(CatchEntry {
+                        kind,
+                        handler: handler.0,
+                        module: m.clone(),
+                        frames: p.frames.len() as u32,
+                        stack_len: p.stack.len() as u32,
+                        y_base: p.y_base,
+                    });
+                }
+                Instr::TryEnd { .. } | Instr::CatchEnd { .. } => {
+                    p.catches.pop();
+                }
+                Instr::TryCase { .. } => {}
+                Instr::Raise {} => {
+                    let class = x[0]
+                        .as_atom()
+                        .and_then(Class::from_atom)
+                        .unwrap_or(Class::Error);
+                    p.exception = [x[0], x[1], x[2]];
+                    flow!(exception::unwind(p, x, module, ip_slot, class))
+                }
+                Instr::Badmatch { src } => error_tuple!(Atom::BADMATCH, get!(p, x, m, src)),
+                Instr::CaseClause { src } => error_tuple!(Atom::CASE_CLAUSE, get!(p, x, m, src)),
+                Instr::TryClause { src } => error_tuple!(Atom::TRY_CLAUSE, get!(p, x, m, src)),
+                Instr::BadGenerator { src } => {
+                    error_tuple!(Atom::BAD_GENERATOR, get!(p, x, m, src))
+                }
+                Instr::IfClause {} => raise!(Class::Error, Term::atom(Atom::IF_CLAUSE)),
 
-            Instr::LoopRec { fail, dst } => {
-                if p.save < p.mailbox.len() {
-                    let m = p.mailbox[p.save];
-                    put!(p, x, dst, m);
-                } else {
-                    *ip = fail.0 as usize;
-                }
-            }
-            Instr::LoopRecEnd { to } => {
-                p.save += 1;
-                *ip = to.0 as usize;
-            }
-            Instr::RemoveMessage {} => {
-                if p.save < p.mailbox.len() {
-                    p.mailbox.remove(p.save);
-                }
-                p.save = 0;
-            }
-            Instr::Wait { to } => {
-                *ip = to.0 as usize;
-                return Outcome::Wait;
-            }
-            Instr::WaitTimeout { to, timeout } => {
-                let t = get!(p, x, module, timeout);
-                if t == Term::atom(Atom::INFINITY) {
-                    *ip = to.0 as usize;
-                    return Outcome::Wait;
-                }
-                match t.as_small() {
-                    Some(0) => {}
-                    Some(ms) if ms > 0 => {
-                        p.timeout_ip = *ip as u32;
-                        *ip = to.0 as usize;
-                        return Outcome::WaitTimeout(ms as u64);
+                Instr::LoopRec { fail, dst } => {
+                    if p.save < p.mailbox.len() {
+                        let m = p.mailbox[p.save];
+                        put!(p, x, dst, m);
+                    } else {
+                        ip = fail.0 as usize;
                     }
-                    _ => raise!(Class::Error, Term::atom(Atom::TIMEOUT_VALUE)),
                 }
-            }
-            Instr::Timeout {} => {
-                p.save = 0;
+                Instr::LoopRecEnd { to } => {
+                    p.save += 1;
+                    ip = to.0 as usize;
+                }
+                Instr::RemoveMessage {} => {
+                    if p.save < p.mailbox.len() {
+                        p.mailbox.remove(p.save);
+                    }
+                    p.save = 0;
+                }
+                Instr::Wait { to } => {
+                    ip = to.0 as usize;
+                    {
+                        *ip_slot = ip;
+                        return Outcome::Wait;
+                    }
+                }
+                Instr::WaitTimeout { to, timeout } => {
+                    let t = get!(p, x, m, timeout);
+                    if t == Term::atom(Atom::INFINITY) {
+                        ip = to.0 as usize;
+                        {
+                            *ip_slot = ip;
+                            return Outcome::Wait;
+                        }
+                    }
+                    match t.as_small() {
+                        Some(0) => {}
+                        Some(ms) if ms > 0 => {
+                            p.timeout_ip = ip as u32;
+                            ip = to.0 as usize;
+                            {
+                                *ip_slot = ip;
+                                return Outcome::WaitTimeout(ms as u64);
+                            }
+                        }
+                        _ => raise!(Class::Error, Term::atom(Atom::TIMEOUT_VALUE)),
+                    }
+                }
+                Instr::Timeout {} => {
+                    p.save = 0;
+                }
             }
         }
     }
