@@ -134,11 +134,19 @@ impl<'a> Fc<'a> {
                 next_y += 1;
             }
         } else {
-            // A variable that is a whole argument stays in its register.
+            // A variable that is a whole argument, and appears nowhere else
+            // in the head, stays in its argument register (elsewhere, a
+            // binding could overwrite an argument not yet matched).
+            let head_vars = super::lower::vars_of(&clause.patterns.iter().collect::<Vec<_>>());
+            let mut counts: HashMap<&str, usize> = HashMap::new();
+            for p in &clause.patterns {
+                super::lower::count_vars(p, &mut counts);
+            }
             for (i, p) in clause.patterns.iter().enumerate() {
                 if let ExprKind::Var(n) = &p.kind
                     && n != "_"
-                    && !vars.contains_key(n)
+                    && head_vars.contains(n)
+                    && counts.get(n.as_str()) == Some(&1)
                 {
                     vars.insert(n.clone(), Dst::x(i as u16));
                 }
