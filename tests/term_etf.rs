@@ -110,6 +110,7 @@ fn bad_external_terms_are_badarg_not_panics() {
 #[test]
 fn deep_terms_encode_and_decode_without_recursion() {
     let mut heap = Heap::new();
+    heap.set_gc_stress(false); // 100k heap tests: not under ACT_GC_STRESS
     let mut roots = [Term::NIL];
     for _ in 0..100_000 {
         heap.ensure(2, &mut [&mut roots]).unwrap();
@@ -120,4 +121,21 @@ fn deep_terms_encode_and_decode_without_recursion() {
         .receive_buffer(binary_to_term(&bytes).unwrap(), &mut [&mut roots])
         .unwrap();
     assert!(exact_eq(&heap, back, roots[0]));
+}
+
+#[test]
+fn a_large_binary_decodes_off_the_heap_without_a_huge_reservation() {
+    let mut heap = Heap::new();
+    heap.ensure(act::heap::words_for_binary(10 << 20), &mut [])
+        .unwrap();
+    let big = heap.binary(&vec![7u8; 10 << 20]);
+    let bytes = term_to_binary(&heap, big).unwrap();
+    let buffer = binary_to_term(&bytes).unwrap();
+    assert!(
+        buffer.words() <= 4,
+        "{} words for a 10 MB binary",
+        buffer.words()
+    );
+    let back = heap.receive_buffer(buffer, &mut []).unwrap();
+    assert_eq!(heap.binary_bytes(back).unwrap().len(), 10 << 20);
 }

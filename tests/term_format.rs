@@ -64,3 +64,60 @@ fn format_matches_otp_on_the_cases() {
         );
     }
 }
+
+mod fuzz {
+    use act::heap::Heap;
+    use act::term::Constant;
+    use act::term::format::format;
+    use proptest::prelude::*;
+
+    fn arg() -> impl Strategy<Value = Constant> {
+        prop_oneof![
+            any::<i64>().prop_map(Constant::int),
+            (-3i64..40).prop_map(Constant::int),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Constant::Float),
+            "[a-z~]{0,5}".prop_map(|s| Constant::string(&s)),
+            Just(Constant::atom("x")),
+            prop::collection::vec(any::<u8>(), 0..8).prop_map(Constant::Binary),
+            prop::collection::vec((0i64..300).prop_map(Constant::int), 0..6)
+                .prop_map(Constant::Tuple),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Any directive soup with any arguments is formatted or refused
+        /// (badarg), never a panic or a hang.
+        #[test]
+        fn any_format_call_returns(fmt in "([~.*0-9pwsPWcefgbBxX#+intl a-]|~~){0,12}", args in prop::collection::vec(arg(), 0..5)) {
+            let mut heap = Heap::new();
+            let mut terms = Vec::new();
+            for a in &args {
+                let t = heap.build_constant(a, &mut [&mut terms]).unwrap();
+                terms.push(t);
+            }
+            let chars: Vec<char> = fmt.chars().collect();
+            let _ = format(&heap, &chars, &terms);
+        }
+    }
+
+    #[test]
+    fn absurd_fields_are_refused_not_allocated() {
+        let mut heap = Heap::new();
+        let t = heap
+            .build_constant(&Constant::int(1 << 40), &mut [])
+            .unwrap();
+        for fmt in ["~*c", "~.*f", "~*w", "~999999999999999999999c"] {
+            let chars: Vec<char> = fmt.chars().collect();
+            let args = if fmt.contains('*') {
+                vec![t, act::term::Term::small(97)]
+            } else {
+                vec![act::term::Term::small(97)]
+            };
+            assert!(format(&heap, &chars, &args).is_err(), "{fmt}");
+        }
+    }
+}

@@ -95,11 +95,15 @@ float() ->
 
 atoms() ->
     [ok, error, foo, a, 'Foo', 'hello world', 'if', undefined, true, false, 'a-b',
-     long_atom_name_for_wrapping, x1, 'B@c', node@host, '', 'it\'s', '\n', query, 'end'].
+     long_atom_name_for_wrapping, x1, 'B@c', node@host, '', 'it\'s', '\n', query, 'end',
+     'caf\x{e9}', '\x{c9}t\x{e9}', 'a\x{3bb}', 'X', '_x', 'a.b', 'hello_World9'].
 
 string() ->
     Chars = " abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.;!?\"'\\\n\t{}[]",
-    [pick(Chars) || _ <- lists:seq(1, rand:uniform(30))].
+    %% Now and then a character outside ASCII: latin1 letters print in
+    %% strings, the C1 controls and DEL make the list a list.
+    Rare = [$\e, $\v, $\b, $\f, $\r, 127, 128, 159, 160, 233, 255, 7],
+    [case rand:uniform(40) of 1 -> pick(Rare); _ -> pick(Chars) end || _ <- lists:seq(1, rand:uniform(30))].
 
 bin() ->
     case rand:uniform(3) of

@@ -103,6 +103,16 @@ impl Reader<'_> {
                             'b' => '\x08',
                             'f' => '\x0c',
                             'e' => '\x1b',
+                            'x' => {
+                                self.expect("{");
+                                let start = self.at;
+                                while self.peek() != b'}' {
+                                    self.at += 1;
+                                }
+                                let hex = std::str::from_utf8(&self.s[start..self.at]).unwrap();
+                                self.expect("}");
+                                char::from_u32(u32::from_str_radix(hex, 16).unwrap()).unwrap()
+                            }
                             '0'..='7' => {
                                 let mut v = e.to_digit(8).unwrap();
                                 while matches!(self.peek(), b'0'..=b'7') {

@@ -22,7 +22,17 @@
 //! Sizing: a heap starts tiny (`MIN_HEAP_WORDS`). A collection copies into
 //! a new space big enough for everything plus `need`; afterwards the heap
 //! grows when the live data fill more than 3/4 of it, and shrinks when
-//! they fill less than 1/4, so its size follows the live data.
+//! they fill less than 1/4, so its size follows the live data. A heap
+//! that keeps collecting at its floor raises the floor (up to 256 words),
+//! so a process churning short-lived data does not collect every few
+//! allocations, while an idle process stays tiny.
+//!
+//! Accounting: every heap's capacity and every off-heap binary is drawn
+//! from `budget`; only growth touches the shared counter.
+//!
+//! Test mode: `set_gc_stress(true)` (global, for heaps created later),
+//! `ACT_GC_STRESS=1` in the environment, or `Heap::set_gc_stress` makes
+//! every `ensure` collect.
 
 pub mod budget;
 mod copy;
@@ -97,6 +107,15 @@ static GC_STRESS: AtomicBool = AtomicBool::new(false);
 /// from now on.
 pub fn set_gc_stress(on: bool) {
     GC_STRESS.store(on, Ordering::Relaxed);
+}
+
+/// Whether new heaps collect at every heap test: `set_gc_stress`, or the
+/// environment variable `ACT_GC_STRESS=1` (so any test suite can run in
+/// this mode without code changes).
+fn gc_stress() -> bool {
+    static FROM_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    GC_STRESS.load(Ordering::Relaxed)
+        || *FROM_ENV.get_or_init(|| std::env::var("ACT_GC_STRESS").is_ok_and(|v| v == "1"))
 }
 
 /// A binary too big for the heap: shared by reference count between heaps
@@ -176,7 +195,7 @@ impl Heap {
             reserved: words * 8,
             min_words: MIN_HEAP_WORDS,
             inline_binaries: false,
-            gc_stress: GC_STRESS.load(Ordering::Relaxed),
+            gc_stress: gc_stress(),
             collections: 0,
         }
     }

@@ -753,6 +753,12 @@ impl Checker<'_> {
                 }
             }
             Fun::Named(name, clauses) => {
+                if env.contains_key(&name.name) {
+                    self.warning(
+                        format!("variable '{}' shadowed in 'named fun'", name.name),
+                        name.span,
+                    );
+                }
                 for clause in clauses {
                     let mut inside = env.clone();
                     let id = self.new_binding(&name.name, name.span);

@@ -7,6 +7,7 @@
 pub mod ast;
 pub mod check;
 pub mod diagnostic;
+pub mod fold;
 pub mod lexer;
 pub mod parser;
 pub mod print;

@@ -586,6 +586,9 @@ const OPERATORS: &[&str] = &[
 /// `, expected an expression or ')'`: lalrpop's list of terminals in words.
 fn expected_words(expected: &[String]) -> String {
     let names: Vec<&str> = expected.iter().map(|e| e.trim_matches('"')).collect();
+    if names.len() == 2 && names.contains(&"atom") && names.contains(&"-") {
+        return ", expected a function definition or an attribute".to_string();
+    }
     let has = |n: &str| names.contains(&n);
     let mut words: Vec<String> = Vec::new();
     let expression = has("var") && has("atom") && has("(");

@@ -17,7 +17,7 @@
 
 use super::view::View;
 use super::{Atom, Term};
-use crate::heap::{Heap, MessageBuffer, SystemLimit};
+use crate::heap::{self, Heap, MessageBuffer, SystemLimit};
 use num_bigint::{BigInt, Sign};
 
 const VERSION: u8 = 131;
@@ -268,14 +268,10 @@ pub fn binary_to_term(bytes: &[u8]) -> Result<MessageBuffer, EtfError> {
     if input.u8()? != VERSION {
         return Err(EtfError::Badarg);
     }
-    // No item yields more than two words per byte (a cons per element,
-    // a tuple word per element) beyond a small constant.
-    let words = bytes
-        .len()
-        .checked_mul(2)
-        .and_then(|w| w.checked_add(16))
-        .ok_or(EtfError::SystemLimit)?;
-    let mut heap = Heap::try_with_words(words)?;
+    // A first pass checks the structure and counts the words (an upper
+    // bound), so the heap is allocated once and decoding cannot overflow it.
+    let words = heap_words(bytes)?;
+    let mut heap = Heap::try_with_words(words.max(1))?;
     let mut stack: Vec<Pending> = Vec::new();
     loop {
         let mut value = decode_one(&mut input, &mut heap, &mut stack)?;
@@ -320,6 +316,86 @@ pub fn binary_to_term(bytes: &[u8]) -> Result<MessageBuffer, EtfError> {
             stack.pop();
         }
     }
+}
+
+/// The heap words decoding `bytes` (after the version byte) needs, at
+/// most; `Badarg` if the input is not a complete term. Items are counted
+/// down from one: each item read adds the items it contains.
+fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
+    let mut input = Input { bytes, at: 1 };
+    let mut pending: usize = 1;
+    let mut words: usize = 0;
+    while pending > 0 {
+        pending -= 1;
+        let tag = input.u8()?;
+        let (own, children) = match tag {
+            SMALL_INTEGER_EXT => (0, input.take(1).map(|_| 0)?),
+            INTEGER_EXT => (0, input.take(4).map(|_| 0)?),
+            SMALL_BIG_EXT | LARGE_BIG_EXT => {
+                let n = if tag == SMALL_BIG_EXT {
+                    input.u8()? as usize
+                } else {
+                    input.u32()?
+                };
+                input.take(1 + n)?;
+                (1 + n.div_ceil(8), 0)
+            }
+            NEW_FLOAT_EXT => (input.take(8).map(|_| heap::FLOAT_WORDS)?, 0),
+            ATOM_EXT | ATOM_UTF8_EXT => {
+                let n = input.u16()?;
+                (input.take(n).map(|_| 0)?, 0)
+            }
+            SMALL_ATOM_EXT | SMALL_ATOM_UTF8_EXT => {
+                let n = input.u8()? as usize;
+                (input.take(n).map(|_| 0)?, 0)
+            }
+            NIL_EXT => (0, 0),
+            STRING_EXT => {
+                let n = input.u16()?;
+                (input.take(n).map(|_| 2 * n)?, 0)
+            }
+            BINARY_EXT => {
+                let n = input.u32()?;
+                (input.take(n).map(|_| heap::words_for_binary(n))?, 0)
+            }
+            SMALL_TUPLE_EXT => {
+                let n = input.u8()? as usize;
+                (n + 1, n)
+            }
+            LARGE_TUPLE_EXT => {
+                let n = input.u32()?;
+                let n = input.plausible(n, 1)?;
+                (n + 1, n)
+            }
+            LIST_EXT => {
+                let n = input.u32()?;
+                let n = input.plausible(n, 1)?;
+                (2 * n, n + 1)
+            }
+            MAP_EXT => {
+                let n = input.u32()?;
+                let n = input.plausible(n, 2)?;
+                (heap::words_for_map(n), 2 * n)
+            }
+            EXPORT_EXT => (heap::EXTERNAL_FUN_WORDS, 3),
+            NEW_PID_EXT => {
+                decode_any_atom(&mut input)?;
+                (input.take(12).map(|_| 0)?, 0)
+            }
+            NEWER_REFERENCE_EXT => {
+                let n = input.u16()?;
+                decode_any_atom(&mut input)?;
+                (input.take(4 + 4 * n).map(|_| heap::REF_WORDS)?, 0)
+            }
+            _ => return Err(EtfError::Badarg),
+        };
+        words = words.checked_add(own).ok_or(EtfError::SystemLimit)?;
+        pending = pending.checked_add(children).ok_or(EtfError::Badarg)?;
+    }
+    if input.at != bytes.len() {
+        return Err(EtfError::Badarg);
+    }
+    Ok(words)
 }
 
 /// Decodes one item: a complete value, or (for a non-empty container)

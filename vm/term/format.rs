@@ -28,6 +28,10 @@ use super::view::View;
 use super::{Atom, Term};
 use crate::heap::Heap;
 
+/// The largest field width or precision accepted (16M characters);
+/// larger ones are `badarg` instead of an allocation that could abort.
+pub const MAX_FIELD: usize = 1 << 24;
+
 /// A format call that Erlang rejects with `badarg`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormatError;
@@ -116,6 +120,11 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
             }
             i += 1;
         }
+        // A field of millions of characters is a mistake, not output:
+        // refuse it rather than allocate it.
+        if spec.width.unwrap_or(0) > MAX_FIELD || spec.precision.unwrap_or(0) > MAX_FIELD {
+            return Err(FormatError);
+        }
         let control = *fmt.get(i).ok_or(FormatError)?;
         i += 1;
         match control {
@@ -135,6 +144,9 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                 out.push_str(&spec.term(text));
             }
             'p' | 'P' => {
+                if spec.left {
+                    return Err(FormatError);
+                }
                 let t = next()?;
                 let depth = if control == 'P' { small(next()?)? } else { -1 };
                 let column = column_of(&out);
@@ -172,7 +184,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                     'f' => format_f(f, p)?,
                     _ => format_g(f, p)?,
                 };
-                out.push_str(&spec.term(text));
+                out.push_str(&spec.number(text));
             }
             'b' | 'B' | 'x' | 'X' | '#' | '+' => {
                 let n = heap.to_bigint(next()?).ok_or(FormatError)?;
@@ -186,7 +198,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                     digits = digits.to_uppercase();
                 }
                 let prefix = match control {
-                    'x' | 'X' => chardata(heap, next()?, spec.unicode)?.into_iter().collect(),
+                    'x' | 'X' => prefix(heap, next()?)?,
                     '#' | '+' => format!("{base}#"),
                     _ => String::new(),
                 };
@@ -195,7 +207,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                 } else {
                     ""
                 };
-                out.push_str(&spec.term(format!("{sign}{prefix}{digits}")));
+                out.push_str(&spec.number(format!("{sign}{prefix}{digits}")));
             }
             _ => return Err(FormatError),
         }
@@ -234,12 +246,37 @@ impl Spec {
         }
     }
 
-    /// A term's text in the field: padded, or all `*` if too long.
+    /// A term's text in the field: padded, or all `*` if too long. For
+    /// `~w` the precision is a limit too (`~.3w` of `abcdef` is `***`).
     fn term(&self, s: String) -> String {
-        match self.width {
-            Some(w) if s.chars().count() > w => "*".repeat(w),
-            _ => self.adjust(s),
+        let len = s.chars().count();
+        let Some(width) = self.width.or(self.precision) else {
+            return s;
+        };
+        let limit = len.min(self.precision.map_or(width, |p| p.min(width)));
+        if len > limit {
+            let stars = "*".repeat(limit);
+            let inner = Spec {
+                width: Some(width),
+                ..*self
+            };
+            inner.adjust(stars)
+        } else {
+            let inner = Spec {
+                width: Some(width),
+                ..*self
+            };
+            inner.adjust(s)
         }
+    }
+
+    /// Numbers use only the width: their precision is a base or digits.
+    fn number(&self, s: String) -> String {
+        Spec {
+            precision: None,
+            ..*self
+        }
+        .term(s)
     }
 
     /// A string in the field: cut to the precision, then to the width.
@@ -273,6 +310,33 @@ fn digits(fmt: &[char], i: &mut usize) -> Option<usize> {
 
 fn small(t: Term) -> Result<i64> {
     t.as_small().ok_or(FormatError)
+}
+
+/// The prefix of `~x`/`~X`: an atom or a (deep) list of characters.
+fn prefix(heap: &Heap, t: Term) -> Result<String> {
+    if let Some(a) = t.as_atom() {
+        return Ok(a.name().to_string());
+    }
+    let mut out = String::new();
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        match heap.view(t) {
+            View::Nil => {}
+            View::Cons(head, tail) => {
+                stack.push(tail);
+                match head.as_small() {
+                    Some(c) => out.push(
+                        char::from_u32(u32::try_from(c).map_err(|_| FormatError)?)
+                            .ok_or(FormatError)?,
+                    ),
+                    None if head.is_cons() || head.is_nil() => stack.push(head),
+                    None => return Err(FormatError),
+                }
+            }
+            _ => return Err(FormatError),
+        }
+    }
+    Ok(out)
 }
 
 /// The column after `out`, as io_lib_format counts it.

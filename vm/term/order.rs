@@ -56,15 +56,18 @@ fn rank(view: &View) -> u8 {
 
 fn compare_in(heap: &Heap, a: Term, b: Term, exact: bool) -> Ordering {
     // Pending pairs, each with its own exactness (map keys are exact).
-    let mut stack: Vec<(Term, Term, bool)> = vec![(a, b, exact)];
-    while let Some((a, b, exact)) = stack.pop() {
-        if a == b {
-            continue;
+    // Comparing two leaves never allocates: the stack grows only when a
+    // structure pushes its children.
+    let mut stack: Vec<(Term, Term, bool)> = Vec::new();
+    let mut next = Some((a, b, exact));
+    while let Some((a, b, exact)) = next {
+        if a != b {
+            let order = compare_one(heap, a, b, exact, &mut stack);
+            if order != Ordering::Equal {
+                return order;
+            }
         }
-        let order = compare_one(heap, a, b, exact, &mut stack);
-        if order != Ordering::Equal {
-            return order;
-        }
+        next = stack.pop();
     }
     Ordering::Equal
 }

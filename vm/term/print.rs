@@ -143,6 +143,10 @@ fn escape_char(out: &mut String, c: u32, quote: char) {
         0..=0x1f | 0x7f => {
             let _ = write!(out, "\\{c:o}");
         }
+        // Beyond latin1, as OTP writes them to a latin1 device.
+        0x100.. => {
+            let _ = write!(out, "\\x{{{c:X}}}");
+        }
         _ => out.push(char::from_u32(c).unwrap_or('\u{fffd}')),
     }
 }
@@ -724,7 +728,10 @@ fn flat_pair(out: &mut String, p: &Pair) {
     }
 }
 
-/// `~p` of `t` starting at column `column` with lines of `line_length`.
+/// `~p` of `t` whose first character goes at `column` (0-based: 0 at the
+/// start of a line), breaking lines of `line_length` (80 for `~p`).
+/// Like io_lib, this works in characters: a binary's bytes are latin1
+/// characters; how characters become output bytes is the writer's choice.
 pub fn print(heap: &Heap, t: Term, column: usize, line_length: usize) -> String {
     print_with(heap, t, column, line_length, -1, true)
 }
@@ -967,7 +974,10 @@ impl Pretty {
         ld: i64,
         w: i64,
     ) {
-        let (tag, rest) = elements.split_first().expect("a tagged tuple has a tag");
+        // A tagged tuple has at least two elements (see `measure`).
+        let Some((tag, rest)) = elements.split_first() else {
+            return;
+        };
         let tag_ind = tag.len + 2;
         let tcol = col + tag_ind;
         flat(out, tag);
@@ -1075,7 +1085,9 @@ impl Pretty {
                 tagged: true,
                 elements,
             } => {
-                let (tag, rest) = elements.split_first().expect("a tagged tuple has a tag");
+                let Some((tag, rest)) = elements.split_first() else {
+                    return Ok(());
+                };
                 let tag_ind = tag.len + 2;
                 let tcol = col + tag_ind;
                 let (ld, w) = (ld + 1, w + 1);
