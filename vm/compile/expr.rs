@@ -1191,14 +1191,10 @@ pub(super) fn as_constant(e: &Expr) -> Option<Constant> {
             let items: Option<Vec<Constant>> = elements.iter().map(as_constant).collect();
             Some(Constant::Tuple(items?))
         }
-        ExprKind::UnaryOp(UnaryOp::Minus, a) => match &a.kind {
-            ExprKind::Integer(i) => Some(Constant::Integer(-i.clone())),
-            ExprKind::Float(f) => Some(Constant::Float(-f)),
-            _ => None,
-        },
-        ExprKind::UnaryOp(UnaryOp::Plus, a) => match &a.kind {
-            ExprKind::Integer(_) | ExprKind::Float(_) => as_constant(a),
-            _ => None,
+        // Erlang folds arithmetic on number literals (`-1`, `1 + 1`).
+        ExprKind::UnaryOp(..) | ExprKind::BinaryOp(..) => match crate::syntax::fold::number(e)? {
+            crate::syntax::lexer::Number::Integer(i) => Some(Constant::Integer(i)),
+            crate::syntax::lexer::Number::Float(f) => Some(Constant::Float(f)),
         },
         _ => None,
     }
