@@ -444,8 +444,10 @@ impl<'a> Fc<'a> {
                 let lowered = self.lower_comprehension(head, quals, e.span)?;
                 return self.expr(&lowered, ctx);
             }
+            // Literals became constants above; an integer too large for
+            // the literal area is the only way here.
             ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => {
-                unreachable_constant()
+                return error(e.span, "literal too large");
             }
         };
         Ok(self.deliver(value, ctx))
@@ -1103,11 +1105,6 @@ enum CallKind {
     Fun(u32),
     ApplyList,
     ApplyFunList,
-}
-
-fn unreachable_constant() -> Src {
-    // Literal expressions were turned into constants above.
-    Src::lit(0)
 }
 
 pub(super) fn bif_index(module: &str, name: &str, arity: u32, span: Span) -> Result<u16> {
