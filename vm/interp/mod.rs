@@ -875,11 +875,11 @@ fn enter(
     p: &mut Process,
     module: &mut Arc<Module>,
     ip: &mut usize,
-    target: Arc<Module>,
+    target: &Arc<Module>,
     entry: u32,
     tail: Tail,
 ) -> bool {
-    let same = Arc::ptr_eq(&target, module);
+    let same = Arc::ptr_eq(target, module);
     match tail {
         Tail::No => {
             if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
@@ -905,7 +905,7 @@ fn enter(
         }
     }
     if !same {
-        *module = target;
+        *module = target.clone();
     }
     *ip = entry as usize;
     true
@@ -952,7 +952,7 @@ fn call_mfa(
     let Some(entry) = target.exported(f, arity as u32) else {
         return exception::undef(p, x, module, ip, m, f, arity);
     };
-    if !enter(p, module, ip, target, entry, tail) {
+    if !enter(p, module, ip, &target, entry, tail) {
         let reason = Term::atom(Atom::SYSTEM_LIMIT);
         return exception::raise(p, x, module, ip, Class::Error, reason, None);
     }
@@ -998,7 +998,7 @@ fn call_fun(
             x[arity..arity + free].copy_from_slice(captured);
             let target_entry = entry.module.functions[def.function as usize].entry;
             p.reductions += cost::CALL;
-            if !enter(p, module, ip, entry.module.clone(), target_entry, tail) {
+            if !enter(p, module, ip, &entry.module, target_entry, tail) {
                 let reason = Term::atom(Atom::SYSTEM_LIMIT);
                 return exception::raise(p, x, module, ip, Class::Error, reason, None);
             }
