@@ -129,6 +129,7 @@ pub fn fun_entry(index: u32) -> Option<&'static FunEntry> {
 }
 
 const FUN_CHUNK: usize = 4096;
+type FunChunk = Box<[OnceLock<FunEntry>]>;
 const FUN_CHUNKS: usize = 4096;
 
 /// The global fun table: append-only, read without a lock. Slots live in
@@ -136,7 +137,7 @@ const FUN_CHUNKS: usize = 4096;
 /// a reader only ever follows initialised pointers and an entry never
 /// moves (the same scheme as the atom table).
 struct FunTable {
-    chunks: Box<[OnceLock<Box<[OnceLock<FunEntry>]>>]>,
+    chunks: Box<[OnceLock<FunChunk>]>,
     /// The next free index; also serialises appends.
     next: Mutex<u32>,
 }
