@@ -17,6 +17,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("lists", include_str!("../../stdlib/lists.act")),
     ("maps", include_str!("../../stdlib/maps.act")),
     ("string", include_str!("../../stdlib/string.act")),
+    ("timer", include_str!("../../stdlib/timer.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
