@@ -153,7 +153,7 @@ pub fn error_tuple(ctx: &mut Context, tag: Atom, value: Term) -> BifError {
     BifError::Raise(Class::Error, t)
 }
 
-fn small(t: Term) -> Result<i64, BifError> {
+pub(crate) fn small(t: Term) -> Result<i64, BifError> {
     t.as_small().ok_or(BifError::Badarg)
 }
 
@@ -165,7 +165,7 @@ fn integer(heap: &Heap, t: Term) -> Result<BigInt, BifError> {
     }
 }
 
-fn make_integer(ctx: &mut Context, i: BigInt, args: &mut [Term]) -> BifResult {
+pub(crate) fn make_integer(ctx: &mut Context, i: BigInt, args: &mut [Term]) -> BifResult {
     ctx.ensure(heap::words_for_bigint(&i), args)?;
     Ok(ctx.heap().bigint(&i))
 }
@@ -607,6 +607,10 @@ pub fn float_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     for o in options {
         if o == Term::atom(Atom::intern("compact")) {
             compact = true;
+            continue;
+        }
+        if o == Term::atom(Atom::intern("short")) {
+            text = crate::term::print::format_float(f);
             continue;
         }
         let t = heap.as_tuple(o).ok_or(BifError::Badarg)?;
@@ -1101,7 +1105,7 @@ pub fn node_1(_: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// Nanoseconds in `unit` (`second`, `millisecond`, `microsecond`,
 /// `nanosecond`, `native`, or parts per second as an integer).
-fn per_second(unit: Term) -> Result<i128, BifError> {
+pub(crate) fn per_second(unit: Term) -> Result<i128, BifError> {
     if let Some(n) = unit.as_small() {
         return if n > 0 {
             Ok(n as i128)
@@ -1124,7 +1128,7 @@ fn time_in(ctx: &mut Context, args: &mut [Term], nanos: i128, unit: Term) -> Bif
     make_integer(ctx, BigInt::from(v), args)
 }
 
-fn monotonic_nanos() -> i128 {
+pub(crate) fn monotonic_nanos() -> i128 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     START
         .get_or_init(std::time::Instant::now)
@@ -1132,7 +1136,7 @@ fn monotonic_nanos() -> i128 {
         .as_nanos() as i128
 }
 
-fn system_nanos() -> i128 {
+pub(crate) fn system_nanos() -> i128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128)

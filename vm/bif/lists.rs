@@ -5,7 +5,20 @@ use super::{BifError, BifResult, Context};
 use crate::term::Term;
 use crate::term::order;
 
+/// lists:reverse/1, sort/1 and usort/1 are Erlang functions in OTP, so a
+/// bad argument is a `function_clause` there, not a `badarg`.
+fn function_clause_unless_list(ctx: &Context, list: Term) -> Result<(), BifError> {
+    match list_length(&ctx.process.heap, list) {
+        Some(_) => Ok(()),
+        None => Err(BifError::Raise(
+            crate::process::Class::Error,
+            Term::atom(crate::term::Atom::FUNCTION_CLAUSE),
+        )),
+    }
+}
+
 pub fn reverse_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    function_clause_unless_list(ctx, args[0])?;
     let mut two = [args[0], Term::NIL];
     let r = reverse_2(ctx, &mut two);
     args[0] = two[0];
@@ -64,6 +77,7 @@ pub fn keyfind_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 /// `lists:sort/1`: a stable merge sort in term order. The heap space for
 /// the result is ensured first, so the terms read afterwards stay valid.
 pub fn sort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    function_clause_unless_list(ctx, args[0])?;
     let n = list_length(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
     ctx.ensure(2 * n, args)?;
     let heap = &ctx.process.heap;
@@ -74,6 +88,7 @@ pub fn sort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `lists:usort/1`: sorted, without duplicates (`==`).
 pub fn usort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    function_clause_unless_list(ctx, args[0])?;
     let n = list_length(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
     ctx.ensure(2 * n, args)?;
     let heap = &ctx.process.heap;

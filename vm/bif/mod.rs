@@ -8,6 +8,7 @@
 pub mod erlang;
 pub mod fmt;
 pub mod io;
+pub mod library;
 pub mod lists;
 pub mod maps;
 
@@ -225,6 +226,27 @@ bifs! {
         "from_list", 1 => maps::from_list_1;
         "merge", 2 => maps::merge_2;
         "update", 3 => maps::update_3_exact;
+    }
+    "erlang" => {
+        "term_to_binary", 1 => library::term_to_binary_1, auto;
+        "binary_to_term", 1 => library::binary_to_term_1, auto;
+        "bit_size", 1 => library::bit_size_1, auto;
+        "phash2", 1 => library::phash2_1;
+        "phash2", 2 => library::phash2_2;
+        "binary_part", 3 => library::binary_part_3, auto;
+        "split_binary", 2 => library::split_binary_2, auto;
+        "append_element", 2 => library::append_element_2;
+        "insert_element", 3 => library::insert_element_3;
+        "delete_element", 2 => library::delete_element_2;
+        "make_tuple", 2 => library::make_tuple_2;
+        "timestamp", 0 => library::timestamp_0;
+        "convert_time_unit", 3 => library::convert_time_unit_3;
+        "fun_info", 2 => library::fun_info_2;
+        "memory", 0 => library::memory_0;
+        "memory", 1 => library::memory_1;
+    }
+    "binary" => {
+        "part", 3 => library::binary_part_3;
     }
 }
 

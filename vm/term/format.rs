@@ -284,9 +284,11 @@ impl Spec {
         let mut chars = chars;
         if let Some(p) = self.precision {
             chars.truncate(p);
-            // The precision is a field too: short strings are padded to it.
+            // The precision is a field too: short strings are padded to
+            // it, always on the right (`~10.4.*s` of "ab" is "------ab--").
             let inner = Spec {
                 width: Some(p),
+                left: true,
                 ..*self
             };
             chars = inner.adjust(chars.into_iter().collect()).chars().collect();
