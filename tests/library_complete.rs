@@ -6,8 +6,11 @@
 
 use act::term::Atom;
 
+/// A function name with the arities promised for it.
+type Arities = (&'static str, &'static [u32]);
+
 /// `module:function/arity`, grouped as LANGUAGE.md lists them.
-const PROMISED: &[(&str, &[(&str, &[u32])])] = &[
+const PROMISED: &[(&str, &[Arities])] = &[
     (
         "erlang",
         &[
