@@ -137,6 +137,8 @@ instructions! {
     Deallocate "deallocate" { }
     /// return x[0] to the caller (to the frame's return address)
     Return "return" { }
+    /// pop the current frame, then return x[0] (deallocate + return in one dispatch)
+    DeallocateReturn "deallocate_return" { }
     /// make sure `words` heap words are free; GC safepoint with x[0..live] as roots
     TestHeap "test_heap" { words: u32, live: u16 }
     /// dst := src
