@@ -198,6 +198,8 @@ instructions! {
     IsType "is_type" { test: TypeTest, src: Src, fail: Label }
     /// jump to fail unless src is a tuple of `arity` elements
     IsTuple "is_tuple_of_arity" { src: Src, arity: u32, fail: Label }
+    /// jump to fail unless src is a tuple of `arity` (at least 1) elements whose first is the atom `tag`
+    IsTaggedTuple "is_tagged_tuple" { src: Src, arity: u16, tag: crate::term::Atom, fail: Label }
     /// jump to fail unless src is a cons cell
     IsCons "is_nonempty_list" { src: Src, fail: Label }
     /// jump to fail unless src is []

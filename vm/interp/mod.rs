@@ -570,6 +570,19 @@ fn interpret(
                         ip = fail.0 as usize;
                     }
                 }
+                Instr::IsTaggedTuple {
+                    src,
+                    arity,
+                    tag,
+                    fail,
+                } => {
+                    let v = get!(p, x, m, src);
+                    let tagged = p.heap.is_tuple_of_arity(v, arity as usize)
+                        && p.heap.tuple_elements(v).first() == Some(&Term::atom(tag));
+                    if !tagged {
+                        ip = fail.0 as usize;
+                    }
+                }
                 Instr::IsCons { src, fail } => {
                     if !get!(p, x, m, src).is_cons() {
                         ip = fail.0 as usize;
