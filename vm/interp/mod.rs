@@ -943,12 +943,21 @@ fn enter(
             if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
                 return false;
             }
-            let saved = if same { None } else { Some(module.clone()) };
+            // The caller's module moves into the frame (no count change)
+            // and the target takes its place: one reference count update
+            // per module switch instead of three.
+            let saved = if same {
+                None
+            } else {
+                Some(std::mem::replace(module, target.clone()))
+            };
             p.frames.push(Frame {
                 return_ip: *ip as u32,
                 y_base: p.y_base,
                 module: saved,
             });
+            *ip = entry as usize;
+            return true;
         }
         Tail::Last => {
             p.stack.truncate(p.y_base as usize);
