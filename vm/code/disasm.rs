@@ -72,6 +72,12 @@ macro_rules! debug_operand {
 }
 debug_operand!(ArithOp, CmpOp, TypeTest, Tail);
 
+impl Operand for crate::term::Atom {
+    fn show(&self, _: &Module) -> String {
+        show_term(crate::term::Term::atom(*self))
+    }
+}
+
 /// A literal as Erlang's `~p` prints it, on one line.
 pub fn show_term(t: Term) -> String {
     thread_local!(static EMPTY: crate::heap::Heap = crate::heap::Heap::new());

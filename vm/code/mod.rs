@@ -137,6 +137,8 @@ instructions! {
     Deallocate "deallocate" { }
     /// return x[0] to the caller (to the frame's return address)
     Return "return" { }
+    /// pop the current frame, then return x[0] (deallocate + return in one dispatch)
+    DeallocateReturn "deallocate_return" { }
     /// make sure `words` heap words are free; GC safepoint with x[0..live] as roots
     TestHeap "test_heap" { words: u32, live: u16 }
     /// dst := src
@@ -196,6 +198,8 @@ instructions! {
     IsType "is_type" { test: TypeTest, src: Src, fail: Label }
     /// jump to fail unless src is a tuple of `arity` elements
     IsTuple "is_tuple_of_arity" { src: Src, arity: u32, fail: Label }
+    /// jump to fail unless src is a tuple of `arity` (at least 1) elements whose first is the atom `tag`
+    IsTaggedTuple "is_tagged_tuple" { src: Src, arity: u16, tag: crate::term::Atom, fail: Label }
     /// jump to fail unless src is a cons cell
     IsCons "is_nonempty_list" { src: Src, fail: Label }
     /// jump to fail unless src is []

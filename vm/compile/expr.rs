@@ -319,9 +319,10 @@ impl<'a> Fc<'a> {
     fn ret(&mut self, value: Src) {
         self.mov(value, Dst::x(0));
         if self.frame {
-            self.m.emit(Instr::Deallocate {});
+            self.m.emit(Instr::DeallocateReturn {});
+        } else {
+            self.m.emit(Instr::Return {});
         }
-        self.m.emit(Instr::Return {});
     }
 
     /// Delivers `value` according to `ctx`.

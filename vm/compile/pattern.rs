@@ -5,7 +5,7 @@ use super::expr::{Ctx, Fc, as_constant};
 use super::{Result, error};
 use crate::code::{Dst, Instr, Label, Src, TypeTest};
 use crate::syntax::ast::{self, BinaryOp, CallTarget, Expr, ExprKind, UnaryOp};
-use crate::term::{Atom, Term};
+use crate::term::{Atom, Constant, Term};
 use std::collections::HashSet;
 
 impl Fc<'_> {
@@ -38,13 +38,29 @@ impl Fc<'_> {
                 }
             }
             ExprKind::Tuple(elements) => {
-                self.m.emit(Instr::IsTuple {
-                    src,
-                    arity: elements.len() as u32,
-                    fail,
-                });
+                // A tuple tagged by an atom ({data, X}, a record) is tested
+                // in one instruction: shape and tag together.
+                let tag = match (elements.first().and_then(as_constant), elements.len()) {
+                    (Some(Constant::Atom(name)), n) if n <= u16::MAX as usize => {
+                        Atom::try_intern(&name)
+                    }
+                    _ => None,
+                };
+                match tag {
+                    Some(tag) => self.m.emit(Instr::IsTaggedTuple {
+                        src,
+                        arity: elements.len() as u16,
+                        tag,
+                        fail,
+                    }),
+                    None => self.m.emit(Instr::IsTuple {
+                        src,
+                        arity: elements.len() as u32,
+                        fail,
+                    }),
+                };
                 for (i, e) in elements.iter().enumerate() {
-                    if is_wildcard(e) {
+                    if is_wildcard(e) || (i == 0 && tag.is_some()) {
                         continue;
                     }
                     let dst = self.element_place(e);

@@ -155,6 +155,10 @@ pub struct Heap {
     /// Build every binary on the heap (for the literal area).
     inline_binaries: bool,
     gc_stress: bool,
+    /// The last collection grew the heap: the data is growing, so the
+    /// next collection copies straight into a heap twice the size instead
+    /// of copying into one of the old size and then again into a bigger one.
+    growing: bool,
     /// Collections so far (statistics and tests).
     pub collections: u64,
 }
@@ -196,6 +200,7 @@ impl Heap {
             min_words: MIN_HEAP_WORDS,
             inline_binaries: false,
             gc_stress: gc_stress(),
+            growing: false,
             collections: 0,
         }
     }
@@ -216,6 +221,7 @@ impl Heap {
             min_words: MIN_HEAP_WORDS,
             inline_binaries: false,
             gc_stress: false,
+            growing: false,
             collections: 0,
         })
     }
@@ -283,7 +289,14 @@ impl Heap {
     /// from the live data.
     pub fn collect(&mut self, need: usize, roots: &mut [&mut [Term]]) -> Result<(), SystemLimit> {
         let bound = self.words.len().checked_add(need).ok_or(SystemLimit)?;
-        let size = size_class(bound);
+        // While the heap grows, size the to-space as the resize below would
+        // (twice what may survive), so the live data is copied once.
+        let wanted = if self.growing {
+            bound.saturating_mul(2)
+        } else {
+            bound
+        };
+        let size = size_class(wanted);
         let bytes = size.checked_mul(8).ok_or(SystemLimit)?;
         // Only growth draws on the budget (the from-space is given back
         // right after the copy), so a collection that keeps the heap's
@@ -362,6 +375,9 @@ impl Heap {
             self.words.shrink_to(target);
             self.account_capacity();
         }
+        // More than a third survived: the data is growing (or large and
+        // stable); the next to-space is sized for growth up front.
+        self.growing = wanted.saturating_mul(3) > self.words.capacity();
     }
 
     /// Re-syncs the reservation with the vector's real capacity.

@@ -322,3 +322,36 @@ fn a_heap_that_keeps_collecting_raises_its_floor() {
     let idle = Heap::new();
     assert_eq!(idle.capacity(), MIN_HEAP_WORDS);
 }
+
+#[test]
+fn a_growing_heap_collects_into_a_space_sized_for_growth() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(false); // counts collections / grows large: not under ACT_GC_STRESS
+    let mut roots = [Term::NIL];
+    // A list of 100k cons cells that all stay live.
+    let mut seen = 0;
+    for i in 0..100_000 {
+        heap.ensure(CONS_WORDS, &mut [&mut roots[..]]).unwrap();
+        if heap.collections != seen {
+            seen = heap.collections;
+            // Right after a collection of live data the heap has room
+            // for growth, not just for this allocation.
+            assert!(
+                heap.capacity() >= heap.used() / 2 * 3,
+                "capacity {} for {} live words",
+                heap.capacity(),
+                heap.used()
+            );
+        }
+        roots[0] = heap.cons(Term::small(i), roots[0]);
+    }
+    // Geometric growth: a logarithmic number of collections.
+    assert!(heap.collections < 40, "{} collections", heap.collections);
+    let mut list = roots[0];
+    for i in (0..100_000).rev() {
+        let (head, tail) = heap.cons_parts(list);
+        assert_eq!(head.as_small(), Some(i));
+        list = tail;
+    }
+    assert!(list.is_nil());
+}

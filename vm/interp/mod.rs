@@ -276,6 +276,18 @@ fn interpret(
                         continue 'outer;
                     }
                 }
+                Instr::DeallocateReturn {} => {
+                    p.stack.truncate(p.y_base as usize);
+                    *ip_slot = ip;
+                    let done = do_return(p, module, ip_slot);
+                    ip = *ip_slot;
+                    if let Some(o) = done {
+                        return o;
+                    }
+                    if !Arc::ptr_eq(&m, module) {
+                        continue 'outer;
+                    }
+                }
                 Instr::TestHeap { words, .. } => {
                     let used = regs_used(&m);
                     if p.ensure_heap(words as usize, &mut x[..used], &mut [])
@@ -498,10 +510,10 @@ fn interpret(
                 Instr::Compare { op, a, b, dst } => {
                     let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
                     let r = match op {
-                        CmpOp::Eq => order::eq(&p.heap, va, vb),
-                        CmpOp::Ne => !order::eq(&p.heap, va, vb),
-                        CmpOp::ExactEq => order::exact_eq(&p.heap, va, vb),
-                        CmpOp::ExactNe => !order::exact_eq(&p.heap, va, vb),
+                        CmpOp::Eq => eq(p, va, vb),
+                        CmpOp::Ne => !eq(p, va, vb),
+                        CmpOp::ExactEq => exact_eq(p, va, vb),
+                        CmpOp::ExactNe => !exact_eq(p, va, vb),
                         CmpOp::Lt => compare(p, va, vb) == Ordering::Less,
                         CmpOp::Le => compare(p, va, vb) != Ordering::Greater,
                         CmpOp::Gt => compare(p, va, vb) == Ordering::Greater,
@@ -524,13 +536,13 @@ fn interpret(
                 }
                 Instr::IsEq { a, b, fail } => {
                     let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
-                    if va != vb && !order::eq(&p.heap, va, vb) {
+                    if !eq(p, va, vb) {
                         ip = fail.0 as usize;
                     }
                 }
                 Instr::IsNe { a, b, fail } => {
                     let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
-                    if va == vb || order::eq(&p.heap, va, vb) {
+                    if eq(p, va, vb) {
                         ip = fail.0 as usize;
                     }
                 }
@@ -555,6 +567,19 @@ fn interpret(
                 Instr::IsTuple { src, arity, fail } => {
                     let v = get!(p, x, m, src);
                     if !p.heap.is_tuple_of_arity(v, arity as usize) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsTaggedTuple {
+                    src,
+                    arity,
+                    tag,
+                    fail,
+                } => {
+                    let v = get!(p, x, m, src);
+                    let tagged = p.heap.is_tuple_of_arity(v, arity as usize)
+                        && p.heap.tuple_elements(v).first() == Some(&Term::atom(tag));
+                    if !tagged {
                         ip = fail.0 as usize;
                     }
                 }
@@ -623,8 +648,23 @@ fn interpret(
                     elements,
                     dst,
                 } => {
+                    // Small tuples are built from fixed-size arrays, so the
+                    // copy into the heap is a few stores, not a memcpy call.
+                    macro_rules! fixed {
+                        ($($i:literal)*) => {
+                            p.heap.tuple(&[$(get!(p, x, m, m.operand_lists[elements as usize + $i])),*])
+                        };
+                    }
                     let mut buf = [Term::NIL; 16];
-                    let v = if (arity as usize) <= buf.len() {
+                    let v = if arity == 2 {
+                        fixed!(0 1)
+                    } else if arity == 3 {
+                        fixed!(0 1 2)
+                    } else if arity == 1 {
+                        fixed!(0)
+                    } else if arity == 4 {
+                        fixed!(0 1 2 3)
+                    } else if (arity as usize) <= buf.len() {
                         for (i, slot) in buf.iter_mut().enumerate().take(arity as usize) {
                             *slot = get!(p, x, m, m.operand_lists[elements as usize + i]);
                         }
@@ -775,15 +815,33 @@ fn compare(p: &Process, a: Term, b: Term) -> Ordering {
     order::compare(&p.heap, a, b)
 }
 
+/// `a =:= b`. An immediate is exactly equal only to the same word:
+/// integers are normalised (a value that fits a small integer is never a
+/// bignum) and floats are boxed, so only two boxed terms need the walk.
 #[inline]
 fn exact_eq(p: &Process, a: Term, b: Term) -> bool {
     if a == b {
         return true;
     }
-    if a.is_immediate() && b.is_immediate() {
+    if a.is_immediate() || b.is_immediate() {
         return false;
     }
     order::exact_eq(&p.heap, a, b)
+}
+
+/// `a == b`. As `exact_eq`, except that a small integer may equal a
+/// float (`1 == 1.0`): an immediate that is not a small integer (an atom,
+/// `[]`, a pid) equals only itself, and two small integers compare as words.
+#[inline]
+fn eq(p: &Process, a: Term, b: Term) -> bool {
+    if a == b {
+        return true;
+    }
+    let only_itself = |t: Term| t.is_immediate() && !t.is_small();
+    if only_itself(a) || only_itself(b) || (a.is_small() && b.is_small()) {
+        return false;
+    }
+    order::eq(&p.heap, a, b)
 }
 
 fn type_test(p: &Process, test: TypeTest, v: Term) -> bool {
@@ -885,12 +943,21 @@ fn enter(
             if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
                 return false;
             }
-            let saved = if same { None } else { Some(module.clone()) };
+            // The caller's module moves into the frame (no count change)
+            // and the target takes its place: one reference count update
+            // per module switch instead of three.
+            let saved = if same {
+                None
+            } else {
+                Some(std::mem::replace(module, target.clone()))
+            };
             p.frames.push(Frame {
                 return_ip: *ip as u32,
                 y_base: p.y_base,
                 module: saved,
             });
+            *ip = entry as usize;
+            return true;
         }
         Tail::Last => {
             p.stack.truncate(p.y_base as usize);
