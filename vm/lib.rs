@@ -4,6 +4,7 @@
 //! (`compile`, `code`) -> processes on schedulers. Each stage depends only
 //! on the ones before it.
 
+pub mod heap;
 pub mod syntax;
 pub mod term;
 // Out of alphabetical order only to merge cleanly with parallel branches.

@@ -18,12 +18,37 @@
 //! instead of the owning process's heap. A term never points into another
 //! process's heap. Boxed objects, the heap and the literal area are
 //! defined in the submodules; this file owns only the word itself.
+//!
+//! The submodules, and where to start reading:
+//!
+//! - `object`: the header word and the layout of every boxed kind.
+//! - `view`: `View`, what a term is, as `Heap::view` decodes it.
+//! - `literal`: the global literal area (`literal::build(&Constant)`).
+//! - `arith`: Erlang arithmetic, returning `Number`s the caller places.
+//! - `order`: term order, `==` and `=:=` (`compare`, `eq`, `exact_eq`).
+//! - `print`: `~w` and `~p` (`print::write`, `print::print`).
+//! - `format`: the io_lib:format engine (`format::format_term`).
+//! - `etf`: `term_to_binary` / `binary_to_term`.
+//! - `iolist`: the bytes and size of iolists.
+//!
+//! The heap, the collector and message copying live in `crate::heap`.
 
+pub mod arith;
 pub mod atom;
 pub mod constant;
+pub mod etf;
+pub mod format;
+pub mod iolist;
+pub mod literal;
+pub mod object;
+pub mod order;
+pub mod print;
+pub mod view;
 
 pub use atom::Atom;
 pub use constant::Constant;
+pub use order::{compare, eq, exact_eq};
+pub use view::View;
 
 /// One Erlang value. `==` on `Term` is bit identity, not Erlang equality.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

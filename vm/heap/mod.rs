@@ -1,0 +1,955 @@
+//! The process heap: bump allocation, and a Cheney copying collector run
+//! only at safepoints.
+//!
+//! Invariant: after a collection nothing reachable from the roots points
+//! into from-space; every heap term points at an object inside `words`
+//! (below the top), and every ProcBin's index is valid in `off_heap`.
+//! Literal terms (tag bit `L`) point into the global literal area and are
+//! leaves for the collector and the copier.
+//!
+//! How to use it (the interpreter's contract):
+//! - Before code that allocates, call `ensure(words, roots)` with every
+//!   live term as a root (X registers, stack slots, message queue,
+//!   dictionary...). It may collect, which moves objects and rewrites the
+//!   roots in place; terms held anywhere else are stale afterwards.
+//! - Then call the constructors (`cons`, `tuple`, `float`, ...), which
+//!   assume the space is there. The `words_for_*` functions and constants
+//!   say how much to ensure. (If too little was ensured the heap still
+//!   grows safely, only outside the budget; debug builds assert.)
+//! - Read terms with `view`, or the fast helpers `cons_parts`,
+//!   `tuple_elements`, `float_value`; they work for heap and literal terms.
+//!
+//! Sizing: a heap starts tiny (`MIN_HEAP_WORDS`). A collection copies into
+//! a new space big enough for everything plus `need`; afterwards the heap
+//! grows when the live data fill more than 3/4 of it, and shrinks when
+//! they fill less than 1/4, so its size follows the live data. A heap
+//! that keeps collecting at its floor raises the floor (up to 256 words),
+//! so a process churning short-lived data does not collect every few
+//! allocations, while an idle process stays tiny.
+//!
+//! Accounting: every heap's capacity and every off-heap binary is drawn
+//! from `budget`; only growth touches the shared counter.
+//!
+//! Test mode: `set_gc_stress(true)` (global, for heaps created later),
+//! `ACT_GC_STRESS=1` in the environment, or `Heap::set_gc_stress` makes
+//! every `ensure` collect.
+
+pub mod budget;
+mod copy;
+#[cfg(test)]
+mod tests;
+
+pub use budget::SystemLimit;
+pub use copy::{MessageBuffer, copy_term, size_of};
+
+use crate::term::object::{
+    self, FORWARD, HEAP_BINARY_MAX, Kind, header, header_kind, header_size, heap_binary_words,
+    is_header, term_fields, words_as_bytes, words_as_bytes_mut,
+};
+use crate::term::view::{BigView, View};
+use crate::term::{Atom, Constant, TAG_BOXED, TAG_CONS, Term, literal};
+use num_bigint::{BigInt, Sign};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Words of a new heap: tens of words, as most processes stay small.
+pub const MIN_HEAP_WORDS: usize = 32;
+/// The most a heap's floor rises to when it keeps collecting (BEAM's
+/// default heap is 233 words).
+const GROWN_MIN_HEAP_WORDS: usize = 256;
+
+pub const CONS_WORDS: usize = 2;
+pub const FLOAT_WORDS: usize = 2;
+pub const REF_WORDS: usize = 2;
+pub const EXTERNAL_FUN_WORDS: usize = 4;
+pub const SUB_BINARY_WORDS: usize = 4;
+/// Largest size of an integer result from an i64: a one-limb bignum.
+pub const MAX_I64_WORDS: usize = 2;
+
+#[inline]
+pub const fn words_for_tuple(arity: usize) -> usize {
+    arity + 1
+}
+#[inline]
+pub const fn words_for_fun(captured: usize) -> usize {
+    captured + 2
+}
+#[inline]
+pub const fn words_for_map(size: usize) -> usize {
+    2 * size + 1
+}
+/// Words for a binary of `len` bytes made by `Heap::binary`.
+#[inline]
+pub const fn words_for_binary(len: usize) -> usize {
+    if len <= HEAP_BINARY_MAX {
+        heap_binary_words(len)
+    } else {
+        2
+    }
+}
+#[inline]
+pub fn words_for_int(i: i64) -> usize {
+    if Term::try_small(i).is_some() { 0 } else { 2 }
+}
+#[inline]
+pub fn words_for_bigint(i: &BigInt) -> usize {
+    if i64::try_from(i).ok().and_then(Term::try_small).is_some() {
+        0
+    } else {
+        1 + (i.bits() as usize).div_ceil(64)
+    }
+}
+
+/// When set, every `ensure` collects: a test mode that makes GC bugs show.
+static GC_STRESS: AtomicBool = AtomicBool::new(false);
+
+/// Turns the collect-at-every-heap-test mode on or off for heaps created
+/// from now on.
+pub fn set_gc_stress(on: bool) {
+    GC_STRESS.store(on, Ordering::Relaxed);
+}
+
+/// Whether new heaps collect at every heap test: `set_gc_stress`, or the
+/// environment variable `ACT_GC_STRESS=1` (so any test suite can run in
+/// this mode without code changes).
+fn gc_stress() -> bool {
+    static FROM_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    GC_STRESS.load(Ordering::Relaxed)
+        || *FROM_ENV.get_or_init(|| std::env::var("ACT_GC_STRESS").is_ok_and(|v| v == "1"))
+}
+
+/// A binary too big for the heap: shared by reference count between heaps
+/// and message buffers. Its bytes are accounted in the memory budget until
+/// the last reference goes.
+pub struct SharedBinary {
+    bytes: Box<[u8]>,
+}
+
+impl SharedBinary {
+    fn new(bytes: Box<[u8]>) -> Arc<SharedBinary> {
+        budget::force_reserve(bytes.len());
+        Arc::new(SharedBinary { bytes })
+    }
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl Drop for SharedBinary {
+    fn drop(&mut self) {
+        budget::release(self.bytes.len());
+    }
+}
+
+/// A process heap (also the storage of a message buffer, and the scratch
+/// space where literals are built).
+pub struct Heap {
+    /// The words; `len()` is the top, `capacity()` the heap size.
+    words: Vec<Term>,
+    /// Off-heap binaries referenced by this heap's ProcBins (by index).
+    off_heap: Vec<Arc<SharedBinary>>,
+    /// Bytes of `words`' capacity reserved from the budget.
+    reserved: usize,
+    /// The size a collection never shrinks the heap below.
+    min_words: usize,
+    /// Build every binary on the heap (for the literal area).
+    inline_binaries: bool,
+    gc_stress: bool,
+    /// Collections so far (statistics and tests).
+    pub collections: u64,
+}
+
+impl Default for Heap {
+    fn default() -> Self {
+        Heap::new()
+    }
+}
+
+impl Drop for Heap {
+    fn drop(&mut self) {
+        budget::release(self.reserved);
+    }
+}
+
+/// The smallest heap size of the growth series (about x1.5 per step) that
+/// holds `words`.
+fn size_class(words: usize) -> usize {
+    let mut size = MIN_HEAP_WORDS;
+    while size < words {
+        size = size.saturating_add(size / 2);
+    }
+    size
+}
+
+impl Heap {
+    /// A tiny heap.
+    pub fn new() -> Heap {
+        Heap::with_words(MIN_HEAP_WORDS)
+    }
+
+    fn with_words(words: usize) -> Heap {
+        budget::force_reserve(words * 8);
+        Heap {
+            words: Vec::with_capacity(words),
+            off_heap: Vec::new(),
+            reserved: words * 8,
+            min_words: MIN_HEAP_WORDS,
+            inline_binaries: false,
+            gc_stress: gc_stress(),
+            collections: 0,
+        }
+    }
+
+    /// A heap of exactly `words` words, failing cleanly past the budget.
+    pub(crate) fn try_with_words(words: usize) -> Result<Heap, SystemLimit> {
+        let bytes = words.checked_mul(8).ok_or(SystemLimit)?;
+        budget::reserve(bytes)?;
+        let mut vec = Vec::new();
+        if vec.try_reserve_exact(words).is_err() {
+            budget::release(bytes);
+            return Err(SystemLimit);
+        }
+        Ok(Heap {
+            words: vec,
+            off_heap: Vec::new(),
+            reserved: bytes,
+            min_words: MIN_HEAP_WORDS,
+            inline_binaries: false,
+            gc_stress: false,
+            collections: 0,
+        })
+    }
+
+    /// A heap that keeps every binary inline (for building literals).
+    pub(crate) fn inline_scratch() -> Heap {
+        let mut heap = Heap::new();
+        heap.inline_binaries = true;
+        heap.gc_stress = false;
+        heap
+    }
+
+    /// Turns collect-at-every-`ensure` on or off for this heap.
+    pub fn set_gc_stress(&mut self, on: bool) {
+        self.gc_stress = on;
+    }
+
+    /// Words in use (the top).
+    pub fn used(&self) -> usize {
+        self.words.len()
+    }
+
+    /// The heap size in words.
+    pub fn capacity(&self) -> usize {
+        self.words.capacity()
+    }
+
+    /// Off-heap binaries this heap holds a reference to.
+    pub fn off_heap_count(&self) -> usize {
+        self.off_heap.len()
+    }
+
+    /// Bytes this heap accounts for (words and off-heap binaries, which
+    /// may be shared).
+    pub fn memory_bytes(&self) -> usize {
+        self.reserved + self.off_heap.iter().map(|b| b.bytes.len()).sum::<usize>()
+    }
+
+    /// Overwrites one heap word (for decoders filling containers they
+    /// allocated).
+    pub(crate) fn set_word(&mut self, offset: usize, value: Term) {
+        self.words[offset] = value;
+    }
+
+    pub(crate) fn words(&self) -> &[Term] {
+        &self.words
+    }
+
+    // ---------------------------------------------------------------
+    // The safepoint.
+
+    /// Makes sure `need` words are free, collecting if they are not (or
+    /// always, in stress mode). Every live term must be in `roots`; they
+    /// are updated in place. Fails with `SystemLimit` past the budget.
+    #[inline]
+    pub fn ensure(&mut self, need: usize, roots: &mut [&mut [Term]]) -> Result<(), SystemLimit> {
+        if self.words.capacity() - self.words.len() >= need && !self.gc_stress {
+            return Ok(());
+        }
+        self.collect(need, roots)
+    }
+
+    /// A Cheney collection: copies everything reachable from `roots` into
+    /// a new space with room for `need` more words, then resizes the heap
+    /// from the live data.
+    pub fn collect(&mut self, need: usize, roots: &mut [&mut [Term]]) -> Result<(), SystemLimit> {
+        let bound = self.words.len().checked_add(need).ok_or(SystemLimit)?;
+        let size = size_class(bound);
+        let bytes = size.checked_mul(8).ok_or(SystemLimit)?;
+        // Only growth draws on the budget (the from-space is given back
+        // right after the copy), so a collection that keeps the heap's
+        // size touches no shared counter.
+        let growth = bytes.saturating_sub(self.reserved);
+        budget::reserve(growth)?;
+        let mut to_space = Vec::new();
+        if to_space.try_reserve_exact(size).is_err() {
+            budget::release(growth);
+            return Err(SystemLimit);
+        }
+        let old_capacity = self.words.capacity();
+        let mut from_space = std::mem::replace(&mut self.words, to_space);
+        let from_off_heap = std::mem::take(&mut self.off_heap);
+        let mut gc = Evacuator {
+            from: &mut from_space,
+            from_off_heap: &from_off_heap,
+            to: &mut self.words,
+            to_off_heap: &mut self.off_heap,
+        };
+        for root in roots.iter_mut() {
+            for term in root.iter_mut() {
+                *term = gc.evacuate(*term);
+            }
+        }
+        let mut scan = 0;
+        while scan < gc.to.len() {
+            let word = gc.to[scan];
+            if is_header(word) {
+                for field in term_fields(word) {
+                    let moved = gc.evacuate(gc.to[scan + field]);
+                    gc.to[scan + field] = moved;
+                }
+                scan += 1 + header_size(word);
+            } else {
+                let head = gc.evacuate(gc.to[scan]);
+                gc.to[scan] = head;
+                let tail = gc.evacuate(gc.to[scan + 1]);
+                gc.to[scan + 1] = tail;
+                scan += 2;
+            }
+        }
+        drop(from_space);
+        drop(from_off_heap); // releases the dead off-heap binaries
+        budget::release(self.reserved.saturating_sub(bytes));
+        self.reserved = bytes;
+        self.collections += 1;
+        self.resize_after_collection(need, old_capacity);
+        Ok(())
+    }
+
+    fn resize_after_collection(&mut self, need: usize, old_capacity: usize) {
+        let wanted = self.words.len() + need;
+        let capacity = self.words.capacity();
+        // A heap that collects while at its floor allocates steadily: raise
+        // the floor (up to about BEAM's default heap) so it collects less
+        // often. A process that never collects keeps its tiny first heap.
+        if old_capacity <= self.min_words {
+            self.min_words = (self.min_words * 2)
+                .min(GROWN_MIN_HEAP_WORDS)
+                .max(self.min_words);
+        }
+        let target = size_class(wanted.saturating_mul(2)).max(self.min_words);
+        if target > capacity && (wanted > capacity / 4 * 3 || capacity < self.min_words) {
+            // Growing is optional: the space for `need` is already there.
+            let extra = target - self.words.len();
+            if budget::reserve((target - capacity) * 8).is_ok() {
+                if self.words.try_reserve_exact(extra).is_ok() {
+                    budget::release((target - capacity) * 8);
+                    self.account_capacity();
+                } else {
+                    budget::release((target - capacity) * 8);
+                }
+            }
+        } else if wanted < capacity / 4 && target < capacity {
+            self.words.shrink_to(target);
+            self.account_capacity();
+        }
+    }
+
+    /// Re-syncs the reservation with the vector's real capacity.
+    fn account_capacity(&mut self) {
+        let bytes = self.words.capacity() * 8;
+        if bytes > self.reserved {
+            budget::force_reserve(bytes - self.reserved);
+        } else {
+            budget::release(self.reserved - bytes);
+        }
+        self.reserved = bytes;
+    }
+
+    // ---------------------------------------------------------------
+    // Constructors. Each assumes its words were ensured.
+
+    #[inline]
+    fn alloc(&mut self, words: &[Term]) -> usize {
+        debug_assert!(
+            self.words.capacity() - self.words.len() >= words.len(),
+            "allocation without a heap test"
+        );
+        let at = self.words.len();
+        self.words.extend_from_slice(words);
+        at
+    }
+
+    /// `[head | tail]`
+    #[inline]
+    pub fn cons(&mut self, head: Term, tail: Term) -> Term {
+        let at = self.alloc(&[head, tail]);
+        Term::heap_pointer(TAG_CONS, at)
+    }
+
+    /// A tuple of `elements`.
+    #[inline]
+    pub fn tuple(&mut self, elements: &[Term]) -> Term {
+        let at = self.alloc(&[header(Kind::Tuple, elements.len())]);
+        self.words.extend_from_slice(elements);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// A tuple of `arity` elements, all `[]`, to be filled through
+    /// `tuple_elements_mut`.
+    pub fn alloc_tuple(&mut self, arity: usize) -> Term {
+        let at = self.alloc(&[header(Kind::Tuple, arity)]);
+        self.words.resize(at + 1 + arity, Term::NIL);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// The elements of a heap tuple, for filling in.
+    pub fn tuple_elements_mut(&mut self, tuple: Term) -> &mut [Term] {
+        debug_assert!(tuple.is_boxed() && !tuple.is_literal());
+        let at = tuple.offset();
+        let arity = header_size(self.words[at]);
+        &mut self.words[at + 1..at + 1 + arity]
+    }
+
+    #[inline]
+    pub fn float(&mut self, f: f64) -> Term {
+        let at = self.alloc(&[header(Kind::Float, 1), Term(f.to_bits())]);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// An integer: small if it fits, else a bignum (`words_for_int`).
+    #[inline]
+    pub fn int(&mut self, i: i64) -> Term {
+        match Term::try_small(i) {
+            Some(t) => t,
+            None => {
+                let kind = if i < 0 { Kind::NegBig } else { Kind::PosBig };
+                let at = self.alloc(&[header(kind, 1), Term(i.unsigned_abs())]);
+                Term::heap_pointer(TAG_BOXED, at)
+            }
+        }
+    }
+
+    /// An integer from a bignum value, normalised: small if it fits
+    /// (`words_for_bigint`).
+    pub fn bigint(&mut self, i: &BigInt) -> Term {
+        if let Some(t) = i64::try_from(i).ok().and_then(Term::try_small) {
+            return t;
+        }
+        let (sign, limbs) = i.to_u64_digits();
+        let kind = if sign == Sign::Minus {
+            Kind::NegBig
+        } else {
+            Kind::PosBig
+        };
+        let at = self.alloc(&[header(kind, limbs.len())]);
+        self.words.extend(limbs.into_iter().map(Term));
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// A binary holding a copy of `bytes` (`words_for_binary`).
+    pub fn binary(&mut self, bytes: &[u8]) -> Term {
+        if bytes.len() <= HEAP_BINARY_MAX || self.inline_binaries {
+            self.heap_binary(bytes)
+        } else {
+            self.shared_binary(SharedBinary::new(bytes.into()))
+        }
+    }
+
+    /// A binary taking ownership of `bytes` (no copy if it goes off-heap).
+    pub fn binary_from_vec(&mut self, bytes: Vec<u8>) -> Term {
+        if bytes.len() <= HEAP_BINARY_MAX || self.inline_binaries {
+            self.heap_binary(&bytes)
+        } else {
+            self.shared_binary(SharedBinary::new(bytes.into_boxed_slice()))
+        }
+    }
+
+    fn heap_binary(&mut self, bytes: &[u8]) -> Term {
+        let payload = bytes.len().div_ceil(8);
+        let at = self.alloc(&[header(Kind::HeapBin, 1 + payload), Term(bytes.len() as u64)]);
+        self.words.resize(at + 2 + payload, Term(0));
+        words_as_bytes_mut(&mut self.words[at + 2..])[..bytes.len()].copy_from_slice(bytes);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// A ProcBin referencing an off-heap binary (2 words).
+    pub fn shared_binary(&mut self, binary: Arc<SharedBinary>) -> Term {
+        let index = self.off_heap.len() as u64;
+        self.off_heap.push(binary);
+        let at = self.alloc(&[header(Kind::ProcBin, 1), Term(index)]);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// The bytes `offset..offset + len` of `binary` without copying them
+    /// (`SUB_BINARY_WORDS`); a sub-binary of a sub-binary refers to the
+    /// original. `None` if `binary` is not a binary or the range is out of
+    /// it. Always a sub-binary, so the size is predictable.
+    pub fn sub_binary(&mut self, binary: Term, offset: usize, len: usize) -> Option<Term> {
+        let total = self.binary_bytes(binary)?.len();
+        if offset.checked_add(len)? > total {
+            return None;
+        }
+        let (base, base_offset) = match self.boxed_kind(binary) {
+            Some(Kind::SubBin) => {
+                let words = self.object(binary);
+                (words[1], words[2].0 as usize)
+            }
+            _ => (binary, 0),
+        };
+        let at = self.alloc(&[
+            header(Kind::SubBin, 3),
+            base,
+            Term((base_offset + offset) as u64),
+            Term(len as u64),
+        ]);
+        Some(Term::heap_pointer(TAG_BOXED, at))
+    }
+
+    /// A closure: fun-table `index` and its captured terms
+    /// (`words_for_fun`).
+    pub fn fun(&mut self, index: u32, captured: &[Term]) -> Term {
+        let at = self.alloc(&[header(Kind::Fun, 1 + captured.len()), Term(index as u64)]);
+        self.words.extend_from_slice(captured);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// `fun Module:Function/Arity` (`EXTERNAL_FUN_WORDS`).
+    pub fn external_fun(&mut self, module: Atom, function: Atom, arity: u32) -> Term {
+        let at = self.alloc(&[
+            header(Kind::Export, 3),
+            Term::atom(module),
+            Term::atom(function),
+            Term::small(arity as i64),
+        ]);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// A reference with a unique `id` (`REF_WORDS`).
+    pub fn reference(&mut self, id: u64) -> Term {
+        let at = self.alloc(&[header(Kind::Ref, 1), Term(id)]);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// A map of `pairs` in any order; of equal keys (`=:=`) the last wins.
+    /// Needs `words_for_map(pairs.len())` (an upper bound).
+    pub fn map(&mut self, pairs: &[(Term, Term)]) -> Term {
+        let mut sorted: Vec<(Term, Term)> = pairs.to_vec();
+        // Stable, so among equal keys the later pair stays later.
+        sorted.sort_by(|a, b| crate::term::order::compare_exact(self, a.0, b.0));
+        let mut unique: Vec<(Term, Term)> = Vec::with_capacity(sorted.len());
+        for pair in sorted {
+            match unique.last_mut() {
+                Some(last) if crate::term::order::exact_eq(self, last.0, pair.0) => *last = pair,
+                _ => unique.push(pair),
+            }
+        }
+        let at = self.alloc(&[header(Kind::Map, 2 * unique.len())]);
+        self.words.extend(unique.iter().map(|p| p.0));
+        self.words.extend(unique.iter().map(|p| p.1));
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// The value under `key` in `map` (`=:=` on keys), or `None`.
+    /// Binary search over the sorted keys.
+    pub fn map_get(&self, map: Term, key: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        self.map_search(keys, key).ok().map(|i| values[i])
+    }
+
+    /// Number of keys of a map term, or `None` if `map` is not a map.
+    pub fn map_size(&self, map: Term) -> Option<usize> {
+        match self.view(map) {
+            View::Map { keys, .. } => Some(keys.len()),
+            _ => None,
+        }
+    }
+
+    fn map_search(&self, keys: &[Term], key: Term) -> Result<usize, usize> {
+        keys.binary_search_by(|k| crate::term::order::compare_exact(self, *k, key))
+    }
+
+    /// `Map#{Key => Value}`: a new map (needs `words_for_map(size + 1)`).
+    /// `None` if `map` is not a map.
+    pub fn map_put(&mut self, map: Term, key: Term, value: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
+        match self.map_search(&keys, key) {
+            Ok(i) => values[i] = value,
+            Err(i) => {
+                keys.insert(i, key);
+                values.insert(i, value);
+            }
+        }
+        Some(self.map_sorted(&keys, &values))
+    }
+
+    /// `maps:remove(Key, Map)`: a new map without `key` (needs
+    /// `words_for_map(size)`), or `map` itself if the key is absent.
+    pub fn map_remove(&mut self, map: Term, key: Term) -> Option<Term> {
+        let View::Map { keys, values } = self.view(map) else {
+            return None;
+        };
+        let Ok(i) = self.map_search(keys, key) else {
+            return Some(map);
+        };
+        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
+        keys.remove(i);
+        values.remove(i);
+        Some(self.map_sorted(&keys, &values))
+    }
+
+    /// The elements of a proper list and its length, or `None` for an
+    /// improper list or a non-list.
+    pub fn list_to_vec(&self, list: Term) -> Option<Vec<Term>> {
+        let mut out = Vec::new();
+        let mut t = list;
+        while t.is_cons() {
+            let (head, tail) = self.cons_parts(t);
+            out.push(head);
+            t = tail;
+        }
+        t.is_nil().then_some(out)
+    }
+
+    /// `length(List)`, or `None` for an improper list or a non-list.
+    pub fn list_length(&self, list: Term) -> Option<usize> {
+        let mut n = 0;
+        let mut t = list;
+        while t.is_cons() {
+            n += 1;
+            t = self.cons_parts(t).1;
+        }
+        t.is_nil().then_some(n)
+    }
+
+    /// A map from keys already in strict term order and their values.
+    pub fn map_sorted(&mut self, keys: &[Term], values: &[Term]) -> Term {
+        debug_assert_eq!(keys.len(), values.len());
+        let at = self.alloc(&[header(Kind::Map, 2 * keys.len())]);
+        self.words.extend_from_slice(keys);
+        self.words.extend_from_slice(values);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// A proper list of `elements` (`2 * len` words).
+    pub fn list(&mut self, elements: &[Term]) -> Term {
+        self.list_with_tail(elements, Term::NIL)
+    }
+
+    pub fn list_with_tail(&mut self, elements: &[Term], tail: Term) -> Term {
+        elements
+            .iter()
+            .rev()
+            .fold(tail, |tail, &head| self.cons(head, tail))
+    }
+
+    /// A string as a list of character codes (`2 * chars` words).
+    pub fn string(&mut self, s: &str) -> Term {
+        let chars: Vec<Term> = s.chars().map(|c| Term::small(c as i64)).collect();
+        self.list(&chars)
+    }
+
+    /// Builds a constant on this heap (collecting first if needed, so
+    /// `roots` are updated like for `ensure`).
+    pub fn build_constant(
+        &mut self,
+        constant: &Constant,
+        roots: &mut [&mut [Term]],
+    ) -> Result<Term, SystemLimit> {
+        literal::build_on_heap(self, constant, roots)
+    }
+
+    // ---------------------------------------------------------------
+    // Reading.
+
+    /// The words of the object `t` points at, from its header (or head)
+    /// to the end of its space.
+    #[inline]
+    pub(crate) fn object(&self, t: Term) -> &[Term] {
+        if t.is_literal() {
+            literal::words_from(t.offset())
+        } else {
+            &self.words[t.offset()..]
+        }
+    }
+
+    /// The kind of a boxed term; `None` for other terms.
+    #[inline]
+    pub fn boxed_kind(&self, t: Term) -> Option<Kind> {
+        if t.is_boxed() {
+            Some(header_kind(self.object(t)[0]))
+        } else {
+            None
+        }
+    }
+
+    /// Head and tail of a cons cell.
+    #[inline]
+    pub fn cons_parts(&self, t: Term) -> (Term, Term) {
+        debug_assert!(t.is_cons());
+        let words = self.object(t);
+        (words[0], words[1])
+    }
+
+    /// The elements of a tuple term (which the caller has checked).
+    #[inline]
+    pub fn tuple_elements(&self, t: Term) -> &[Term] {
+        let words = self.object(t);
+        &words[1..1 + header_size(words[0])]
+    }
+
+    /// The elements if `t` is a tuple.
+    #[inline]
+    pub fn as_tuple(&self, t: Term) -> Option<&[Term]> {
+        if !t.is_boxed() {
+            return None;
+        }
+        let words = self.object(t);
+        if header_kind(words[0]) == Kind::Tuple {
+            Some(&words[1..1 + header_size(words[0])])
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    pub fn is_tuple_of_arity(&self, t: Term, arity: usize) -> bool {
+        t.is_boxed() && self.object(t)[0] == header(Kind::Tuple, arity)
+    }
+
+    #[inline]
+    pub fn is_float(&self, t: Term) -> bool {
+        t.is_boxed() && self.object(t)[0] == header(Kind::Float, 1)
+    }
+
+    #[inline]
+    pub fn float_value(&self, t: Term) -> Option<f64> {
+        if !t.is_boxed() {
+            return None;
+        }
+        let words = self.object(t);
+        if words[0] == header(Kind::Float, 1) {
+            Some(f64::from_bits(words[1].0))
+        } else {
+            None
+        }
+    }
+
+    /// Small or big integer.
+    #[inline]
+    pub fn is_integer(&self, t: Term) -> bool {
+        t.is_small() || matches!(self.boxed_kind(t), Some(Kind::PosBig | Kind::NegBig))
+    }
+
+    #[inline]
+    pub fn is_number(&self, t: Term) -> bool {
+        t.is_small()
+            || matches!(
+                self.boxed_kind(t),
+                Some(Kind::PosBig | Kind::NegBig | Kind::Float)
+            )
+    }
+
+    pub fn is_binary(&self, t: Term) -> bool {
+        matches!(
+            self.boxed_kind(t),
+            Some(Kind::HeapBin | Kind::ProcBin | Kind::SubBin)
+        )
+    }
+
+    pub fn is_map(&self, t: Term) -> bool {
+        self.boxed_kind(t) == Some(Kind::Map)
+    }
+
+    pub fn is_function(&self, t: Term) -> bool {
+        matches!(self.boxed_kind(t), Some(Kind::Fun | Kind::Export))
+    }
+
+    pub fn is_reference(&self, t: Term) -> bool {
+        self.boxed_kind(t) == Some(Kind::Ref)
+    }
+
+    /// The value of a small or big integer.
+    pub fn to_bigint(&self, t: Term) -> Option<BigInt> {
+        match self.view(t) {
+            View::Small(i) => Some(BigInt::from(i)),
+            View::Big(big) => Some(big.to_bigint()),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a binary (heap, off-heap or sub-binary).
+    pub fn binary_bytes(&self, t: Term) -> Option<&[u8]> {
+        if !t.is_boxed() {
+            return None;
+        }
+        let words = self.object(t);
+        match header_kind(words[0]) {
+            Kind::HeapBin => {
+                let len = words[1].0 as usize;
+                Some(&words_as_bytes(&words[2..2 + header_size(words[0]) - 1])[..len])
+            }
+            Kind::ProcBin => Some(self.off_heap[words[1].0 as usize].bytes()),
+            Kind::SubBin => {
+                let (offset, len) = (words[2].0 as usize, words[3].0 as usize);
+                Some(&self.binary_bytes(words[1])?[offset..offset + len])
+            }
+            _ => None,
+        }
+    }
+
+    /// The off-heap binary behind a ProcBin (or a sub-binary of one), so
+    /// a BIF can share it rather than copy.
+    pub fn shared_binary_of(&self, t: Term) -> Option<&Arc<SharedBinary>> {
+        let words = self.object(t);
+        match header_kind(words[0]) {
+            Kind::ProcBin => Some(&self.off_heap[words[1].0 as usize]),
+            Kind::SubBin => self.shared_binary_of(words[1]),
+            _ => None,
+        }
+    }
+
+    /// Decodes any term.
+    pub fn view(&self, t: Term) -> View<'_> {
+        match t.tag() {
+            crate::term::TAG_SMALL => View::Small((t.0 as i64) >> 3),
+            crate::term::TAG_ATOM => View::Atom(Atom((t.0 >> 3) as u32)),
+            crate::term::TAG_PID => View::Pid(t.0 >> 3),
+            crate::term::TAG_SPECIAL if t.is_nil() => View::Nil,
+            TAG_CONS => {
+                let words = self.object(t);
+                View::Cons(words[0], words[1])
+            }
+            TAG_BOXED => {
+                let words = self.object(t);
+                let size = header_size(words[0]);
+                let payload = &words[1..1 + size];
+                match header_kind(words[0]) {
+                    Kind::Tuple => View::Tuple(payload),
+                    Kind::Float => View::Float(f64::from_bits(payload[0].0)),
+                    Kind::PosBig => View::Big(BigView {
+                        negative: false,
+                        limbs: payload,
+                    }),
+                    Kind::NegBig => View::Big(BigView {
+                        negative: true,
+                        limbs: payload,
+                    }),
+                    Kind::Fun => View::Fun {
+                        index: payload[0].0 as u32,
+                        captured: &payload[1..],
+                    },
+                    Kind::Export => View::ExternalFun {
+                        module: payload[0].as_atom().unwrap_or(Atom::EMPTY),
+                        function: payload[1].as_atom().unwrap_or(Atom::EMPTY),
+                        arity: payload[2].as_small().unwrap_or(0) as u32,
+                    },
+                    Kind::Ref => View::Ref(payload[0].0),
+                    Kind::Map => {
+                        let (keys, values) = payload.split_at(size / 2);
+                        View::Map { keys, values }
+                    }
+                    Kind::HeapBin | Kind::ProcBin | Kind::SubBin => {
+                        View::Binary(self.binary_bytes(t).unwrap_or(&[]))
+                    }
+                }
+            }
+            _ => View::NotAValue,
+        }
+    }
+}
+
+/// The state of one collection: from-space (where forwarding marks are
+/// written) and to-space.
+struct Evacuator<'a> {
+    from: &'a mut [Term],
+    from_off_heap: &'a [Arc<SharedBinary>],
+    to: &'a mut Vec<Term>,
+    to_off_heap: &'a mut Vec<Arc<SharedBinary>>,
+}
+
+impl Evacuator<'_> {
+    /// The to-space copy of `t`: copies the object the first time and
+    /// leaves a forwarding mark, follows the mark afterwards. Immediates
+    /// and literals are returned as they are.
+    #[inline]
+    fn evacuate(&mut self, t: Term) -> Term {
+        if t.is_immediate() || t.is_literal() {
+            return t;
+        }
+        let at = t.offset();
+        if t.is_cons() {
+            if self.from[at] == FORWARD {
+                return self.from[at + 1];
+            }
+            let new = Term::heap_pointer(TAG_CONS, self.to.len());
+            self.to.extend_from_slice(&self.from[at..at + 2]);
+            self.from[at] = FORWARD;
+            self.from[at + 1] = new;
+            return new;
+        }
+        let head = self.from[at];
+        if head.is_boxed() {
+            return head; // already moved: the header was replaced by its new place
+        }
+        let new_at = self.to.len();
+        let size = header_size(head);
+        self.to.extend_from_slice(&self.from[at..at + 1 + size]);
+        if header_kind(head) == Kind::ProcBin {
+            let binary = self.from_off_heap[self.from[at + 1].0 as usize].clone();
+            self.to[new_at + 1] = Term(self.to_off_heap.len() as u64);
+            self.to_off_heap.push(binary);
+        }
+        let new = Term::heap_pointer(TAG_BOXED, new_at);
+        self.from[at] = new;
+        new
+    }
+}
+
+/// Rewrites every heap pointer in `words` (a self-contained run of
+/// objects built at offset 0) with `relocate(tag, offset)`, and every
+/// ProcBin index with `rebind(index)`. A linear walk: no recursion.
+pub(crate) fn relocate_objects(
+    words: &mut [Term],
+    relocate: impl Fn(u64, usize) -> Term,
+    mut rebind: impl FnMut(u64) -> u64,
+) {
+    let fix = |t: Term| {
+        if (t.is_cons() || t.is_boxed()) && !t.is_literal() {
+            relocate(t.tag(), t.offset())
+        } else {
+            t
+        }
+    };
+    let mut scan = 0;
+    while scan < words.len() {
+        let word = words[scan];
+        if object::is_header(word) {
+            for field in term_fields(word) {
+                words[scan + field] = fix(words[scan + field]);
+            }
+            if header_kind(word) == Kind::ProcBin {
+                words[scan + 1] = Term(rebind(words[scan + 1].0));
+            }
+            scan += 1 + header_size(word);
+        } else {
+            words[scan] = fix(words[scan]);
+            words[scan + 1] = fix(words[scan + 1]);
+            scan += 2;
+        }
+    }
+}

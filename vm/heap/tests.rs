@@ -1,0 +1,324 @@
+//! Unit tests of the heap, the collector and copying.
+
+use super::*;
+use crate::term::{Constant, compare, exact_eq, literal};
+use num_bigint::BigInt;
+
+/// A list `[0, 1, ..., n-1]` of tuples `{i, float(i), <<i bytes>>}`, built
+/// through `ensure` so it survives collections.
+fn build_list(heap: &mut Heap, n: usize, roots: &mut [Term; 1]) {
+    roots[0] = Term::NIL;
+    for i in (0..n).rev() {
+        let len = i % 100;
+        let need = FLOAT_WORDS + words_for_binary(len) + words_for_tuple(3) + CONS_WORDS;
+        heap.ensure(need, &mut [&mut roots[..]]).unwrap();
+        let f = heap.float(i as f64);
+        let b = heap.binary(&vec![i as u8; len]);
+        let t = heap.tuple(&[Term::small(i as i64), f, b]);
+        roots[0] = heap.cons(t, roots[0]);
+    }
+}
+
+fn check_list(heap: &Heap, mut list: Term, n: usize) {
+    for i in 0..n {
+        let (head, tail) = heap.cons_parts(list);
+        let elements = heap.tuple_elements(head);
+        assert_eq!(elements[0].as_small(), Some(i as i64));
+        assert_eq!(heap.float_value(elements[1]), Some(i as f64));
+        assert_eq!(
+            heap.binary_bytes(elements[2]).unwrap(),
+            &vec![i as u8; i % 100][..]
+        );
+        list = tail;
+    }
+    assert!(list.is_nil());
+}
+
+#[test]
+fn binaries_keep_their_bytes() {
+    let mut heap = Heap::new();
+    for len in 0..200usize {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
+        heap.ensure(words_for_binary(len), &mut []).unwrap();
+        let b = heap.binary(&bytes);
+        assert_eq!(heap.binary_bytes(b).unwrap(), &bytes[..]);
+        assert!(matches!(heap.view(b), View::Binary(x) if x == &bytes[..]));
+    }
+}
+
+#[test]
+fn sub_binaries_share_and_nest() {
+    let mut heap = Heap::new();
+    let bytes: Vec<u8> = (0..100).collect();
+    heap.ensure(words_for_binary(100) + 2 * SUB_BINARY_WORDS, &mut [])
+        .unwrap();
+    let b = heap.binary(&bytes);
+    let s = heap.sub_binary(b, 10, 50).unwrap();
+    let s2 = heap.sub_binary(s, 5, 10).unwrap();
+    assert_eq!(heap.binary_bytes(s2).unwrap(), &bytes[15..25]);
+    assert!(heap.sub_binary(s, 45, 10).is_none());
+    let mut roots = [s2];
+    heap.collect(0, &mut [&mut roots]).unwrap();
+    assert_eq!(heap.binary_bytes(roots[0]).unwrap(), &bytes[15..25]);
+    assert_eq!(heap.off_heap_count(), 1);
+}
+
+#[test]
+fn every_kind_reads_back() {
+    let mut heap = Heap::new();
+    heap.ensure(200, &mut []).unwrap();
+    let t = heap.tuple(&[Term::small(1), Term::OK]);
+    assert!(heap.is_tuple_of_arity(t, 2) && !heap.is_tuple_of_arity(t, 3));
+    assert!(matches!(heap.view(t), View::Tuple(e) if e == [Term::small(1), Term::OK]));
+    let big = BigInt::from(1) << 100;
+    let b = heap.bigint(&big);
+    assert_eq!(heap.to_bigint(b), Some(big.clone()));
+    let nb = heap.bigint(&-big.clone());
+    assert_eq!(heap.to_bigint(nb), Some(-big));
+    assert!(heap.bigint(&BigInt::from(5)).is_small());
+    let edge = heap.int(crate::term::SMALL_MAX + 1);
+    assert_eq!(
+        heap.to_bigint(edge),
+        Some(BigInt::from(crate::term::SMALL_MAX) + 1)
+    );
+    let f = heap.fun(7, &[Term::small(3)]);
+    assert!(
+        matches!(heap.view(f), View::Fun { index: 7, captured } if captured == [Term::small(3)])
+    );
+    let e = heap.external_fun(Atom::ERLANG, Atom::OK, 2);
+    assert!(matches!(
+        heap.view(e),
+        View::ExternalFun {
+            module: Atom::ERLANG,
+            function: Atom::OK,
+            arity: 2
+        }
+    ));
+    let r = heap.reference(99);
+    assert!(matches!(heap.view(r), View::Ref(99)));
+    let m = heap.map(&[
+        (Term::small(2), Term::OK),
+        (Term::small(1), Term::TRUE),
+        (Term::small(2), Term::FALSE),
+    ]);
+    match heap.view(m) {
+        View::Map { keys, values } => {
+            assert_eq!(keys, [Term::small(1), Term::small(2)]);
+            assert_eq!(values, [Term::TRUE, Term::FALSE]);
+        }
+        other => panic!("not a map: {other:?}"),
+    }
+    let tuple = heap.alloc_tuple(2);
+    heap.tuple_elements_mut(tuple)[1] = Term::OK;
+    assert_eq!(heap.tuple_elements(tuple), [Term::NIL, Term::OK]);
+}
+
+#[test]
+fn structures_survive_many_collections() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(false); // counts collections / grows large: not under ACT_GC_STRESS
+    let mut roots = [Term::NIL];
+    build_list(&mut heap, 3000, &mut roots);
+    assert!(heap.collections > 5, "the test should have collected");
+    check_list(&heap, roots[0], 3000);
+    heap.collect(0, &mut [&mut roots]).unwrap();
+    check_list(&heap, roots[0], 3000);
+}
+
+#[test]
+fn collecting_at_every_heap_test_keeps_data_intact() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(true);
+    let mut roots = [Term::NIL];
+    build_list(&mut heap, 400, &mut roots);
+    assert!(heap.collections >= 400);
+    check_list(&heap, roots[0], 400);
+}
+
+#[test]
+fn the_heap_shrinks_when_data_die() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(false); // counts collections / grows large: not under ACT_GC_STRESS
+    let mut roots = [Term::NIL];
+    build_list(&mut heap, 3000, &mut roots);
+    let big = heap.capacity();
+    roots[0] = Term::NIL;
+    heap.collect(0, &mut [&mut roots]).unwrap();
+    assert!(
+        heap.capacity() < big / 4,
+        "{} not < {}",
+        heap.capacity(),
+        big / 4
+    );
+}
+
+#[test]
+fn a_dead_large_binary_is_released() {
+    let mut heap = Heap::new();
+    heap.ensure(words_for_binary(1000) + CONS_WORDS, &mut [])
+        .unwrap();
+    let b = heap.binary(&[1u8; 1000]);
+    let weak = Arc::downgrade(heap.shared_binary_of(b).unwrap());
+    let mut roots = [heap.cons(b, Term::NIL)];
+    heap.collect(0, &mut [&mut roots]).unwrap();
+    assert!(weak.upgrade().is_some(), "a live binary must stay");
+    roots[0] = Term::NIL;
+    heap.collect(0, &mut [&mut roots]).unwrap();
+    assert_eq!(heap.off_heap_count(), 0);
+    assert!(weak.upgrade().is_none(), "a dead binary must be freed");
+}
+
+#[test]
+fn literals_are_shared_and_never_copied() {
+    let c = Constant::Tuple(vec![
+        Constant::string("hello"),
+        Constant::Float(1.5),
+        Constant::Binary(vec![7; 300]),
+        Constant::Map(vec![
+            (Constant::atom("b"), Constant::int(2)),
+            (Constant::atom("a"), Constant::int(1)),
+        ]),
+    ]);
+    let lit = literal::build(&c).unwrap();
+    assert!(lit.is_literal());
+    let mut heap = Heap::new();
+    let elements = heap.tuple_elements(lit).to_vec();
+    assert!(elements[0].is_literal() && elements[0].is_cons());
+    assert_eq!(heap.float_value(elements[1]), Some(1.5));
+    assert_eq!(heap.binary_bytes(elements[2]).unwrap(), &[7; 300][..]);
+    heap.ensure(CONS_WORDS, &mut []).unwrap();
+    let mut roots = [heap.cons(lit, Term::NIL)];
+    heap.collect(0, &mut [&mut roots]).unwrap();
+    assert_eq!(
+        heap.cons_parts(roots[0]).0,
+        lit,
+        "GC must not copy literals"
+    );
+    assert_eq!(size_of(&heap, lit), Ok(0));
+    let mut other = Heap::new();
+    let built = other.build_constant(&c, &mut []).unwrap();
+    assert!(!built.is_literal());
+    // Compare the heap copy with the literal through one heap.
+    let copy = heap.copy_in(&other, built, &mut [&mut roots]).unwrap();
+    assert!(exact_eq(&heap, copy, lit));
+}
+
+#[test]
+fn messages_copy_out_and_in() {
+    let mut sender = Heap::new();
+    let mut roots = [Term::NIL];
+    build_list(&mut sender, 200, &mut roots);
+    let buffer = MessageBuffer::copy_from(&sender, roots[0]).unwrap();
+    let mut receiver = Heap::new();
+    receiver.ensure(10, &mut []).unwrap();
+    let mut keep = [receiver.tuple(&[Term::OK])];
+    let message = receiver.receive_buffer(buffer, &mut [&mut keep]).unwrap();
+    check_list(&receiver, message, 200);
+    assert_eq!(receiver.tuple_elements(keep[0]), [Term::OK]);
+    let mut roots2 = [message];
+    receiver.collect(0, &mut [&mut roots2]).unwrap();
+    check_list(&receiver, roots2[0], 200);
+    assert!(
+        MessageBuffer::copy_from(&sender, Term::OK)
+            .unwrap()
+            .heap()
+            .is_none()
+    );
+}
+
+#[test]
+fn deep_terms_copy_and_compare_without_recursion() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(false); // counts collections / grows large: not under ACT_GC_STRESS
+    let mut roots = [Term::NIL];
+    for _ in 0..200_000 {
+        heap.ensure(words_for_tuple(1), &mut [&mut roots]).unwrap();
+        roots[0] = heap.tuple(&[roots[0]]);
+    }
+    let buffer = MessageBuffer::copy_from(&heap, roots[0]).unwrap();
+    let mut other = Heap::new();
+    let t = other.receive_buffer(buffer, &mut []).unwrap();
+    let copy = heap.copy_in(&other, t, &mut [&mut roots]).unwrap();
+    assert_eq!(compare(&heap, copy, roots[0]), std::cmp::Ordering::Equal);
+}
+
+#[test]
+fn absurd_sizes_fail_cleanly() {
+    let mut heap = Heap::new();
+    assert_eq!(heap.ensure(usize::MAX / 4, &mut []), Err(SystemLimit));
+    assert_eq!(heap.ensure(1 << 50, &mut []), Err(SystemLimit));
+    heap.ensure(2, &mut []).unwrap();
+}
+
+#[test]
+fn map_operations_keep_keys_in_order() {
+    let mut heap = Heap::new();
+    heap.ensure(200, &mut []).unwrap();
+    let m = heap.map(&[
+        (Term::small(3), Term::OK),
+        (Term::atom(Atom::ERROR), Term::TRUE),
+    ]);
+    let f = heap.float(3.0);
+    let m2 = heap.map_put(m, f, Term::FALSE).unwrap();
+    let m3 = heap.map_put(m2, Term::small(1), Term::NIL).unwrap();
+    assert_eq!(heap.map_size(m3), Some(4));
+    // 1 < 3 < 3.0 (integers before floats) < error
+    let View::Map { keys, .. } = heap.view(m3) else {
+        panic!()
+    };
+    assert_eq!(keys[0], Term::small(1));
+    assert_eq!(keys[1], Term::small(3));
+    assert_eq!(heap.float_value(keys[2]), Some(3.0));
+    assert_eq!(heap.map_get(m3, f), Some(Term::FALSE));
+    assert_eq!(heap.map_get(m3, Term::small(3)), Some(Term::OK));
+    assert_eq!(heap.map_get(m3, Term::small(2)), None);
+    let m4 = heap.map_remove(m3, Term::small(3)).unwrap();
+    assert_eq!(heap.map_size(m4), Some(3));
+    assert_eq!(heap.map_get(m4, Term::small(3)), None);
+    assert_eq!(heap.map_remove(m4, Term::small(99)), Some(m4));
+    assert_eq!(heap.map_get(Term::NIL, Term::NIL), None);
+    let l = heap.list(&[Term::small(1), Term::small(2)]);
+    assert_eq!(heap.list_length(l), Some(2));
+    let improper = heap.cons(Term::small(1), Term::small(2));
+    assert_eq!(heap.list_length(improper), None);
+}
+
+#[test]
+fn message_buffers_can_move_between_threads() {
+    fn is_send<T: Send>() {}
+    is_send::<MessageBuffer>();
+    let mut heap = Heap::new();
+    heap.ensure(words_for_binary(500) + CONS_WORDS, &mut [])
+        .unwrap();
+    let b = heap.binary(&[5; 500]);
+    let t = heap.cons(b, Term::NIL);
+    let buffer = MessageBuffer::copy_from(&heap, t).unwrap();
+    let received = std::thread::spawn(move || {
+        let mut other = Heap::new();
+        let t = other.receive_buffer(buffer, &mut []).unwrap();
+        let (head, _) = other.cons_parts(t);
+        other.binary_bytes(head).unwrap().to_vec()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(received, vec![5; 500]);
+}
+
+#[test]
+fn a_heap_that_keeps_collecting_raises_its_floor() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(false); // counts collections / grows large: not under ACT_GC_STRESS
+    let mut roots = [Term::NIL];
+    for i in 0..10_000 {
+        heap.ensure(words_for_tuple(2), &mut [&mut roots]).unwrap();
+        roots[0] = heap.tuple(&[Term::small(i), Term::OK]);
+    }
+    assert!(heap.capacity() >= 200, "capacity {}", heap.capacity());
+    assert!(
+        heap.collections < 10_000 / 50,
+        "{} collections",
+        heap.collections
+    );
+    let idle = Heap::new();
+    assert_eq!(idle.capacity(), MIN_HEAP_WORDS);
+}

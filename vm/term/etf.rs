@@ -1,0 +1,574 @@
+//! The external term format: `term_to_binary` and `binary_to_term`,
+//! byte for byte as OTP 25 writes them (version 131, no compression).
+//!
+//! Encoding walks the term with an explicit stack. Decoding reads into a
+//! fresh heap sized from the input (no ETF item makes more than two heap
+//! words per input byte, plus a constant), filling containers that are
+//! allocated first and completed as their elements arrive, so neither
+//! direction recurses on the Rust stack. The result of decoding is a
+//! `MessageBuffer`, which the caller moves into its heap with
+//! `Heap::receive_buffer`.
+//!
+//! Supported: integers, floats, atoms, `[]`, strings, lists (proper and
+//! improper), tuples, maps, binaries, `fun M:F/A`, local pids and
+//! references. Local funs are not encodable yet (`Unsupported`). Maps
+//! are written in act's key order, which is OTP's for maps of up to 32
+//! keys.
+
+use super::view::View;
+use super::{Atom, Term};
+use crate::heap::{self, Heap, MessageBuffer, SystemLimit};
+use num_bigint::{BigInt, Sign};
+
+const VERSION: u8 = 131;
+const NEW_FLOAT_EXT: u8 = 70;
+const NEW_PID_EXT: u8 = 88;
+const NEWER_REFERENCE_EXT: u8 = 90;
+const SMALL_INTEGER_EXT: u8 = 97;
+const INTEGER_EXT: u8 = 98;
+const ATOM_EXT: u8 = 100;
+const SMALL_TUPLE_EXT: u8 = 104;
+const LARGE_TUPLE_EXT: u8 = 105;
+const NIL_EXT: u8 = 106;
+const STRING_EXT: u8 = 107;
+const LIST_EXT: u8 = 108;
+const BINARY_EXT: u8 = 109;
+const SMALL_BIG_EXT: u8 = 110;
+const LARGE_BIG_EXT: u8 = 111;
+const EXPORT_EXT: u8 = 113;
+const SMALL_ATOM_EXT: u8 = 115;
+const MAP_EXT: u8 = 116;
+const ATOM_UTF8_EXT: u8 = 118;
+const SMALL_ATOM_UTF8_EXT: u8 = 119;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EtfError {
+    /// Not a valid external term (binary_to_term raises `badarg`).
+    Badarg,
+    /// A term act cannot encode yet (a local fun).
+    Unsupported,
+    /// Past the memory budget or the atom table.
+    SystemLimit,
+}
+
+impl From<SystemLimit> for EtfError {
+    fn from(_: SystemLimit) -> Self {
+        EtfError::SystemLimit
+    }
+}
+
+// ---------------------------------------------------------------------
+// Encoding.
+
+/// `term_to_binary(T)`.
+pub fn term_to_binary(heap: &Heap, t: Term) -> Result<Vec<u8>, EtfError> {
+    let mut out = vec![VERSION];
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        match heap.view(t) {
+            View::Small(i) => encode_integer(&mut out, &BigInt::from(i)),
+            View::Big(b) => encode_integer(&mut out, &b.to_bigint()),
+            View::Float(f) => {
+                out.push(NEW_FLOAT_EXT);
+                out.extend_from_slice(&f.to_bits().to_be_bytes());
+            }
+            View::Atom(a) => encode_atom(&mut out, a),
+            View::Nil => out.push(NIL_EXT),
+            View::Cons(..) => {
+                if let Some(bytes) = byte_string(heap, t) {
+                    out.push(STRING_EXT);
+                    out.extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+                    out.extend_from_slice(&bytes);
+                    continue;
+                }
+                let mut elements = Vec::new();
+                let mut rest = t;
+                while let View::Cons(head, tail) = heap.view(rest) {
+                    elements.push(head);
+                    rest = tail;
+                }
+                out.push(LIST_EXT);
+                out.extend_from_slice(
+                    &u32::try_from(elements.len())
+                        .map_err(|_| EtfError::SystemLimit)?
+                        .to_be_bytes(),
+                );
+                stack.push(rest);
+                stack.extend(elements.into_iter().rev());
+            }
+            View::Tuple(elements) => {
+                if elements.len() < 256 {
+                    out.push(SMALL_TUPLE_EXT);
+                    out.push(elements.len() as u8);
+                } else {
+                    out.push(LARGE_TUPLE_EXT);
+                    out.extend_from_slice(&(elements.len() as u32).to_be_bytes());
+                }
+                stack.extend(elements.iter().rev());
+            }
+            View::Map { keys, values } => {
+                out.push(MAP_EXT);
+                out.extend_from_slice(&(keys.len() as u32).to_be_bytes());
+                for (k, v) in keys.iter().zip(values).rev() {
+                    stack.push(*v);
+                    stack.push(*k);
+                }
+            }
+            View::Binary(bytes) => {
+                out.push(BINARY_EXT);
+                out.extend_from_slice(
+                    &u32::try_from(bytes.len())
+                        .map_err(|_| EtfError::SystemLimit)?
+                        .to_be_bytes(),
+                );
+                out.extend_from_slice(bytes);
+            }
+            View::ExternalFun {
+                module,
+                function,
+                arity,
+            } => {
+                out.push(EXPORT_EXT);
+                encode_atom(&mut out, module);
+                encode_atom(&mut out, function);
+                out.push(SMALL_INTEGER_EXT);
+                out.push(arity as u8);
+            }
+            View::Pid(id) => {
+                out.push(NEW_PID_EXT);
+                encode_atom(&mut out, Atom::NONODE);
+                out.extend_from_slice(&(id as u32).to_be_bytes());
+                out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
+                out.extend_from_slice(&0u32.to_be_bytes());
+            }
+            View::Ref(id) => {
+                out.push(NEWER_REFERENCE_EXT);
+                out.extend_from_slice(&2u16.to_be_bytes());
+                encode_atom(&mut out, Atom::NONODE);
+                out.extend_from_slice(&0u32.to_be_bytes());
+                out.extend_from_slice(&(id as u32).to_be_bytes());
+                out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
+            }
+            View::Fun { .. } | View::NotAValue => return Err(EtfError::Unsupported),
+        }
+    }
+    Ok(out)
+}
+
+/// The bytes of a proper list of 0..=255 shorter than 65536 (STRING_EXT).
+fn byte_string(heap: &Heap, t: Term) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let mut rest = t;
+    while let View::Cons(head, tail) = heap.view(rest) {
+        bytes.push(u8::try_from(head.as_small()?).ok()?);
+        if bytes.len() >= 65536 {
+            return None;
+        }
+        rest = tail;
+    }
+    rest.is_nil().then_some(bytes)
+}
+
+fn encode_integer(out: &mut Vec<u8>, i: &BigInt) {
+    if let Ok(small) = u8::try_from(i) {
+        out.extend_from_slice(&[SMALL_INTEGER_EXT, small]);
+    } else if let Ok(word) = i32::try_from(i) {
+        out.push(INTEGER_EXT);
+        out.extend_from_slice(&word.to_be_bytes());
+    } else {
+        let (sign, digits) = i.to_bytes_le();
+        if digits.len() < 256 {
+            out.extend_from_slice(&[SMALL_BIG_EXT, digits.len() as u8]);
+        } else {
+            out.push(LARGE_BIG_EXT);
+            out.extend_from_slice(&(digits.len() as u32).to_be_bytes());
+        }
+        out.push((sign == Sign::Minus) as u8);
+        out.extend_from_slice(&digits);
+    }
+}
+
+/// Latin-1 atoms as ATOM_EXT (OTP 25's choice), others in UTF-8.
+fn encode_atom(out: &mut Vec<u8>, atom: Atom) {
+    let name = atom.name();
+    if name.chars().all(|c| (c as u32) < 256) {
+        out.push(ATOM_EXT);
+        out.extend_from_slice(&(name.chars().count() as u16).to_be_bytes());
+        out.extend(name.chars().map(|c| c as u8));
+    } else if name.len() < 256 {
+        out.extend_from_slice(&[SMALL_ATOM_UTF8_EXT, name.len() as u8]);
+        out.extend_from_slice(name.as_bytes());
+    } else {
+        out.push(ATOM_UTF8_EXT);
+        out.extend_from_slice(&(name.len() as u16).to_be_bytes());
+        out.extend_from_slice(name.as_bytes());
+    }
+}
+
+// ---------------------------------------------------------------------
+// Decoding.
+
+struct Input<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Input<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], EtfError> {
+        let end = self.at.checked_add(n).ok_or(EtfError::Badarg)?;
+        let s = self.bytes.get(self.at..end).ok_or(EtfError::Badarg)?;
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, EtfError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<usize, EtfError> {
+        let b = self.take(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]) as usize)
+    }
+    fn u32(&mut self) -> Result<usize, EtfError> {
+        let b = self.take(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    }
+    /// Rejects a count that the rest of the input cannot possibly hold,
+    /// before anything is allocated for it.
+    fn plausible(&self, count: usize, min_bytes_each: usize) -> Result<usize, EtfError> {
+        if count.saturating_mul(min_bytes_each) > self.bytes.len() - self.at {
+            Err(EtfError::Badarg)
+        } else {
+            Ok(count)
+        }
+    }
+}
+
+/// A container waiting for its elements.
+enum Pending {
+    Tuple {
+        tuple: Term,
+        next: usize,
+        arity: usize,
+    },
+    /// `count` cons cells allocated in a row from `first`; element
+    /// `count` is the tail.
+    List {
+        first: usize,
+        next: usize,
+        count: usize,
+    },
+    Map {
+        parts: Vec<Term>,
+        count: usize,
+    },
+}
+
+/// `binary_to_term(B)`: the term, in a buffer of its own.
+pub fn binary_to_term(bytes: &[u8]) -> Result<MessageBuffer, EtfError> {
+    let mut input = Input { bytes, at: 0 };
+    if input.u8()? != VERSION {
+        return Err(EtfError::Badarg);
+    }
+    // A first pass checks the structure and counts the words (an upper
+    // bound), so the heap is allocated once and decoding cannot overflow it.
+    let words = heap_words(bytes)?;
+    let mut heap = Heap::try_with_words(words.max(1))?;
+    let mut stack: Vec<Pending> = Vec::new();
+    loop {
+        let mut value = decode_one(&mut input, &mut heap, &mut stack)?;
+        // Deliver the value to the innermost container, completing as
+        // many containers as it finishes.
+        loop {
+            let Some(top) = stack.last_mut() else {
+                if input.at != bytes.len() {
+                    return Err(EtfError::Badarg);
+                }
+                return Ok(MessageBuffer::from_heap(heap, value));
+            };
+            match top {
+                Pending::Tuple { tuple, next, arity } => {
+                    heap.tuple_elements_mut(*tuple)[*next] = value;
+                    *next += 1;
+                    if *next < *arity {
+                        break;
+                    }
+                    value = *tuple;
+                }
+                Pending::List { first, next, count } => {
+                    let cell = *first + 2 * (*next).min(*count - 1);
+                    let slot = if *next < *count { cell } else { cell + 1 };
+                    heap.set_word(slot, value);
+                    *next += 1;
+                    if *next <= *count {
+                        break;
+                    }
+                    value = Term::heap_pointer(crate::term::TAG_CONS, *first);
+                }
+                Pending::Map { parts, count } => {
+                    parts.push(value);
+                    if parts.len() < 2 * *count {
+                        break;
+                    }
+                    let pairs: Vec<(Term, Term)> =
+                        parts.chunks(2).map(|kv| (kv[0], kv[1])).collect();
+                    value = heap.map(&pairs);
+                }
+            }
+            stack.pop();
+        }
+    }
+}
+
+/// The heap words decoding `bytes` (after the version byte) needs, at
+/// most; `Badarg` if the input is not a complete term. Items are counted
+/// down from one: each item read adds the items it contains.
+fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
+    let mut input = Input { bytes, at: 1 };
+    let mut pending: usize = 1;
+    let mut words: usize = 0;
+    while pending > 0 {
+        pending -= 1;
+        let tag = input.u8()?;
+        let (own, children) = match tag {
+            SMALL_INTEGER_EXT => (0, input.take(1).map(|_| 0)?),
+            INTEGER_EXT => (0, input.take(4).map(|_| 0)?),
+            SMALL_BIG_EXT | LARGE_BIG_EXT => {
+                let n = if tag == SMALL_BIG_EXT {
+                    input.u8()? as usize
+                } else {
+                    input.u32()?
+                };
+                input.take(1 + n)?;
+                (1 + n.div_ceil(8), 0)
+            }
+            NEW_FLOAT_EXT => (input.take(8).map(|_| heap::FLOAT_WORDS)?, 0),
+            ATOM_EXT | ATOM_UTF8_EXT => {
+                let n = input.u16()?;
+                (input.take(n).map(|_| 0)?, 0)
+            }
+            SMALL_ATOM_EXT | SMALL_ATOM_UTF8_EXT => {
+                let n = input.u8()? as usize;
+                (input.take(n).map(|_| 0)?, 0)
+            }
+            NIL_EXT => (0, 0),
+            STRING_EXT => {
+                let n = input.u16()?;
+                (input.take(n).map(|_| 2 * n)?, 0)
+            }
+            BINARY_EXT => {
+                let n = input.u32()?;
+                (input.take(n).map(|_| heap::words_for_binary(n))?, 0)
+            }
+            SMALL_TUPLE_EXT => {
+                let n = input.u8()? as usize;
+                (n + 1, n)
+            }
+            LARGE_TUPLE_EXT => {
+                let n = input.u32()?;
+                let n = input.plausible(n, 1)?;
+                (n + 1, n)
+            }
+            LIST_EXT => {
+                let n = input.u32()?;
+                let n = input.plausible(n, 1)?;
+                (2 * n, n + 1)
+            }
+            MAP_EXT => {
+                let n = input.u32()?;
+                let n = input.plausible(n, 2)?;
+                (heap::words_for_map(n), 2 * n)
+            }
+            EXPORT_EXT => (heap::EXTERNAL_FUN_WORDS, 3),
+            NEW_PID_EXT => {
+                decode_any_atom(&mut input)?;
+                (input.take(12).map(|_| 0)?, 0)
+            }
+            NEWER_REFERENCE_EXT => {
+                let n = input.u16()?;
+                decode_any_atom(&mut input)?;
+                (input.take(4 + 4 * n).map(|_| heap::REF_WORDS)?, 0)
+            }
+            _ => return Err(EtfError::Badarg),
+        };
+        words = words.checked_add(own).ok_or(EtfError::SystemLimit)?;
+        pending = pending.checked_add(children).ok_or(EtfError::Badarg)?;
+    }
+    if input.at != bytes.len() {
+        return Err(EtfError::Badarg);
+    }
+    Ok(words)
+}
+
+/// Decodes one item: a complete value, or (for a non-empty container)
+/// pushes it on `stack` and decodes its first element next.
+fn decode_one(
+    input: &mut Input,
+    heap: &mut Heap,
+    stack: &mut Vec<Pending>,
+) -> Result<Term, EtfError> {
+    loop {
+        let tag = input.u8()?;
+        let value = match tag {
+            SMALL_INTEGER_EXT => Term::small(input.u8()? as i64),
+            INTEGER_EXT => {
+                let b = input.take(4)?;
+                Term::small(i32::from_be_bytes([b[0], b[1], b[2], b[3]]) as i64)
+            }
+            SMALL_BIG_EXT | LARGE_BIG_EXT => {
+                let n = if tag == SMALL_BIG_EXT {
+                    input.u8()? as usize
+                } else {
+                    input.u32()?
+                };
+                let sign = input.u8()?;
+                let digits = input.take(n)?;
+                let i =
+                    BigInt::from_bytes_le(if sign == 0 { Sign::Plus } else { Sign::Minus }, digits);
+                heap.bigint(&i)
+            }
+            NEW_FLOAT_EXT => {
+                let b = input.take(8)?;
+                let f = f64::from_be_bytes(b.try_into().map_err(|_| EtfError::Badarg)?);
+                if !f.is_finite() {
+                    return Err(EtfError::Badarg);
+                }
+                heap.float(f)
+            }
+            ATOM_EXT | SMALL_ATOM_EXT | ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT => {
+                Term::atom(decode_atom(input, tag)?)
+            }
+            NIL_EXT => Term::NIL,
+            STRING_EXT => {
+                let n = input.u16()?;
+                let chars: Vec<Term> = input
+                    .take(n)?
+                    .iter()
+                    .map(|&b| Term::small(b as i64))
+                    .collect();
+                heap.list(&chars)
+            }
+            BINARY_EXT => {
+                let n = input.u32()?;
+                let bytes = input.take(n)?;
+                heap.binary(bytes)
+            }
+            SMALL_TUPLE_EXT | LARGE_TUPLE_EXT => {
+                let arity = if tag == SMALL_TUPLE_EXT {
+                    input.u8()? as usize
+                } else {
+                    input.u32()?
+                };
+                let arity = input.plausible(arity, 1)?;
+                let tuple = heap.alloc_tuple(arity);
+                if arity == 0 {
+                    tuple
+                } else {
+                    stack.push(Pending::Tuple {
+                        tuple,
+                        next: 0,
+                        arity,
+                    });
+                    continue;
+                }
+            }
+            LIST_EXT => {
+                let n = input.u32()?;
+                let count = input.plausible(n, 1)?;
+                if count == 0 {
+                    // Only the tail follows: `[] ++ Tail` is the tail.
+                    continue;
+                }
+                let first = heap.used();
+                for i in 0..count {
+                    let next = if i + 1 < count {
+                        Term::heap_pointer(crate::term::TAG_CONS, first + 2 * (i + 1))
+                    } else {
+                        Term::NIL
+                    };
+                    heap.cons(Term::NIL, next);
+                }
+                stack.push(Pending::List {
+                    first,
+                    next: 0,
+                    count,
+                });
+                continue;
+            }
+            MAP_EXT => {
+                let n = input.u32()?;
+                let count = input.plausible(n, 2)?;
+                if count == 0 {
+                    heap.map(&[])
+                } else {
+                    stack.push(Pending::Map {
+                        parts: Vec::with_capacity(2 * count),
+                        count,
+                    });
+                    continue;
+                }
+            }
+            EXPORT_EXT => {
+                let module = decode_any_atom(input)?;
+                let function = decode_any_atom(input)?;
+                if input.u8()? != SMALL_INTEGER_EXT {
+                    return Err(EtfError::Badarg);
+                }
+                let arity = input.u8()?;
+                heap.external_fun(module, function, arity as u32)
+            }
+            NEW_PID_EXT => {
+                decode_any_atom(input)?;
+                let id = input.u32()? as u64;
+                let serial = input.u32()? as u64;
+                input.u32()?;
+                Term::pid(id | (serial << 32))
+            }
+            NEWER_REFERENCE_EXT => {
+                let n = input.u16()?;
+                decode_any_atom(input)?;
+                input.u32()?;
+                let mut words = Vec::new();
+                for _ in 0..n {
+                    words.push(input.u32()? as u64);
+                }
+                let id = words.first().copied().unwrap_or(0)
+                    | (words.get(1).copied().unwrap_or(0) << 32);
+                heap.reference(id)
+            }
+            _ => return Err(EtfError::Badarg),
+        };
+        return Ok(value);
+    }
+}
+
+fn decode_any_atom(input: &mut Input) -> Result<Atom, EtfError> {
+    let tag = input.u8()?;
+    decode_atom(input, tag)
+}
+
+fn decode_atom(input: &mut Input, tag: u8) -> Result<Atom, EtfError> {
+    let name: String = match tag {
+        ATOM_EXT | SMALL_ATOM_EXT => {
+            let n = if tag == ATOM_EXT {
+                input.u16()?
+            } else {
+                input.u8()? as usize
+            };
+            input.take(n)?.iter().map(|&b| b as char).collect()
+        }
+        ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT => {
+            let n = if tag == ATOM_UTF8_EXT {
+                input.u16()?
+            } else {
+                input.u8()? as usize
+            };
+            std::str::from_utf8(input.take(n)?)
+                .map_err(|_| EtfError::Badarg)?
+                .to_string()
+        }
+        _ => return Err(EtfError::Badarg),
+    };
+    if name.chars().count() > 255 {
+        return Err(EtfError::SystemLimit);
+    }
+    Atom::try_intern(&name).ok_or(EtfError::SystemLimit)
+}

@@ -1,0 +1,166 @@
+//! The literal area: module constants, built once at load time and shared
+//! read-only by every process.
+//!
+//! Invariant: the area is append-only. A constant is built in a private
+//! scratch heap, its offsets are shifted into a fresh block, and only then
+//! is the block published (through `OnceLock`), so a reader never sees a
+//! half-built block and never takes a lock. A literal offset is
+//! `block << 32 | index in block`. Blocks are never freed; the collector
+//! and the copier treat literal terms as leaves. Binaries in literals are
+//! always stored inline, whatever their size.
+
+use super::{Atom, Constant, Term};
+use crate::heap::{self, Heap, SystemLimit};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const BLOCK_BITS: u32 = 32;
+const DIRECTORY_SIZE: usize = 4096;
+const BLOCKS_PER_DIRECTORY: usize = 4096;
+/// Most constants the area can hold.
+pub const MAX_BLOCKS: usize = DIRECTORY_SIZE * BLOCKS_PER_DIRECTORY;
+
+type Directory = Box<[OnceLock<Box<[Term]>>]>;
+
+/// Written once per slot by the loader that reserved it; read by anyone.
+static DIRECTORIES: [OnceLock<Directory>; DIRECTORY_SIZE] =
+    [const { OnceLock::new() }; DIRECTORY_SIZE];
+/// The next free block number.
+static NEXT_BLOCK: AtomicUsize = AtomicUsize::new(0);
+
+/// The literal words from `offset` to the end of its block.
+#[inline]
+pub fn words_from(offset: usize) -> &'static [Term] {
+    let block = offset >> BLOCK_BITS;
+    let index = offset & ((1 << BLOCK_BITS) - 1);
+    let words = DIRECTORIES[block / BLOCKS_PER_DIRECTORY]
+        .get()
+        .and_then(|directory| directory[block % BLOCKS_PER_DIRECTORY].get());
+    match words {
+        Some(words) => &words[index..],
+        // A literal term exists only once its block is published.
+        None => &[],
+    }
+}
+
+/// Builds `constant` in the literal area and returns its term (an
+/// immediate for atoms, small integers and `[]`).
+pub fn build(constant: &Constant) -> Result<Term, SystemLimit> {
+    let mut scratch = Heap::inline_scratch();
+    let term = build_on_heap(&mut scratch, constant, &mut [])?;
+    if term.is_immediate() {
+        return Ok(term);
+    }
+    let block = NEXT_BLOCK.fetch_add(1, Ordering::Relaxed);
+    if block >= MAX_BLOCKS || scratch.used() >= 1 << BLOCK_BITS {
+        return Err(SystemLimit);
+    }
+    let base = block << BLOCK_BITS;
+    let mut words: Box<[Term]> = scratch.words().into();
+    heap::relocate_objects(
+        &mut words,
+        |tag, offset| Term::literal_pointer(tag, base + offset),
+        |i| i,
+    );
+    let directory = DIRECTORIES[block / BLOCKS_PER_DIRECTORY]
+        .get_or_init(|| (0..BLOCKS_PER_DIRECTORY).map(|_| OnceLock::new()).collect());
+    let _ = directory[block % BLOCKS_PER_DIRECTORY].set(words);
+    Ok(Term::literal_pointer(term.tag(), base + term.offset()))
+}
+
+/// Words `constant` needs on a heap (binaries counted as `Heap::binary`
+/// would make them).
+fn constant_words(constant: &Constant) -> usize {
+    let mut total = 0usize;
+    let mut stack = vec![constant];
+    while let Some(c) = stack.pop() {
+        total = total.saturating_add(match c {
+            Constant::Integer(i) => heap::words_for_bigint(i),
+            Constant::Float(_) => heap::FLOAT_WORDS,
+            Constant::Atom(_) | Constant::Nil => 0,
+            Constant::List(elements, tail) => {
+                stack.extend(elements.iter());
+                stack.push(tail);
+                2 * elements.len()
+            }
+            Constant::String(chars) => 2 * chars.len(),
+            Constant::Tuple(elements) => {
+                stack.extend(elements.iter());
+                heap::words_for_tuple(elements.len())
+            }
+            Constant::Map(pairs) => {
+                for (k, v) in pairs {
+                    stack.push(k);
+                    stack.push(v);
+                }
+                heap::words_for_map(pairs.len())
+            }
+            // Inline on a scratch heap, so count the inline size (an upper bound).
+            Constant::Binary(bytes) => super::object::heap_binary_words(bytes.len()),
+        });
+    }
+    total
+}
+
+/// Builds `constant` on `heap`, ensuring room first (with `roots`).
+/// Iterative: children are built before their parent from an explicit
+/// stack of pending steps.
+pub(crate) fn build_on_heap(
+    heap: &mut Heap,
+    constant: &Constant,
+    roots: &mut [&mut [Term]],
+) -> Result<Term, SystemLimit> {
+    heap.ensure(constant_words(constant), roots)?;
+    enum Step<'c> {
+        Enter(&'c Constant),
+        Exit(&'c Constant),
+    }
+    let mut steps = vec![Step::Enter(constant)];
+    let mut values: Vec<Term> = Vec::new();
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Enter(c) => {
+                steps.push(Step::Exit(c));
+                let children: Vec<&Constant> = match c {
+                    Constant::List(elements, tail) => elements.iter().chain([&**tail]).collect(),
+                    Constant::Tuple(elements) => elements.iter().collect(),
+                    Constant::Map(pairs) => pairs.iter().flat_map(|(k, v)| [k, v]).collect(),
+                    _ => Vec::new(),
+                };
+                // Reversed, so the children's values land in order.
+                steps.extend(children.into_iter().rev().map(Step::Enter));
+            }
+            Step::Exit(c) => {
+                let value = match c {
+                    Constant::Integer(i) => heap.bigint(i),
+                    Constant::Float(f) => heap.float(*f),
+                    Constant::Atom(name) => Term::atom(Atom::try_intern(name).ok_or(SystemLimit)?),
+                    Constant::Nil => Term::NIL,
+                    Constant::String(chars) => {
+                        let chars: Vec<Term> =
+                            chars.iter().map(|&c| Term::small(c as i64)).collect();
+                        heap.list(&chars)
+                    }
+                    Constant::Binary(bytes) => heap.binary(bytes),
+                    Constant::List(elements, _) => {
+                        let children = values.split_off(values.len() - elements.len() - 1);
+                        let (tail, heads) = children.split_last().unwrap_or((&Term::NIL, &[]));
+                        heap.list_with_tail(heads, *tail)
+                    }
+                    Constant::Tuple(elements) => {
+                        let children = values.split_off(values.len() - elements.len());
+                        heap.tuple(&children)
+                    }
+                    Constant::Map(pairs) => {
+                        let children = values.split_off(values.len() - 2 * pairs.len());
+                        let pairs: Vec<(Term, Term)> =
+                            children.chunks(2).map(|kv| (kv[0], kv[1])).collect();
+                        heap.map(&pairs)
+                    }
+                };
+                values.push(value);
+            }
+        }
+    }
+    Ok(values.pop().unwrap_or(Term::NIL))
+}

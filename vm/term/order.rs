@@ -1,0 +1,225 @@
+//! Erlang's term order and its two equalities, `==` and `=:=`.
+//!
+//! number < atom < reference < fun < port < pid < tuple < map < nil < list < binary
+//!
+//! Integers and floats compare by value (`1 == 1.0`); in exact mode
+//! (`=:=`, and map keys) an integer never equals a float, and in map-key
+//! order every integer sorts before every float, as OTP orders map keys.
+//! Tuples compare by size, then element by element; maps by size, then
+//! their keys (in key order), then their values; lists element by element;
+//! binaries byte by byte. The walk keeps its pending pairs on an explicit
+//! stack, so deep or long terms never recurse on the Rust stack.
+
+use super::Term;
+use super::view::{BigView, View};
+use crate::heap::Heap;
+use num_bigint::BigInt;
+use num_traits::FromPrimitive;
+use std::cmp::Ordering;
+
+/// Erlang term order (`<`, `==`; `1` and `1.0` are equal).
+pub fn compare(heap: &Heap, a: Term, b: Term) -> Ordering {
+    compare_in(heap, a, b, false)
+}
+
+/// `A == B`
+pub fn eq(heap: &Heap, a: Term, b: Term) -> bool {
+    a == b || compare_in(heap, a, b, false) == Ordering::Equal
+}
+
+/// `A =:= B`
+pub fn exact_eq(heap: &Heap, a: Term, b: Term) -> bool {
+    a == b || compare_in(heap, a, b, true) == Ordering::Equal
+}
+
+/// The order of map keys (integers before floats), also usable to sort
+/// for `=:=`-based uniqueness.
+pub fn compare_exact(heap: &Heap, a: Term, b: Term) -> Ordering {
+    compare_in(heap, a, b, true)
+}
+
+fn rank(view: &View) -> u8 {
+    match view {
+        View::Small(_) | View::Big(_) | View::Float(_) => 0,
+        View::Atom(_) => 1,
+        View::Ref(_) => 2,
+        View::Fun { .. } | View::ExternalFun { .. } => 3,
+        View::Pid(_) => 5,
+        View::Tuple(_) => 6,
+        View::Map { .. } => 7,
+        View::Nil => 8,
+        View::Cons(..) => 9,
+        View::Binary(_) => 10,
+        View::NotAValue => 11,
+    }
+}
+
+fn compare_in(heap: &Heap, a: Term, b: Term, exact: bool) -> Ordering {
+    // Pending pairs, each with its own exactness (map keys are exact).
+    // Comparing two leaves never allocates: the stack grows only when a
+    // structure pushes its children.
+    let mut stack: Vec<(Term, Term, bool)> = Vec::new();
+    let mut next = Some((a, b, exact));
+    while let Some((a, b, exact)) = next {
+        if a != b {
+            let order = compare_one(heap, a, b, exact, &mut stack);
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        next = stack.pop();
+    }
+    Ordering::Equal
+}
+
+/// Compares the outer layer of `a` and `b`; pushes their children (in
+/// reverse, so the first pair is compared first) when the outer layers
+/// are equal.
+fn compare_one(
+    heap: &Heap,
+    a: Term,
+    b: Term,
+    exact: bool,
+    stack: &mut Vec<(Term, Term, bool)>,
+) -> Ordering {
+    let (x, y) = (heap.view(a), heap.view(b));
+    let (rx, ry) = (rank(&x), rank(&y));
+    if rx != ry {
+        return rx.cmp(&ry);
+    }
+    match (x, y) {
+        (View::Atom(p), View::Atom(q)) => p.name().cmp(q.name()),
+        (View::Ref(p), View::Ref(q)) => p.cmp(&q),
+        (View::Pid(p), View::Pid(q)) => p.cmp(&q),
+        (View::Binary(p), View::Binary(q)) => p.cmp(q),
+        (View::Tuple(p), View::Tuple(q)) => {
+            let order = p.len().cmp(&q.len());
+            if order == Ordering::Equal {
+                stack.extend(p.iter().zip(q).rev().map(|(&s, &t)| (s, t, exact)));
+            }
+            order
+        }
+        (View::Cons(h1, t1), View::Cons(h2, t2)) => {
+            stack.push((t1, t2, exact));
+            stack.push((h1, h2, exact));
+            Ordering::Equal
+        }
+        (
+            View::Map {
+                keys: k1,
+                values: v1,
+            },
+            View::Map {
+                keys: k2,
+                values: v2,
+            },
+        ) => {
+            let order = k1.len().cmp(&k2.len());
+            if order == Ordering::Equal {
+                stack.extend(v1.iter().zip(v2).rev().map(|(&s, &t)| (s, t, exact)));
+                stack.extend(k1.iter().zip(k2).rev().map(|(&s, &t)| (s, t, true)));
+            }
+            order
+        }
+        (
+            View::Fun {
+                index: i,
+                captured: c,
+            },
+            View::Fun {
+                index: j,
+                captured: d,
+            },
+        ) => {
+            let order = i.cmp(&j).then(c.len().cmp(&d.len()));
+            if order == Ordering::Equal {
+                stack.extend(c.iter().zip(d).rev().map(|(&s, &t)| (s, t, exact)));
+            }
+            order
+        }
+        (View::ExternalFun { .. }, View::Fun { .. }) => Ordering::Less,
+        (View::Fun { .. }, View::ExternalFun { .. }) => Ordering::Greater,
+        (
+            View::ExternalFun {
+                module: m1,
+                function: f1,
+                arity: a1,
+            },
+            View::ExternalFun {
+                module: m2,
+                function: f2,
+                arity: a2,
+            },
+        ) => m1
+            .name()
+            .cmp(m2.name())
+            .then(f1.name().cmp(f2.name()))
+            .then(a1.cmp(&a2)),
+        (x, y) => compare_numbers(&x, &y, exact),
+    }
+}
+
+/// Orders two numbers (or two non-values, which are equal).
+fn compare_numbers(x: &View, y: &View, exact: bool) -> Ordering {
+    match (x, y) {
+        (View::Small(i), View::Small(j)) => i.cmp(j),
+        (View::Float(f), View::Float(g)) => f.partial_cmp(g).unwrap_or(Ordering::Equal),
+        (View::Big(p), View::Big(q)) => compare_bigs(p, q),
+        // A bignum lies outside the small range: its sign decides.
+        (View::Small(_), View::Big(q)) => {
+            if q.negative {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (View::Big(p), View::Small(_)) => {
+            if p.negative {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (View::Float(_), _) if exact => Ordering::Greater,
+        (_, View::Float(_)) if exact => Ordering::Less,
+        (View::Float(f), int) => compare_int_float(int, *f).reverse(),
+        (int, View::Float(f)) => compare_int_float(int, *f),
+        _ => Ordering::Equal,
+    }
+}
+
+fn compare_bigs(p: &BigView, q: &BigView) -> Ordering {
+    let magnitude = p.limbs.len().cmp(&q.limbs.len()).then_with(|| {
+        p.limbs
+            .iter()
+            .rev()
+            .map(|l| l.0)
+            .cmp(q.limbs.iter().rev().map(|l| l.0))
+    });
+    match (p.negative, q.negative) {
+        (false, false) => magnitude,
+        (true, true) => magnitude.reverse(),
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+    }
+}
+
+/// An integer against a float, exactly (no rounding of large integers).
+fn compare_int_float(int: &View, f: f64) -> Ordering {
+    if let View::Small(i) = int
+        && i.unsigned_abs() < (1 << 53)
+    {
+        return (*i as f64).partial_cmp(&f).unwrap_or(Ordering::Equal);
+    }
+    let i = match int {
+        View::Small(i) => BigInt::from(*i),
+        View::Big(b) => b.to_bigint(),
+        _ => return Ordering::Equal,
+    };
+    let whole = f.trunc();
+    let Some(w) = BigInt::from_f64(whole) else {
+        return Ordering::Equal;
+    };
+    i.cmp(&w)
+        .then_with(|| 0.0f64.partial_cmp(&(f - whole)).unwrap_or(Ordering::Equal))
+}

@@ -1,0 +1,1203 @@
+//! Printing terms as Erlang does: `~w` (`write`) and `~p` (`print`, with
+//! io_lib_pretty's line breaking), byte for byte as OTP 25 prints them.
+//!
+//! `~w` writes every term flat: lists as lists (never strings), binaries
+//! as bytes, atoms quoted where needed, floats in the shortest form that
+//! reads back. It walks the term with an explicit stack.
+//!
+//! `~p` prints lists of printable characters as strings and printable
+//! binaries as `<<"...">>`, and breaks a term that does not fit. The
+//! breaking, in our words:
+//!
+//! 1. Measure: turn the term into a `Doc` tree where every node knows the
+//!    length of its flat text. Leaves (numbers, atoms, strings, printable
+//!    binaries...) are "atomic"; lists, tuples, maps and byte-binaries are
+//!    structures.
+//! 2. A node that fits in the rest of the line (`len < line_length - col -
+//!    closers`, where `closers` counts the brackets that must still follow
+//!    it on the same line) is written flat.
+//! 3. Otherwise its elements go one by one after the opening bracket,
+//!    aligned under the first: an atomic element joins the current line
+//!    if it fits (with its comma), else starts a new one; a structure
+//!    always starts a new line and forces the next element onto a new
+//!    line too. So lists of numbers fill lines and lists of tuples go one
+//!    per line. A map does the same with `Key => Value` pairs (atomic when
+//!    both sides are); a pair that does not fit puts the value on the next
+//!    line, indented.
+//! 4. A tuple whose first element is an atom ("tagged") keeps the tag on
+//!    the first line and aligns the rest after `{tag,`. Before printing,
+//!    a trial pass checks whether that alignment keeps every tag column
+//!    in the left half of the line; if not, the rest is indented by 4
+//!    instead (and failing that, by 1).
+//! 5. An improper tail follows `|`, on the same line if atomic and it
+//!    fits, else on its own line.
+//!
+//! 6. A binary printed as bytes that does not fit fills lines of a fixed
+//!    width, counted from after `<<` and reduced by the closers.
+//!
+//! Observed detail kept here: OTP checks fit from one column right of
+//! where a term starts (a term of `line_length - column - 1` characters
+//! already breaks).
+//!
+//! Nesting deeper than `MAX_PRETTY_DEPTH` is printed flat (as `~p` would
+//! print it if it fitted) so printing never recurses without bound.
+
+use super::view::View;
+use super::{Atom, Term};
+use crate::heap::Heap;
+use std::fmt::Write;
+
+/// How funs and pids print; the runtime installs its own once (the
+/// defaults are `#Fun<act.INDEX.0>` and `<0.ID.0>`).
+pub struct Namer {
+    /// `#Fun<module.index.uniq>` for a fun-table index.
+    pub fun: fn(index: u32) -> String,
+    /// `<0.N.0>` for a pid's identity word.
+    pub pid: fn(id: u64) -> String,
+}
+
+static NAMER: std::sync::OnceLock<Namer> = std::sync::OnceLock::new();
+
+/// Installs how funs and pids print; the first call wins.
+pub fn set_namer(namer: Namer) {
+    let _ = NAMER.set(namer);
+}
+
+fn pid_name(id: u64) -> String {
+    match NAMER.get() {
+        Some(namer) => (namer.pid)(id),
+        None => format!("<0.{id}.0>"),
+    }
+}
+
+fn fun_name(index: u32) -> String {
+    match NAMER.get() {
+        Some(namer) => (namer.fun)(index),
+        None => format!("#Fun<act.{index}.0>"),
+    }
+}
+
+const MAX_PRETTY_DEPTH: usize = 1000;
+
+// ---------------------------------------------------------------------
+// Atoms, strings, numbers.
+
+const RESERVED: &[&str] = &[
+    "after", "and", "andalso", "band", "begin", "bnot", "bor", "bsl", "bsr", "bxor", "case",
+    "catch", "cond", "div", "end", "fun", "if", "let", "not", "of", "or", "orelse", "receive",
+    "rem", "try", "when", "xor",
+];
+
+fn is_lower(c: char) -> bool {
+    c.is_ascii_lowercase() || (('\u{df}'..='\u{ff}').contains(&c) && c != '\u{f7}')
+}
+
+fn is_name_char(c: char) -> bool {
+    is_lower(c)
+        || c.is_ascii_uppercase()
+        || c.is_ascii_digit()
+        || c == '_'
+        || c == '@'
+        || (('\u{c0}'..='\u{de}').contains(&c) && c != '\u{d7}')
+}
+
+/// Whether an atom prints without quotes.
+pub fn atom_is_bare(name: &str) -> bool {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(c) if is_lower(c) => chars.all(is_name_char) && !RESERVED.contains(&name),
+        _ => false,
+    }
+}
+
+/// An atom as `~w` writes it.
+pub fn write_atom(out: &mut String, atom: Atom) {
+    let name = atom.name();
+    if atom_is_bare(name) {
+        out.push_str(name);
+    } else {
+        out.push('\'');
+        for c in name.chars() {
+            escape_char(out, c as u32, '\'');
+        }
+        out.push('\'');
+    }
+}
+
+/// One character inside quotes `quote` (`"` or `'`), escaped as
+/// io_lib:write_string does.
+fn escape_char(out: &mut String, c: u32, quote: char) {
+    match c {
+        0x0a => out.push_str("\\n"),
+        0x0d => out.push_str("\\r"),
+        0x09 => out.push_str("\\t"),
+        0x0b => out.push_str("\\v"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        0x1b => out.push_str("\\e"),
+        0x5c => out.push_str("\\\\"),
+        _ if c == quote as u32 => {
+            out.push('\\');
+            out.push(quote);
+        }
+        0..=0x1f | 0x7f => {
+            let _ = write!(out, "\\{c:o}");
+        }
+        // Beyond latin1, as OTP writes them to a latin1 device.
+        0x100.. => {
+            let _ = write!(out, "\\x{{{c:X}}}");
+        }
+        _ => out.push(char::from_u32(c).unwrap_or('\u{fffd}')),
+    }
+}
+
+/// A printable character in OTP's latin1 sense (the range `~p` uses).
+pub fn is_printable_char(c: i64) -> bool {
+    matches!(c, 32..=126 | 160..=255 | 8..=13 | 27)
+}
+
+/// `"..."` for a list of character codes.
+pub fn write_string(out: &mut String, chars: impl IntoIterator<Item = u32>) {
+    out.push('"');
+    for c in chars {
+        escape_char(out, c, '"');
+    }
+    out.push('"');
+}
+
+/// The characters of `list` if it is a non-empty proper list of printable
+/// characters.
+pub fn printable_list(heap: &Heap, list: Term) -> Option<Vec<u32>> {
+    let mut chars = Vec::new();
+    let mut t = list;
+    while t.is_cons() {
+        let (head, tail) = heap.cons_parts(t);
+        match head.as_small() {
+            Some(c) if is_printable_char(c) => chars.push(c as u32),
+            _ => return None,
+        }
+        t = tail;
+    }
+    if t.is_nil() && !chars.is_empty() {
+        Some(chars)
+    } else {
+        None
+    }
+}
+
+fn printable_bytes(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| is_printable_char(b as i64))
+}
+
+/// A float in the shortest form that reads back, as OTP prints it: the
+/// shorter of plain decimal and scientific notation (decimal on a tie),
+/// but scientific from 2^53 up, where the digits would suggest a
+/// precision the float does not have.
+pub fn format_float(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddde-x".
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits = break_tie_to_even(f.abs(), mantissa.chars().filter(|c| *c != '.').collect());
+    let sign = if f < 0.0 { "-" } else { "" };
+    let scientific = {
+        let (first, rest) = digits.split_at(1);
+        let rest = if rest.is_empty() { "0" } else { rest };
+        format!("{sign}{first}.{rest}e{exp}")
+    };
+    if f.abs() >= 9007199254740992.0 {
+        return scientific;
+    }
+    let n = digits.len() as i32;
+    let decimal = if exp >= n - 1 {
+        format!("{sign}{digits}{}.0", "0".repeat((exp - n + 1) as usize))
+    } else if exp >= 0 {
+        let (int, frac) = digits.split_at(exp as usize + 1);
+        format!("{sign}{int}.{frac}")
+    } else {
+        format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize))
+    };
+    if decimal.len() <= scientific.len() {
+        decimal
+    } else {
+        scientific
+    }
+}
+
+/// When the exact value of `f` lies exactly halfway between two shortest
+/// candidates, OTP takes the one with an even last digit; Rust's
+/// formatter may take the other. `digits` are Rust's shortest digits.
+fn break_tie_to_even(f: f64, digits: String) -> String {
+    let exact = format!("{f:.80e}");
+    let exact: String = exact
+        .split('e')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| *c != '.')
+        .collect();
+    let n = digits.len();
+    if exact.len() <= n || !exact[n..].starts_with('5') || !exact[n + 1..].chars().all(|c| c == '0')
+    {
+        return digits;
+    }
+    let low = &exact[..n];
+    let low_even = low
+        .bytes()
+        .last()
+        .is_some_and(|d| (d - b'0').is_multiple_of(2));
+    if low_even && low != digits {
+        let exponent = format!("{f:e}")
+            .split_once('e')
+            .map_or(0, |(_, e)| e.parse::<i32>().unwrap_or(0));
+        let candidate = format!("{}.{}e{exponent}", &low[..1], &low[1..]);
+        if candidate.parse::<f64>().ok() == Some(f) {
+            return low.to_string();
+        }
+    }
+    digits
+}
+
+fn write_leaf(out: &mut String, view: &View) {
+    match view {
+        View::Small(i) => {
+            let _ = write!(out, "{i}");
+        }
+        View::Big(b) => {
+            let _ = write!(out, "{}", b.to_bigint());
+        }
+        View::Float(f) => out.push_str(&format_float(*f)),
+        View::Atom(a) => write_atom(out, *a),
+        View::Nil => out.push_str("[]"),
+        View::Pid(p) => out.push_str(&pid_name(*p)),
+        View::Ref(r) => {
+            let _ = write!(out, "#Ref<0.0.0.{r}>");
+        }
+        View::Fun { index, .. } => out.push_str(&fun_name(*index)),
+        View::ExternalFun {
+            module,
+            function,
+            arity,
+        } => {
+            out.push_str("fun ");
+            write_atom(out, *module);
+            out.push(':');
+            write_atom(out, *function);
+            let _ = write!(out, "/{arity}");
+        }
+        View::Binary(bytes) => {
+            out.push_str("<<");
+            for (i, b) in bytes.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "{b}");
+            }
+            out.push_str(">>");
+        }
+        View::NotAValue => out.push_str("<none>"),
+        // Structures are written by the callers' walks.
+        View::Cons(..) | View::Tuple(_) | View::Map { .. } => {}
+    }
+}
+
+// ---------------------------------------------------------------------
+// ~w
+
+/// `~w` of `t`.
+pub fn write(heap: &Heap, t: Term) -> String {
+    let mut out = String::new();
+    write_into(&mut out, heap, t);
+    out
+}
+
+/// `~W`: `~w` with a depth limit (negative: none), as io_lib:write cuts
+/// terms: `[1,2|...]`, `{a,...}`, `<<1,2,...>>`.
+pub fn write_depth(heap: &Heap, t: Term, depth: i64) -> String {
+    // Deep limits cannot cut anything a Rust-stack walk could reach.
+    if !(0..=MAX_PRETTY_DEPTH as i64).contains(&depth) {
+        return write(heap, t);
+    }
+    let mut out = String::new();
+    write_limited(&mut out, heap, t, depth);
+    out
+}
+
+/// Recursion is bounded by `d` (at most `MAX_PRETTY_DEPTH`).
+fn write_limited(out: &mut String, heap: &Heap, t: Term, d: i64) {
+    if d == 0 {
+        out.push_str("...");
+        return;
+    }
+    let view = heap.view(t);
+    match view {
+        View::Cons(..) if d == 1 => out.push_str("[...]"),
+        View::Cons(head, mut rest) => {
+            out.push('[');
+            write_limited(out, heap, head, d - 1);
+            let mut d = d - 1;
+            loop {
+                match heap.view(rest) {
+                    View::Nil => break,
+                    _ if d == 1 => {
+                        out.push_str("|...");
+                        break;
+                    }
+                    View::Cons(head, next) => {
+                        out.push(',');
+                        write_limited(out, heap, head, d - 1);
+                        d -= 1;
+                        rest = next;
+                    }
+                    _ => {
+                        out.push('|');
+                        write_limited(out, heap, rest, d - 1);
+                        break;
+                    }
+                }
+            }
+            out.push(']');
+        }
+        View::Tuple(items) if !items.is_empty() && d == 1 => out.push_str("{...}"),
+        View::Tuple(items) => {
+            out.push('{');
+            let mut d = d;
+            for (i, &e) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                    if d == 1 {
+                        out.push_str("...");
+                        break;
+                    }
+                }
+                write_limited(out, heap, e, d - 1);
+                d -= 1;
+            }
+            out.push('}');
+        }
+        View::Map { keys, .. } if !keys.is_empty() && d == 1 => out.push_str("#{...}"),
+        View::Map { keys, values } => {
+            out.push_str("#{");
+            let mut d = d;
+            for (i, (&k, &v)) in keys.iter().zip(values).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                    if d == 1 {
+                        out.push_str("...");
+                        break;
+                    }
+                }
+                write_limited(out, heap, k, d - 1);
+                out.push_str(" => ");
+                write_limited(out, heap, v, d - 1);
+                d -= 1;
+            }
+            out.push('}');
+        }
+        View::Binary(bytes) if !bytes.is_empty() && d == 1 => out.push_str("<<...>>"),
+        View::Binary(bytes) if bytes.len() >= d as usize => {
+            out.push_str("<<");
+            for b in &bytes[..d as usize - 1] {
+                let _ = write!(out, "{b},");
+            }
+            out.push_str("...>>");
+        }
+        _ => write_into(out, heap, t),
+    }
+}
+
+enum Task {
+    Term(Term),
+    Tail(Term),
+    Text(&'static str),
+}
+
+/// `~w` of `t`, appended to `out`.
+pub fn write_into(out: &mut String, heap: &Heap, t: Term) {
+    let mut stack: Vec<Task> = vec![Task::Term(t)];
+    while let Some(task) = stack.pop() {
+        match task {
+            Task::Text(s) => out.push_str(s),
+            Task::Tail(t) => match heap.view(t) {
+                View::Nil => {}
+                View::Cons(head, tail) => {
+                    out.push(',');
+                    stack.push(Task::Tail(tail));
+                    stack.push(Task::Term(head));
+                }
+                _ => {
+                    out.push('|');
+                    stack.push(Task::Term(t));
+                }
+            },
+            Task::Term(t) => {
+                let view = heap.view(t);
+                match view {
+                    View::Cons(head, tail) => {
+                        out.push('[');
+                        stack.push(Task::Text("]"));
+                        stack.push(Task::Tail(tail));
+                        stack.push(Task::Term(head));
+                    }
+                    View::Tuple(elements) => {
+                        out.push('{');
+                        stack.push(Task::Text("}"));
+                        for (i, &e) in elements.iter().enumerate().rev() {
+                            stack.push(Task::Term(e));
+                            if i > 0 {
+                                stack.push(Task::Text(","));
+                            }
+                        }
+                    }
+                    View::Map { keys, values } => {
+                        out.push_str("#{");
+                        stack.push(Task::Text("}"));
+                        for i in (0..keys.len()).rev() {
+                            stack.push(Task::Term(values[i]));
+                            stack.push(Task::Text(" => "));
+                            stack.push(Task::Term(keys[i]));
+                            if i > 0 {
+                                stack.push(Task::Text(","));
+                            }
+                        }
+                    }
+                    _ => write_leaf(out, &view),
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// ~p
+
+/// A term measured for `~p`: its node and the length of its flat text.
+struct Doc {
+    node: Node,
+    len: i64,
+}
+
+enum Node {
+    /// Flat text that is never broken: numbers, atoms, strings, ...
+    Leaf(String),
+    List {
+        elements: Vec<Doc>,
+        tail: Option<Box<Doc>>,
+    },
+    Tuple {
+        tagged: bool,
+        elements: Vec<Doc>,
+    },
+    Map(Vec<Pair>),
+    /// A binary that is not printable: its bytes, filled like a list.
+    Bytes(Vec<Doc>),
+}
+
+struct Pair {
+    key: Doc,
+    /// `None` for the `...` that ends a depth-limited map.
+    value: Option<Doc>,
+    len: i64,
+}
+
+impl Doc {
+    fn leaf(text: String) -> Doc {
+        let len = text.chars().count() as i64;
+        Doc {
+            node: Node::Leaf(text),
+            len,
+        }
+    }
+    fn is_atomic(&self) -> bool {
+        matches!(self.node, Node::Leaf(_))
+    }
+}
+
+impl Pair {
+    fn is_atomic(&self) -> bool {
+        self.key.is_atomic() && self.value.as_ref().is_none_or(Doc::is_atomic)
+    }
+}
+
+/// Length of a bracketed sequence: `brackets` plus the elements and the
+/// separators between them (and `|tail`).
+fn sequence_len(brackets: i64, elements: &[Doc], tail: Option<&Doc>) -> i64 {
+    let mut len = brackets + elements.iter().map(|e| e.len).sum::<i64>();
+    len += (elements.len() as i64 - 1).max(0);
+    if let Some(t) = tail {
+        len += 1 + t.len;
+    }
+    len
+}
+
+/// One level deeper under a depth limit (negative: no limit).
+fn deeper(d: i64) -> i64 {
+    if d < 0 { d } else { d - 1 }
+}
+
+/// Measures `t` for `~p`: `nest` counts the nesting (to bound recursion),
+/// `d` is the depth limit of `~P` (negative: none), `strings` whether
+/// printable lists print as strings (not with the `l` modifier).
+fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: bool) -> Doc {
+    if d == 0 {
+        return Doc::leaf("...".into());
+    }
+    if nest > MAX_PRETTY_DEPTH {
+        return Doc::leaf(write(heap, t));
+    }
+    let view = heap.view(t);
+    match view {
+        View::Cons(..) if d == 1 => Doc::leaf("[...]".into()),
+        View::Cons(..) => {
+            if strings && let Some(chars) = printable_list(heap, t) {
+                let mut s = String::new();
+                write_string(&mut s, chars);
+                return Doc::leaf(s);
+            }
+            // As io_lib:write: each further element one level deeper,
+            // and `|...` once the depth runs out.
+            let (head, mut rest) = heap.cons_parts(t);
+            let mut elements = vec![measure(heap, head, nest + 1, deeper(d), strings)];
+            let mut tail = None;
+            let mut d = deeper(d);
+            loop {
+                match heap.view(rest) {
+                    View::Nil => break,
+                    _ if d == 1 => {
+                        tail = Some(Box::new(Doc::leaf("...".into())));
+                        break;
+                    }
+                    View::Cons(head, next) => {
+                        elements.push(measure(heap, head, nest + 1, deeper(d), strings));
+                        d = deeper(d);
+                        rest = next;
+                    }
+                    _ => {
+                        tail = Some(Box::new(measure(heap, rest, nest + 1, deeper(d), strings)));
+                        break;
+                    }
+                }
+            }
+            let len = sequence_len(2, &elements, tail.as_deref());
+            Doc {
+                node: Node::List { elements, tail },
+                len,
+            }
+        }
+        View::Tuple(items) if !items.is_empty() && d == 1 => Doc::leaf("{...}".into()),
+        View::Tuple(items) if !items.is_empty() => {
+            let tagged = items.len() > 1 && items[0].is_atom();
+            let mut elements = Vec::with_capacity(items.len());
+            let mut d = d;
+            for (i, &e) in items.iter().enumerate() {
+                if i > 0 && d == 1 {
+                    elements.push(Doc::leaf("...".into()));
+                    break;
+                }
+                elements.push(measure(heap, e, nest + 1, deeper(d), strings));
+                d = deeper(d);
+            }
+            let len = sequence_len(2, &elements, None);
+            Doc {
+                node: Node::Tuple { tagged, elements },
+                len,
+            }
+        }
+        View::Tuple(_) => Doc::leaf("{}".into()),
+        View::Map { keys, .. } if !keys.is_empty() && d == 1 => Doc::leaf("#{...}".into()),
+        View::Map { keys, values } if !keys.is_empty() => {
+            let mut pairs = Vec::with_capacity(keys.len());
+            let mut d = d;
+            for (i, (&k, &v)) in keys.iter().zip(values).enumerate() {
+                if i > 0 && d == 1 {
+                    pairs.push(Pair {
+                        key: Doc::leaf("...".into()),
+                        value: None,
+                        len: 3,
+                    });
+                    break;
+                }
+                let key = measure(heap, k, nest + 1, deeper(d), strings);
+                let value = measure(heap, v, nest + 1, deeper(d), strings);
+                let len = key.len + 4 + value.len;
+                pairs.push(Pair {
+                    key,
+                    value: Some(value),
+                    len,
+                });
+                d = deeper(d);
+            }
+            let len = 3 + pairs.iter().map(|p| p.len).sum::<i64>() + pairs.len() as i64 - 1;
+            Doc {
+                node: Node::Map(pairs),
+                len,
+            }
+        }
+        View::Map { .. } => Doc::leaf("#{}".into()),
+        View::Binary(bytes) if !bytes.is_empty() && d == 1 => Doc::leaf("<<...>>".into()),
+        View::Binary(bytes) if strings && !bytes.is_empty() && printable_bytes(bytes) => {
+            let mut s = String::from("<<");
+            write_string(&mut s, bytes.iter().map(|&b| b as u32));
+            s.push_str(">>");
+            Doc::leaf(s)
+        }
+        View::Binary(bytes) if !bytes.is_empty() => {
+            let shown = if d > 0 {
+                bytes.len().min(d as usize - 1)
+            } else {
+                bytes.len()
+            };
+            let mut elements: Vec<Doc> = bytes[..shown]
+                .iter()
+                .map(|b| Doc::leaf(b.to_string()))
+                .collect();
+            if shown < bytes.len() {
+                elements.push(Doc::leaf("...".into()));
+            }
+            let len = sequence_len(4, &elements, None);
+            Doc {
+                node: Node::Bytes(elements),
+                len,
+            }
+        }
+        _ => {
+            let mut s = String::new();
+            write_leaf(&mut s, &view);
+            Doc::leaf(s)
+        }
+    }
+}
+
+/// The flat text of a doc.
+fn flat(out: &mut String, doc: &Doc) {
+    match &doc.node {
+        Node::Leaf(s) => out.push_str(s),
+        Node::List { elements, tail } => {
+            out.push('[');
+            flat_sequence(out, elements);
+            if let Some(t) = tail {
+                out.push('|');
+                flat(out, t);
+            }
+            out.push(']');
+        }
+        Node::Tuple { elements, .. } => {
+            out.push('{');
+            flat_sequence(out, elements);
+            out.push('}');
+        }
+        Node::Map(pairs) => {
+            out.push_str("#{");
+            for (i, p) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                flat_pair(out, p);
+            }
+            out.push('}');
+        }
+        Node::Bytes(elements) => {
+            out.push_str("<<");
+            flat_sequence(out, elements);
+            out.push_str(">>");
+        }
+    }
+}
+
+fn flat_sequence(out: &mut String, elements: &[Doc]) {
+    for (i, e) in elements.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        flat(out, e);
+    }
+}
+
+fn flat_pair(out: &mut String, p: &Pair) {
+    flat(out, &p.key);
+    if let Some(value) = &p.value {
+        out.push_str(" => ");
+        flat(out, value);
+    }
+}
+
+/// `~p` of `t` whose first character goes at `column` (0-based: 0 at the
+/// start of a line), breaking lines of `line_length` (80 for `~p`).
+/// Like io_lib, this works in characters: a binary's bytes are latin1
+/// characters; how characters become output bytes is the writer's choice.
+pub fn print(heap: &Heap, t: Term, column: usize, line_length: usize) -> String {
+    print_with(heap, t, column, line_length, -1, true)
+}
+
+/// `~P` (with `depth`; negative for none) and `~lp` (`strings` false).
+pub fn print_with(
+    heap: &Heap,
+    t: Term,
+    column: usize,
+    line_length: usize,
+    depth: i64,
+    strings: bool,
+) -> String {
+    let doc = measure(heap, t, 0, depth, strings);
+    let mut out = String::new();
+    // OTP measures fit from one column further right than the term
+    // starts (observed: a term of length `ll - col - 1` already breaks);
+    // indentation uses the real column.
+    let (ind, ll) = (column as i64, line_length as i64);
+    let col = ind + 1;
+    let p = Pretty { ll, m: doc.len };
+    if doc.len < ll - col && doc.len <= p.m {
+        flat(&mut out, &doc);
+        return out;
+    }
+    let tind = [-1, 4]
+        .into_iter()
+        .find(|&i| p.cind(&doc, col, i, 0, 0).is_ok())
+        .unwrap_or(1);
+    p.pp(&mut out, &doc, col, tind, ind, 0, 0);
+    out
+}
+
+/// The fixed parameters of one `~p`: the line length and the most
+/// characters a line may hold (the term's whole length: no limit).
+struct Pretty {
+    ll: i64,
+    m: i64,
+}
+
+/// The trial layout found a tag column too far right.
+struct NoGood;
+
+fn newline(out: &mut String, indent: i64) {
+    out.push('\n');
+    out.extend(std::iter::repeat_n(' ', indent.max(0) as usize));
+}
+
+impl Pretty {
+    fn fits(&self, len: i64, col: i64, ld: i64, w: i64) -> bool {
+        len < self.ll - col - ld && len + w + ld <= self.m
+    }
+
+    /// Whether an atomic element (with its comma) joins the current line.
+    fn joins(&self, elen: i64, col: i64, ld1: i64, w: i64) -> bool {
+        if ld1 == 0 {
+            elen + 1 < self.ll - col && w + elen < self.m
+        } else {
+            elen < self.ll - col - ld1 && w + elen + ld1 <= self.m
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pp(&self, out: &mut String, doc: &Doc, col: i64, tind: i64, ind: i64, ld: i64, w: i64) {
+        if self.fits(doc.len, col, ld, w) {
+            flat(out, doc);
+            return;
+        }
+        match &doc.node {
+            Node::Leaf(s) => out.push_str(s),
+            Node::List { elements, tail } => {
+                out.push('[');
+                self.pp_list(
+                    out,
+                    elements,
+                    tail.as_deref(),
+                    col + 1,
+                    tind,
+                    ind + 1,
+                    ld + 1,
+                    '|',
+                    w + 1,
+                );
+                out.push(']');
+            }
+            Node::Tuple {
+                tagged: true,
+                elements,
+            } => {
+                out.push('{');
+                self.pp_tag_tuple(out, elements, col, tind, ind, ld + 1, w + 1);
+                out.push('}');
+            }
+            Node::Tuple {
+                tagged: false,
+                elements,
+            } => {
+                out.push('{');
+                self.pp_list(
+                    out,
+                    elements,
+                    None,
+                    col + 1,
+                    tind,
+                    ind + 1,
+                    ld + 1,
+                    ',',
+                    w + 1,
+                );
+                out.push('}');
+            }
+            Node::Map(pairs) => {
+                out.push_str("#{");
+                self.pp_map(out, pairs, col + 2, tind, ind + 2, ld + 1, w + 2);
+                out.push('}');
+            }
+            Node::Bytes(elements) => self.pp_bytes(out, elements, col + 2, ind + 2, ld, w),
+        }
+    }
+
+    /// A binary printed as bytes fills lines of a fixed width `n0` (at
+    /// least 8), measured from after `<<`; the last byte must fit too.
+    fn pp_bytes(&self, out: &mut String, elements: &[Doc], col: i64, ind: i64, ld: i64, w: i64) {
+        out.push_str("<<");
+        let n0 = ((self.ll - col).min(self.m - 4 - w) - ld).max(8);
+        let mut n = n0;
+        for (i, e) in elements.iter().enumerate() {
+            if i + 1 < elements.len() {
+                let len = e.len + 1;
+                if n - len < 0 {
+                    newline(out, ind);
+                    n = n0 - len;
+                } else {
+                    n -= len;
+                }
+                flat(out, e);
+                out.push(',');
+            } else {
+                if e.len > n {
+                    newline(out, ind);
+                }
+                flat(out, e);
+            }
+        }
+        out.push_str(">>");
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pp_list(
+        &self,
+        out: &mut String,
+        elements: &[Doc],
+        tail: Option<&Doc>,
+        col: i64,
+        tind: i64,
+        ind: i64,
+        ld: i64,
+        sep: char,
+        w: i64,
+    ) {
+        let Some((first, rest)) = elements.split_first() else {
+            return;
+        };
+        let ld_first = if rest.is_empty() { ld } else { 0 };
+        let w1 = self.pp_element(out, first, col, tind, ind, ld_first, w);
+        self.pp_tail(out, rest, tail, col, col + w1, tind, ind, ld, sep, w1);
+    }
+
+    /// Writes one element, returning its width, or the line length when
+    /// the next element must start a new line.
+    #[allow(clippy::too_many_arguments)]
+    fn pp_element(
+        &self,
+        out: &mut String,
+        e: &Doc,
+        col: i64,
+        tind: i64,
+        ind: i64,
+        ld: i64,
+        w: i64,
+    ) -> i64 {
+        if e.is_atomic() && self.fits(e.len, col, ld, w) {
+            flat(out, e);
+            e.len
+        } else {
+            self.pp(out, e, col, tind, ind, ld, w);
+            self.ll
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pp_tail(
+        &self,
+        out: &mut String,
+        rest: &[Doc],
+        tail: Option<&Doc>,
+        col0: i64,
+        mut col: i64,
+        tind: i64,
+        ind: i64,
+        ld: i64,
+        sep: char,
+        mut w: i64,
+    ) {
+        for (i, e) in rest.iter().enumerate() {
+            let ld1 = if i + 1 == rest.len() { ld } else { 0 };
+            let elen = 1 + e.len;
+            if e.is_atomic() && self.joins(elen, col, ld1, w) {
+                out.push(',');
+                flat(out, e);
+                col += elen;
+                w += elen;
+            } else {
+                out.push(',');
+                newline(out, ind);
+                let w1 = self.pp_element(out, e, col0, tind, ind, ld1, 0);
+                col = col0 + w1;
+                w = w1;
+            }
+        }
+        if let Some(t) = tail {
+            out.push(sep);
+            if t.is_atomic() && t.len + 1 < self.ll - col - ld && t.len + 1 + w + ld <= self.m {
+                flat(out, t);
+            } else {
+                newline(out, ind);
+                self.pp(out, t, col0, tind, ind, ld, 0);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pp_tag_tuple(
+        &self,
+        out: &mut String,
+        elements: &[Doc],
+        col: i64,
+        tind: i64,
+        ind: i64,
+        ld: i64,
+        w: i64,
+    ) {
+        let (tag, rest) = elements.split_first().expect("a tagged tuple has a tag");
+        let tag_ind = tag.len + 2;
+        let tcol = col + tag_ind;
+        flat(out, tag);
+        if tind > 0 && tag_ind > tind {
+            self.pp_tail(
+                out,
+                rest,
+                None,
+                col + tind,
+                tcol,
+                tind,
+                ind + tind,
+                ld,
+                ',',
+                w + tag.len,
+            );
+        } else {
+            out.push(',');
+            self.pp_list(
+                out,
+                rest,
+                None,
+                tcol,
+                tind,
+                ind + tag_ind,
+                ld,
+                ',',
+                w + tag.len + 1,
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pp_map(
+        &self,
+        out: &mut String,
+        pairs: &[Pair],
+        col: i64,
+        tind: i64,
+        ind: i64,
+        ld: i64,
+        w: i64,
+    ) {
+        let Some((first, rest)) = pairs.split_first() else {
+            return;
+        };
+        let ld_first = if rest.is_empty() { ld } else { 0 };
+        let pw = self.pp_pair(out, first, col, tind, ind, ld_first, w);
+        let (mut c, mut w) = (col + pw, pw);
+        for (i, p) in rest.iter().enumerate() {
+            let ld1 = if i + 1 == rest.len() { ld } else { 0 };
+            let elen = 1 + p.len;
+            out.push(',');
+            if p.is_atomic() && self.joins(elen, c, ld1, w) {
+                flat_pair(out, p);
+                c += elen;
+                w += elen;
+            } else {
+                newline(out, ind);
+                let pw = self.pp_pair(out, p, col, tind, ind, ld1, 0);
+                c = col + pw;
+                w = pw;
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pp_pair(
+        &self,
+        out: &mut String,
+        p: &Pair,
+        col: i64,
+        tind: i64,
+        ind: i64,
+        ld: i64,
+        w: i64,
+    ) -> i64 {
+        if self.fits(p.len, col, ld, w) {
+            flat_pair(out, p);
+            return if p.is_atomic() { p.len } else { self.ll };
+        }
+        let i = if tind > 0 { tind } else { 4 };
+        self.pp(out, &p.key, col, tind, ind, 0, w);
+        if let Some(value) = &p.value {
+            out.push_str(" =>");
+            newline(out, ind + i);
+            self.pp(out, value, col + i, tind, ind + i, ld, 0);
+        }
+        self.ll
+    }
+
+    // The trial layout: the same walk as `pp`, writing nothing, failing
+    // where a tagged tuple's alignment would not fit.
+
+    fn cind(&self, doc: &Doc, col: i64, ind: i64, ld: i64, w: i64) -> Result<(), NoGood> {
+        if self.fits(doc.len, col, ld, w) {
+            return Ok(());
+        }
+        match &doc.node {
+            Node::Leaf(_) => Ok(()),
+            Node::List { elements, tail } => {
+                self.cind_list(elements, tail.as_deref(), col + 1, ind, ld + 1, w + 1)
+            }
+            Node::Tuple {
+                tagged: true,
+                elements,
+            } => {
+                let (tag, rest) = elements.split_first().expect("a tagged tuple has a tag");
+                let tag_ind = tag.len + 2;
+                let tcol = col + tag_ind;
+                let (ld, w) = (ld + 1, w + 1);
+                if ind > 0 && tag_ind > ind {
+                    let col1 = col + ind;
+                    if self.m + col1 <= self.ll || col1 <= self.ll / 2 {
+                        self.cind_tail(rest, None, col1, tcol, ind, ld, w + tag.len)
+                    } else {
+                        Err(NoGood)
+                    }
+                } else if self.m + tcol < self.ll || tcol < self.ll / 2 {
+                    self.cind_list(rest, None, tcol, ind, ld, w + tag.len + 1)
+                } else {
+                    Err(NoGood)
+                }
+            }
+            Node::Tuple {
+                tagged: false,
+                elements,
+            } => self.cind_list(elements, None, col + 1, ind, ld + 1, w + 1),
+            Node::Map(pairs) => {
+                let (col, ld, w) = (col + 2, ld + 1, w + 2);
+                let Some((first, rest)) = pairs.split_first() else {
+                    return Ok(());
+                };
+                let pw =
+                    self.cind_pair(first, col, ind, if rest.is_empty() { ld } else { 0 }, w)?;
+                let (mut c, mut w) = (col + pw, w + pw);
+                for (i, p) in rest.iter().enumerate() {
+                    let ld1 = if i + 1 == rest.len() { ld } else { 0 };
+                    let elen = 1 + p.len;
+                    if p.is_atomic() && self.joins(elen, c, ld1, w) {
+                        c += elen;
+                        w += elen;
+                    } else {
+                        let pw = self.cind_pair(p, col, ind, ld1, 0)?;
+                        c = col + pw;
+                        w = pw;
+                    }
+                }
+                Ok(())
+            }
+            Node::Bytes(_) => Ok(()),
+        }
+    }
+
+    fn cind_pair(&self, p: &Pair, col: i64, ind: i64, ld: i64, w: i64) -> Result<i64, NoGood> {
+        if self.fits(p.len, col, ld, w) {
+            return Ok(if p.is_atomic() { p.len } else { self.ll });
+        }
+        self.cind(&p.key, col, ind, ld, w)?;
+        let i = if ind > 0 { ind } else { 4 };
+        if let Some(value) = &p.value {
+            self.cind(value, col + i, ind, ld, 0)?;
+        }
+        Ok(self.ll)
+    }
+
+    fn cind_list(
+        &self,
+        elements: &[Doc],
+        tail: Option<&Doc>,
+        col: i64,
+        ind: i64,
+        ld: i64,
+        w: i64,
+    ) -> Result<(), NoGood> {
+        let Some((first, rest)) = elements.split_first() else {
+            return Ok(());
+        };
+        let ld_first = if rest.is_empty() { ld } else { 0 };
+        let we = self.cind_element(first, col, ind, ld_first, w)?;
+        self.cind_tail(rest, tail, col, col + we, ind, ld, w + we)
+    }
+
+    fn cind_element(&self, e: &Doc, col: i64, ind: i64, ld: i64, w: i64) -> Result<i64, NoGood> {
+        if e.is_atomic() && self.fits(e.len, col, ld, w) {
+            return Ok(e.len);
+        }
+        self.cind(e, col, ind, ld, w)?;
+        Ok(self.ll)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cind_tail(
+        &self,
+        rest: &[Doc],
+        tail: Option<&Doc>,
+        col0: i64,
+        mut col: i64,
+        ind: i64,
+        ld: i64,
+        mut w: i64,
+    ) -> Result<(), NoGood> {
+        for (i, e) in rest.iter().enumerate() {
+            let ld1 = if i + 1 == rest.len() { ld } else { 0 };
+            let elen = 1 + e.len;
+            if e.is_atomic() && self.joins(elen, col, ld1, w) {
+                col += elen;
+                w += elen;
+            } else {
+                let we = self.cind_element(e, col0, ind, ld1, 0)?;
+                col = col0 + we;
+                w = we;
+            }
+        }
+        match tail {
+            Some(t)
+                if !(t.is_atomic()
+                    && t.len + 1 < self.ll - col - ld
+                    && t.len + 1 + w + ld <= self.m) =>
+            {
+                self.cind(t, col, ind, ld, 0)
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! `View`: what a term is, read out of a heap or the literal area.
+//!
+//! `Heap::view(t)` decodes a term into this enum without copying: slices
+//! borrow the heap (or the literal area, which lives forever). Immediates
+//! need no heap. Binaries are shown as `&[u8]`, whether their bytes are on
+//! the heap, off the heap or a slice of another binary (sub-binary).
+
+use super::{Atom, Term};
+use num_bigint::{BigInt, BigUint, Sign};
+
+#[derive(Clone, Copy, Debug)]
+pub enum View<'a> {
+    Small(i64),
+    Atom(Atom),
+    Nil,
+    Pid(u64),
+    Cons(Term, Term),
+    Tuple(&'a [Term]),
+    Float(f64),
+    Big(BigView<'a>),
+    /// A closure: its index in the interpreter's fun table, and the terms
+    /// it captured.
+    Fun {
+        index: u32,
+        captured: &'a [Term],
+    },
+    /// `fun M:F/A`.
+    ExternalFun {
+        module: Atom,
+        function: Atom,
+        arity: u32,
+    },
+    Ref(u64),
+    /// Keys in term order, values in the same order; `keys.len() == values.len()`.
+    Map {
+        keys: &'a [Term],
+        values: &'a [Term],
+    },
+    Binary(&'a [u8]),
+    /// `Term::NONE` or a header word: not a value.
+    NotAValue,
+}
+
+/// A bignum on the heap: sign and magnitude limbs (u64, least significant
+/// first, as raw words). Always outside the small-integer range.
+#[derive(Clone, Copy, Debug)]
+pub struct BigView<'a> {
+    pub negative: bool,
+    pub limbs: &'a [Term],
+}
+
+impl BigView<'_> {
+    pub fn to_bigint(&self) -> BigInt {
+        let mut bytes = Vec::with_capacity(self.limbs.len() * 8);
+        for limb in self.limbs {
+            bytes.extend_from_slice(&limb.0.to_le_bytes());
+        }
+        let magnitude = BigUint::from_bytes_le(&bytes);
+        BigInt::from_biguint(
+            if self.negative {
+                Sign::Minus
+            } else {
+                Sign::Plus
+            },
+            magnitude,
+        )
+    }
+}
