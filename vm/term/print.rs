@@ -974,7 +974,10 @@ impl Pretty {
         ld: i64,
         w: i64,
     ) {
-        let (tag, rest) = elements.split_first().expect("a tagged tuple has a tag");
+        // A tagged tuple has at least two elements (see `measure`).
+        let Some((tag, rest)) = elements.split_first() else {
+            return;
+        };
         let tag_ind = tag.len + 2;
         let tcol = col + tag_ind;
         flat(out, tag);
@@ -1082,7 +1085,9 @@ impl Pretty {
                 tagged: true,
                 elements,
             } => {
-                let (tag, rest) = elements.split_first().expect("a tagged tuple has a tag");
+                let Some((tag, rest)) = elements.split_first() else {
+                    return Ok(());
+                };
                 let tag_ind = tag.len + 2;
                 let tcol = col + tag_ind;
                 let (ld, w) = (ld + 1, w + 1);
