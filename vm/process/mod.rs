@@ -103,6 +103,9 @@ pub struct Process {
     pub exception: [Term; 3],
     /// Where a receive with a timeout resumes when the time is up.
     pub timeout_ip: u32,
+    /// A receive with a timeout is waiting (its timer is armed); cleared
+    /// when a message or the timeout ends the receive.
+    pub in_timed_receive: bool,
     /// Bytes of stack reserved from the memory budget.
     stack_reserved: usize,
 }
@@ -128,6 +131,7 @@ impl Process {
             dictionary: Vec::new(),
             exception: [Term::NIL; 3],
             timeout_ip: 0,
+            in_timed_receive: false,
             stack_reserved: 0,
         }
     }
