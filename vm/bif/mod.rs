@@ -207,6 +207,9 @@ bifs! {
         "monotonic_time", 1 => process::monotonic_time_1;
         "system_time", 0 => process::system_time_0;
         "system_time", 1 => process::system_time_1;
+        "$bs_get", 4 => erlang::bs_get_4;
+        "$bs_end", 2 => erlang::bs_end_2;
+        "node", 1 => erlang::node_1, auto;
     }
     "io" => {
         "format", 1 => io::format_1;

@@ -88,8 +88,9 @@ pub struct Process {
     pub stack: Vec<Term>,
     pub frames: Vec<Frame>,
     pub catches: Vec<CatchEntry>,
-    /// Reductions spent in the current time slice.
+    /// Reductions spent in the current time slice, and its budget.
     pub reductions: usize,
+    pub reduction_budget: usize,
     /// Reductions spent in total.
     pub total_reductions: u64,
     pub heap: Heap,
@@ -106,6 +107,8 @@ pub struct Process {
     /// A receive with a timeout is waiting (its timer is armed); cleared
     /// when a message or the timeout ends the receive.
     pub in_timed_receive: bool,
+    /// X registers live when the process last yielded (see `Outcome::Yield`).
+    pub live_x: u32,
     /// Bytes of stack reserved from the memory budget.
     stack_reserved: usize,
 }
@@ -124,6 +127,7 @@ impl Process {
             frames: Vec::new(),
             catches: Vec::new(),
             reductions: 0,
+            reduction_budget: 0,
             total_reductions: 0,
             heap: Heap::new(),
             mailbox: Vec::new(),
@@ -132,6 +136,7 @@ impl Process {
             exception: [Term::NIL; 3],
             timeout_ip: 0,
             in_timed_receive: false,
+            live_x: 0,
             stack_reserved: 0,
         }
     }

@@ -386,7 +386,10 @@ impl ProcessBody for Actor {
         };
         match outcome {
             Outcome::Yield => {
-                save(self, regs);
+                // Only the arguments of the call it stopped at are live.
+                let n = (self.process.live_x as usize).min(live);
+                self.saved_x.clear();
+                self.saved_x.extend_from_slice(&regs.x[..n]);
                 RunOutcome::Yield
             }
             Outcome::Wait => {
