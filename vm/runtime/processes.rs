@@ -117,7 +117,8 @@ fn take_in(p: &mut Process, x: &mut [Term], buffer: MessageBuffer) -> Result<Ter
         exception,
         ..
     } = p;
-    heap.receive_buffer(buffer, &mut [x, stack, mailbox, dictionary, exception])
+    let (older, newer) = mailbox.as_mut_slices();
+    heap.receive_buffer(buffer, &mut [x, stack, older, newer, dictionary, exception])
         .map_err(|_| ())
 }
 
