@@ -386,9 +386,19 @@ impl ProcessBody for Actor {
             })
         };
         ctx.charge(self.process.reductions.min(u32::MAX as usize) as u32);
+        // Registers past the last non-nil one need no saving: a restore
+        // fills them with nil again. (An idle process keeps only the few it
+        // wrote, not the `live` most any module uses.)
         let save = |this: &mut Actor, regs: &Registers| {
+            let n = regs.x[..live]
+                .iter()
+                .rposition(|&t| t != Term::NIL)
+                .map_or(0, |i| i + 1);
+            if this.saved_x.capacity() > 2 * n {
+                this.saved_x = Vec::with_capacity(n);
+            }
             this.saved_x.clear();
-            this.saved_x.extend_from_slice(&regs.x[..live]);
+            this.saved_x.extend_from_slice(&regs.x[..n]);
         };
         match outcome {
             Outcome::Yield => {
@@ -739,4 +749,26 @@ pub fn option_takes_value(name: &str) -> bool {
 /// The configuration the options set, and whether `--stats` was given.
 pub fn configured() -> (Config, bool) {
     options().lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_actor_stays_small() {
+        let actor = std::mem::size_of::<Actor>();
+        let process = std::mem::size_of::<Process>();
+        eprintln!("Actor {actor} B, Process {process} B");
+        assert!(actor <= 512, "Actor is {actor} bytes");
+    }
+
+    #[test]
+    fn timestamps_read_like_erlangs() {
+        assert_eq!(timestamp(0), "1-Jan-1970::00:00:00.000000");
+        assert_eq!(
+            timestamp(1_795_000_000_123_456_000),
+            "18-Nov-2026::11:06:40.123456"
+        );
+    }
 }
