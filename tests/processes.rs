@@ -86,3 +86,34 @@ fn deterministic_runs_print_the_same() {
         assert_eq!(again.stdout, first.stdout);
     }
 }
+
+#[test]
+fn an_error_in_main_ends_the_program_with_127_whatever_else_runs() {
+    let out = run(&[], "main_crash.act", &[], 60);
+    assert_eq!(out.status, Some(127), "{out:?}");
+    assert_eq!(out.stdout, "before\n");
+    assert!(
+        out.stderr.contains("no match of right hand side value 2"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_budget_of_one_reduction_still_runs_every_program_right() {
+    let out = run(&["--reductions", "1"], "ring.act", &["1000", "3"], 60);
+    assert_ok(&out, "ring of 1000: 3000 hops\n");
+}
+
+#[test]
+fn stats_are_reported_on_stderr() {
+    let out = run(&["--stats"], "ring.act", &["100", "1"], 60);
+    assert_ok(&out, "ring of 100: 100 hops\n");
+    assert!(out.stderr.contains("processes spawned: 100"), "{out:?}");
+}
+
+#[test]
+fn a_bad_runtime_option_is_a_usage_error() {
+    let out = run(&["--schedulers", "0"], "ring.act", &["10", "1"], 60);
+    assert_eq!(out.status, Some(2), "{out:?}");
+    assert!(out.stderr.contains("--schedulers"), "{out:?}");
+}
