@@ -70,6 +70,16 @@ fn request_reply_rounds_behind_10000_unmatched_messages() {
     assert_ok(&out, "1000 rounds, 10000 junk left\n");
 }
 
+/// The reference trick: a receive for a fresh reference skips the backlog
+/// queued before the reference was made. Scanning 20,000 messages in each
+/// of 100,000 rounds would take about a minute; with the mark it takes
+/// well under a second, so the 30 s timeout tells the two apart.
+#[test]
+fn fresh_reference_rounds_skip_the_backlog() {
+    let out = run(&[], "selective.act", &["20000", "100000"], 30);
+    assert_ok(&out, "100000 rounds, 20000 junk left\n");
+}
+
 #[test]
 fn spawn_past_max_processes_raises_system_limit() {
     let out = run(&["--max-processes", "100"], "max_processes.act", &[], 60);

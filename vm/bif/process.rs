@@ -246,7 +246,22 @@ pub fn self_0(_: &mut Context, _: &mut [Term]) -> BifResult {
 
 pub fn make_ref_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let id = services(|s| s.make_ref());
+    ctx.process.mailbox.set_mark(id);
     reference(ctx, args, id)
+}
+
+/// `erlang:'$recv_use'(Ref)`, emitted by the compiler before a receive
+/// whose every pattern needs the bound `Ref`: starts the scan past the
+/// messages queued before `Ref` was made (none of them can hold it).
+/// Anything but the newest reference leaves the scan where it is.
+pub fn recv_use_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(id) = reference_id(&ctx.process.heap, args[0]) {
+        let at = ctx.process.mailbox.mark_of(id);
+        if ctx.process.save < at {
+            ctx.process.save = at;
+        }
+    }
+    Ok(args[0])
 }
 
 // ---------------------------------------------------------------------
