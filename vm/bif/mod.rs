@@ -11,6 +11,7 @@ pub mod io;
 pub mod library;
 pub mod lists;
 pub mod maps;
+pub mod process;
 
 use crate::process::{Class, Process};
 use crate::term::{Atom, Term};
@@ -107,7 +108,7 @@ bifs! {
         "xor", 2 => erlang::xor_2;
         "++", 2 => erlang::append_2;
         "--", 2 => erlang::subtract_2;
-        "!", 2 => erlang::send_2;
+        "!", 2 => process::send_2;
         "abs", 1 => erlang::abs_1, auto;
         "float", 1 => erlang::float_1, auto;
         "trunc", 1 => erlang::trunc_1, auto;
@@ -169,8 +170,8 @@ bifs! {
         "get", 1 => erlang::get_1, auto;
         "get", 0 => erlang::get_0, auto;
         "erase", 1 => erlang::erase_1, auto;
-        "make_ref", 0 => erlang::make_ref_0, auto;
-        "self", 0 => erlang::self_0, auto;
+        "make_ref", 0 => process::make_ref_0, auto;
+        "self", 0 => process::self_0, auto;
         "node", 0 => erlang::node_0, auto;
         "map_get", 2 => erlang::map_get_2, auto;
         "is_map_key", 2 => erlang::is_map_key_2, auto;
@@ -181,13 +182,36 @@ bifs! {
         "$map_update", 3 => maps::update_3;
         "$badbool", 1 => erlang::badbool_1;
         "$bs_build", 1 => erlang::bs_build_1;
+        "send", 2 => process::send_2;
+        "$recv_use", 1 => process::recv_use_1;
+        "spawn", 1 => process::spawn_1, auto;
+        "spawn", 3 => process::spawn_3, auto;
+        "spawn_link", 1 => process::spawn_link_1, auto;
+        "spawn_link", 3 => process::spawn_link_3, auto;
+        "spawn_monitor", 1 => process::spawn_monitor_1, auto;
+        "spawn_monitor", 3 => process::spawn_monitor_3, auto;
+        "link", 1 => process::link_1, auto;
+        "unlink", 1 => process::unlink_1, auto;
+        "monitor", 2 => process::monitor_2, auto;
+        "demonitor", 1 => process::demonitor_1, auto;
+        "demonitor", 2 => process::demonitor_2, auto;
+        "exit", 2 => process::exit_2, auto;
+        "process_flag", 2 => process::process_flag_2, auto;
+        "register", 2 => process::register_2, auto;
+        "unregister", 1 => process::unregister_1, auto;
+        "whereis", 1 => process::whereis_1, auto;
+        "registered", 0 => process::registered_0, auto;
+        "is_process_alive", 1 => process::is_process_alive_1, auto;
+        "processes", 0 => process::processes_0, auto;
+        "system_info", 1 => process::system_info_1;
+        "statistics", 1 => process::statistics_1, auto;
+        "monotonic_time", 0 => process::monotonic_time_0;
+        "monotonic_time", 1 => process::monotonic_time_1;
+        "system_time", 0 => process::system_time_0;
+        "system_time", 1 => process::system_time_1;
         "$bs_get", 4 => erlang::bs_get_4;
         "$bs_end", 2 => erlang::bs_end_2;
         "node", 1 => erlang::node_1, auto;
-        "monotonic_time", 0 => erlang::monotonic_time_0;
-        "monotonic_time", 1 => erlang::monotonic_time_1;
-        "system_time", 0 => erlang::system_time_0;
-        "system_time", 1 => erlang::system_time_1;
     }
     "io" => {
         "format", 1 => io::format_1;

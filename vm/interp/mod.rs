@@ -738,6 +738,7 @@ fn interpret(
                         p.mailbox.remove(p.save);
                     }
                     p.save = 0;
+                    p.in_timed_receive = false;
                 }
                 Instr::Wait { to } => {
                     ip = to.0 as usize;
@@ -770,6 +771,7 @@ fn interpret(
                 }
                 Instr::Timeout {} => {
                     p.save = 0;
+                    p.in_timed_receive = false;
                 }
             }
         }

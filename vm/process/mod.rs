@@ -1,14 +1,18 @@
 //! A process: its heap, its stack of frames and Y slots, where it is in
 //! the code, its catches, mailbox and dictionary.
 //!
-//! For now a process runs on its own (sequential programs); the fields
-//! that signals and scheduling need come with processes. The hot fields
-//! (code position, stack bounds, reductions) come first; the cold ones
-//! (dictionary) are boxed lazily.
+//! This is what the interpreter runs; `runtime::processes::Actor` wraps
+//! it for the scheduler (saved registers, links, monitors, timers), and
+//! moves arriving messages into `heap` and `mailbox`. The hot fields
+//! (code position, stack bounds, reductions) come first.
 //!
 //! Invariant: every term the process can reach is in `heap` or the
 //! literal area, and is rooted in one of: the X registers of the
 //! scheduler running it, `stack`, `mailbox`, `dictionary`, `exception`.
+
+mod mailbox;
+
+pub use mailbox::Mailbox;
 
 use crate::code::Module;
 use crate::heap::Heap;
@@ -96,7 +100,7 @@ pub struct Process {
     pub heap: Heap,
     /// The private message queue (already copied into `heap`) and the
     /// receive's save position in it.
-    pub mailbox: Vec<Term>,
+    pub mailbox: Mailbox,
     pub save: usize,
     /// The process dictionary as key, value, key, value...
     pub dictionary: Vec<Term>,
@@ -104,6 +108,9 @@ pub struct Process {
     pub exception: [Term; 3],
     /// Where a receive with a timeout resumes when the time is up.
     pub timeout_ip: u32,
+    /// A receive with a timeout is waiting (its timer is armed); cleared
+    /// when a message or the timeout ends the receive.
+    pub in_timed_receive: bool,
     /// X registers live when the process last yielded (see `Outcome::Yield`).
     pub live_x: u32,
     /// Bytes of stack reserved from the memory budget.
@@ -127,11 +134,12 @@ impl Process {
             reduction_budget: 0,
             total_reductions: 0,
             heap: Heap::new(),
-            mailbox: Vec::new(),
+            mailbox: Mailbox::new(),
             save: 0,
             dictionary: Vec::new(),
             exception: [Term::NIL; 3],
             timeout_ip: 0,
+            in_timed_receive: false,
             live_x: 0,
             stack_reserved: 0,
         }
@@ -164,7 +172,7 @@ impl Process {
     #[cold]
     pub fn grow_frames(&mut self) -> Result<(), SystemLimit> {
         let cap = self.frames.capacity();
-        let new = (cap * 2).max(64);
+        let new = (cap * 2).max(8);
         budget::reserve((new - cap) * FRAME_BYTES)?;
         let reserved = self
             .frames
@@ -179,7 +187,7 @@ impl Process {
     #[cold]
     pub fn grow_stack(&mut self, slots: usize) -> Result<(), SystemLimit> {
         let cap = self.stack.capacity();
-        let new = (cap * 2).max(self.stack.len() + slots).max(256);
+        let new = (cap * 2).max(self.stack.len() + slots).max(16);
         budget::reserve((new - cap) * 8)?;
         let reserved = self.stack.try_reserve_exact(new - self.stack.len()).is_ok();
         budget::release((new - cap) * 8);
@@ -212,9 +220,10 @@ impl Process {
             exception,
             ..
         } = self;
+        let (older, newer) = mailbox.as_mut_slices();
         heap.ensure(
             words,
-            &mut [x, extra, stack, mailbox, dictionary, exception],
+            &mut [x, extra, stack, older, newer, dictionary, exception],
         )
     }
 }

@@ -1,0 +1,96 @@
+//! The private message queue of a process: messages already copied into
+//! its heap, oldest first, scanned by `receive` from its save position.
+//!
+//! A ring buffer, so that taking the oldest message (the common case) and
+//! the newest (a reply matched by a fresh reference behind a backlog) are
+//! both O(1); only a match in the middle shifts messages.
+//!
+//! The reference mark (BEAM's receive marker): `make_ref` records the
+//! queue length beside the new reference's id. No message queued before
+//! can contain that reference, so a receive whose every pattern needs it
+//! (the compiler proves that and emits `erlang:'$recv_use'(Ref)`) starts
+//! its scan at the mark, not at the oldest message. Invariant: `mark`
+//! counts the messages queued before the reference was made that are
+//! still queued (`remove` keeps it so).
+
+use crate::term::Term;
+use std::collections::VecDeque;
+
+#[derive(Default, Debug)]
+pub struct Mailbox {
+    queue: VecDeque<Term>,
+    /// The newest reference's id and the queue length when it was made.
+    mark: Option<(u64, usize)>,
+}
+
+impl Mailbox {
+    pub fn new() -> Mailbox {
+        Mailbox::default()
+    }
+
+    /// Appends a message (the newest).
+    #[inline]
+    pub fn push(&mut self, message: Term) {
+        self.queue.push_back(message);
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Takes the message at `index` out of the queue.
+    #[inline]
+    pub fn remove(&mut self, index: usize) -> Option<Term> {
+        if let Some((_, at)) = &mut self.mark
+            && index < *at
+        {
+            *at -= 1;
+        }
+        self.queue.remove(index)
+    }
+
+    pub fn retain(&mut self, keep: impl FnMut(&Term) -> bool) {
+        self.queue.retain(keep);
+        self.mark = None;
+    }
+
+    /// Records that the reference `id` is made now.
+    #[inline]
+    pub fn set_mark(&mut self, id: u64) {
+        self.mark = Some((id, self.queue.len()));
+    }
+
+    /// Where a scan for messages holding reference `id` may start: after
+    /// every message queued before it was made (0 if `id` is not marked).
+    #[inline]
+    pub fn mark_of(&self, id: u64) -> usize {
+        match self.mark {
+            Some((marked, at)) if marked == id => at,
+            _ => 0,
+        }
+    }
+
+    /// The messages as two slices (oldest first), for the collector.
+    pub fn as_mut_slices(&mut self) -> (&mut [Term], &mut [Term]) {
+        self.queue.as_mut_slices()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Term> {
+        self.queue.iter()
+    }
+}
+
+impl std::ops::Index<usize> for Mailbox {
+    type Output = Term;
+
+    #[inline]
+    fn index(&self, index: usize) -> &Term {
+        &self.queue[index]
+    }
+}
