@@ -4,7 +4,13 @@
 //! (`compile`, `code`) -> processes on schedulers. Each stage depends only
 //! on the ones before it.
 
+pub mod bif;
+pub mod code;
+pub mod compile;
 pub mod heap;
+pub mod interp;
+pub mod process;
+pub mod runtime;
 pub mod syntax;
 pub mod term;
 // Out of alphabetical order only to merge cleanly with parallel branches.

@@ -17,12 +17,16 @@ act: a small Erlang on a bytecode VM
 Usage:
   act check FILE...    check files for syntax and compile errors
   act FILE [ARGS...]   run FILE's main/1 with ARGS as a list of strings
+  act run FILE [ARGS...]
+                       the same
+  act disasm FILE      print FILE's bytecode
   act --help           print this help
   act --version        print the version
 
 Options:
   -h, --help           print this help
   -V, --version        print the version
+  --max-memory BYTES   memory budget for running programs (suffix K, M or G)
 ";
 
 /// What the command line asks for.
@@ -31,6 +35,7 @@ enum Command {
     Version,
     Check(Vec<String>),
     Run { file: String, args: Vec<String> },
+    Disasm(String),
 }
 
 /// Reads the arguments after the program name.
@@ -48,6 +53,25 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
                 return Err(format!("unknown option '{option}' for 'act check'"));
             }
             Ok(Command::Check(files))
+        }
+        Some("run") => match args.get(1) {
+            Some(file) => Ok(Command::Run {
+                file: file.clone(),
+                args: args[2..].to_vec(),
+            }),
+            None => Err("'act run' needs a FILE".to_string()),
+        },
+        Some("disasm") => match args.get(1) {
+            Some(file) if args.len() == 2 => Ok(Command::Disasm(file.clone())),
+            _ => Err("'act disasm' needs exactly one FILE".to_string()),
+        },
+        Some("--max-memory") => {
+            let bytes = args
+                .get(1)
+                .and_then(|b| parse_bytes(b))
+                .ok_or("'--max-memory' needs a size like 512M")?;
+            act::heap::budget::set_limit(bytes);
+            parse_args(&args[2..])
         }
         Some(option) if option.starts_with('-') && option.len() > 1 => {
             Err(format!("unknown option '{option}'"))
@@ -72,15 +96,46 @@ fn main() -> ExitCode {
         }
         Ok(Command::Check(files)) => syntax::with_big_stack(|| check_files(&files)),
         Ok(Command::Run { file, args }) => {
-            let arguments = args.join(" ");
-            eprintln!("act: cannot run '{file} {arguments}': running programs is not built yet");
-            ExitCode::from(2)
+            // The interpreter never recurses on the Rust stack; the big
+            // stack is only a margin for the compiler's passes.
+            let status = syntax::with_big_stack(|| act::runtime::script::run_script(&file, &args));
+            act::runtime::output::flush();
+            ExitCode::from(status.clamp(0, 255) as u8)
+        }
+        Ok(Command::Disasm(file)) => {
+            match syntax::with_big_stack(|| act::runtime::script::compile_file(&file)) {
+                Ok(module) => {
+                    print!("{}", act::code::disasm::disassemble(&module));
+                    ExitCode::SUCCESS
+                }
+                Err(text) => {
+                    eprint!("{text}");
+                    ExitCode::from(1)
+                }
+            }
         }
         Err(message) => {
             eprintln!("act: {message}\n\n{USAGE}");
             ExitCode::from(2)
         }
     }
+}
+
+/// `512M` -> bytes.
+fn parse_bytes(text: &str) -> Option<usize> {
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let n: usize = digits.parse().ok()?;
+    let shift = match unit {
+        "" | "B" => 0,
+        "K" | "k" | "KB" => 10,
+        "M" | "m" | "MB" => 20,
+        "G" | "g" | "GB" => 30,
+        _ => return None,
+    };
+    n.checked_mul(1 << shift)
 }
 
 /// `act check`: every diagnostic of every file on stderr; status 1 when

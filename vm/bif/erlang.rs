@@ -1,0 +1,930 @@
+//! The `erlang` module: arithmetic, comparisons, type tests, conversions,
+//! exceptions, the process dictionary.
+
+use super::{BifError, BifResult, Context};
+use crate::heap::{self, Heap};
+use crate::process::Class;
+use crate::term::arith::{self, ArithError, Number};
+use crate::term::order;
+use crate::term::view::View;
+use crate::term::{Atom, Term};
+use num_bigint::BigInt;
+use num_traits::{Num, ToPrimitive};
+use std::cmp::Ordering;
+
+// ---------------------------------------------------------------------
+// Helpers shared by the BIF modules.
+
+fn arith_error(e: ArithError) -> BifError {
+    match e {
+        ArithError::Badarith => BifError::Badarith,
+        ArithError::SystemLimit => BifError::SystemLimit,
+        ArithError::Badarg => BifError::Badarg,
+    }
+}
+
+/// Places a computed number on the heap (ensuring space first).
+pub fn put_number(
+    ctx: &mut Context,
+    n: Result<Number, ArithError>,
+    args: &mut [Term],
+) -> BifResult {
+    let n = n.map_err(arith_error)?;
+    if let Some(t) = n.as_immediate() {
+        return Ok(t);
+    }
+    ctx.ensure(n.words(), args)?;
+    Ok(ctx.heap().number(&n))
+}
+
+/// The elements of a proper list; `None` for anything else.
+pub fn list_elements(heap: &Heap, mut t: Term) -> Option<Vec<Term>> {
+    let mut out = Vec::new();
+    while t.is_cons() {
+        let (h, tail) = heap.cons_parts(t);
+        out.push(h);
+        t = tail;
+    }
+    if t.is_nil() { Some(out) } else { None }
+}
+
+/// Length of a proper list.
+pub fn list_length(heap: &Heap, mut t: Term) -> Option<usize> {
+    let mut n = 0;
+    while t.is_cons() {
+        t = heap.cons_parts(t).1;
+        n += 1;
+    }
+    if t.is_nil() { Some(n) } else { None }
+}
+
+/// A list of character codes as a String.
+pub fn char_list(heap: &Heap, t: Term) -> Option<String> {
+    let mut s = String::new();
+    let mut t = t;
+    while t.is_cons() {
+        let (h, tail) = heap.cons_parts(t);
+        s.push(char::from_u32(u32::try_from(h.as_small()?).ok()?)?);
+        t = tail;
+    }
+    if t.is_nil() { Some(s) } else { None }
+}
+
+/// The text of a string-like term: a char list, a binary or an atom.
+pub fn text_of(heap: &Heap, t: Term) -> Option<String> {
+    if let Some(a) = t.as_atom() {
+        return Some(a.name().to_string());
+    }
+    if let Some(bytes) = heap.binary_bytes(t) {
+        return Some(String::from_utf8_lossy(bytes).into_owned());
+    }
+    let mut bytes = Vec::new();
+    chardata_bytes(heap, t, &mut bytes)?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The bytes of an iolist (bytes and binaries, nested); `None` if it is not one.
+pub fn iolist_bytes(heap: &Heap, t: Term, out: &mut Vec<u8>) -> Option<()> {
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        if t.is_nil() {
+            continue;
+        }
+        if t.is_cons() {
+            let (h, tail) = heap.cons_parts(t);
+            stack.push(tail);
+            if let Some(b) = h.as_small() {
+                out.push(u8::try_from(b).ok()?);
+            } else {
+                stack.push(h);
+            }
+            continue;
+        }
+        out.extend_from_slice(heap.binary_bytes(t)?);
+    }
+    Some(())
+}
+
+/// Like `iolist_bytes`, but characters above 255 are written as UTF-8
+/// (Erlang's chardata, for output).
+pub fn chardata_bytes(heap: &Heap, t: Term, out: &mut Vec<u8>) -> Option<()> {
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        if t.is_nil() {
+            continue;
+        }
+        if t.is_cons() {
+            let (h, tail) = heap.cons_parts(t);
+            stack.push(tail);
+            if let Some(c) = h.as_small() {
+                let c = char::from_u32(u32::try_from(c).ok()?)?;
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            } else {
+                stack.push(h);
+            }
+            continue;
+        }
+        out.extend_from_slice(heap.binary_bytes(t)?);
+    }
+    Some(())
+}
+
+/// Builds a string (list of chars) on the heap.
+pub fn make_string(ctx: &mut Context, s: &str, args: &mut [Term]) -> BifResult {
+    let n = s.chars().count();
+    ctx.ensure(2 * n, args)?;
+    Ok(ctx.heap().string(s))
+}
+
+/// Builds a binary on the heap.
+pub fn make_binary(ctx: &mut Context, bytes: Vec<u8>, args: &mut [Term]) -> BifResult {
+    ctx.ensure(heap::words_for_binary(bytes.len()), args)?;
+    Ok(ctx.heap().binary_from_vec(bytes))
+}
+
+/// `{Tag, Value}` as an error reason.
+pub fn error_tuple(ctx: &mut Context, tag: Atom, value: Term) -> BifError {
+    let mut keep = [value];
+    if let Err(e) = ctx.ensure(3, &mut keep) {
+        return e;
+    }
+    let t = ctx.heap().tuple(&[Term::atom(tag), keep[0]]);
+    BifError::Raise(Class::Error, t)
+}
+
+fn small(t: Term) -> Result<i64, BifError> {
+    t.as_small().ok_or(BifError::Badarg)
+}
+
+fn integer(heap: &Heap, t: Term) -> Result<BigInt, BifError> {
+    match heap.view(t) {
+        View::Small(i) => Ok(BigInt::from(i)),
+        View::Big(b) => Ok(b.to_bigint()),
+        _ => Err(BifError::Badarg),
+    }
+}
+
+fn make_integer(ctx: &mut Context, i: BigInt, args: &mut [Term]) -> BifResult {
+    ctx.ensure(heap::words_for_bigint(&i), args)?;
+    Ok(ctx.heap().bigint(&i))
+}
+
+// ---------------------------------------------------------------------
+// Operators as functions.
+
+macro_rules! arith2 {
+    ($($name:ident => $op:path),*) => {$(
+        pub fn $name(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+            let r = $op(&ctx.process.heap, args[0], args[1]);
+            put_number(ctx, r, args)
+        }
+    )*};
+}
+arith2!(plus_2 => arith::add, minus_2 => arith::sub, times_2 => arith::mul,
+    divide_2 => arith::divide, div_2 => arith::int_div, rem_2 => arith::rem,
+    band_2 => arith::band, bor_2 => arith::bor, bxor_2 => arith::bxor,
+    bsl_2 => arith::bsl, bsr_2 => arith::bsr);
+
+macro_rules! arith1 {
+    ($($name:ident => $op:path),*) => {$(
+        pub fn $name(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+            let r = $op(&ctx.process.heap, args[0]);
+            put_number(ctx, r, args)
+        }
+    )*};
+}
+arith1!(bnot_1 => arith::bnot, neg_1 => arith::neg);
+
+pub fn plus_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let r = arith::add(&ctx.process.heap, Term::small(0), args[0]);
+    match r {
+        Ok(_) => Ok(args[0]),
+        Err(e) => Err(arith_error(e)),
+    }
+}
+
+macro_rules! arith1_badarg {
+    ($($name:ident => $op:path),*) => {$(
+        pub fn $name(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+            let r = $op(&ctx.process.heap, args[0]).map_err(|_| ArithError::Badarith);
+            put_number(ctx, r, args).map_err(|e| if e == BifError::Badarith { BifError::Badarg } else { e })
+        }
+    )*};
+}
+arith1_badarg!(abs_1 => arith::abs, float_1 => arith::float, trunc_1 => arith::trunc,
+    round_1 => arith::round, floor_1 => arith::floor, ceil_1 => arith::ceil);
+
+macro_rules! compare2 {
+    ($($name:ident => $test:expr),*) => {$(
+        pub fn $name(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+            let f: fn(&Heap, Term, Term) -> bool = $test;
+            Ok(Term::boolean(f(&ctx.process.heap, args[0], args[1])))
+        }
+    )*};
+}
+compare2!(
+    eq_2 => |h, a, b| order::eq(h, a, b),
+    ne_2 => |h, a, b| !order::eq(h, a, b),
+    exact_eq_2 => |h, a, b| order::exact_eq(h, a, b),
+    exact_ne_2 => |h, a, b| !order::exact_eq(h, a, b),
+    lt_2 => |h, a, b| order::compare(h, a, b) == Ordering::Less,
+    le_2 => |h, a, b| order::compare(h, a, b) != Ordering::Greater,
+    gt_2 => |h, a, b| order::compare(h, a, b) == Ordering::Greater,
+    ge_2 => |h, a, b| order::compare(h, a, b) != Ordering::Less
+);
+
+pub fn max_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let less = order::compare(&ctx.process.heap, args[0], args[1]) == Ordering::Less;
+    Ok(if less { args[1] } else { args[0] })
+}
+
+pub fn min_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let greater = order::compare(&ctx.process.heap, args[0], args[1]) == Ordering::Greater;
+    Ok(if greater { args[1] } else { args[0] })
+}
+
+fn boolean(t: Term) -> Result<bool, BifError> {
+    t.as_bool().ok_or(BifError::Badarg)
+}
+
+pub fn not_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    Ok(Term::boolean(!boolean(args[0])?))
+}
+pub fn and_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let (a, b) = (boolean(args[0])?, boolean(args[1])?);
+    Ok(Term::boolean(a && b))
+}
+pub fn or_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let (a, b) = (boolean(args[0])?, boolean(args[1])?);
+    Ok(Term::boolean(a || b))
+}
+pub fn xor_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let (a, b) = (boolean(args[0])?, boolean(args[1])?);
+    Ok(Term::boolean(a ^ b))
+}
+
+/// `A ++ B`: copies A in front of B.
+pub fn append_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let Some(n) = list_length(&ctx.process.heap, args[0]) else {
+        return Err(BifError::Badarg);
+    };
+    if n == 0 {
+        return Ok(args[1]);
+    }
+    ctx.ensure(2 * n, args)?;
+    let heap = &mut ctx.process.heap;
+    let elements = list_elements(heap, args[0]).unwrap_or_default();
+    Ok(heap.list_with_tail(&elements, args[1]))
+}
+
+/// `A -- B`: A without the first occurrence of each element of B.
+pub fn subtract_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let (Some(mut a), Some(b)) = (list_elements(heap, args[0]), list_elements(heap, args[1]))
+    else {
+        return Err(BifError::Badarg);
+    };
+    for x in b {
+        if let Some(i) = a.iter().position(|&y| order::exact_eq(heap, x, y)) {
+            a.remove(i);
+        }
+    }
+    let n = a.len();
+    drop(a);
+    ctx.ensure(2 * n, args)?;
+    // Recompute after a possible collection (the terms moved).
+    let heap = &ctx.process.heap;
+    let mut a = list_elements(heap, args[0]).unwrap_or_default();
+    for x in list_elements(heap, args[1]).unwrap_or_default() {
+        if let Some(i) = a.iter().position(|&y| order::exact_eq(heap, x, y)) {
+            a.remove(i);
+        }
+    }
+    Ok(ctx.process.heap.list(&a))
+}
+
+/// `Pid ! Msg`: the only process so far is this one.
+pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let (to, msg) = (args[0], args[1]);
+    if to == self_pid() {
+        ctx.process.mailbox.push(msg);
+        return Ok(msg);
+    }
+    if to.is_pid() {
+        return Ok(msg);
+    }
+    Err(BifError::Badarg)
+}
+
+pub fn self_pid() -> Term {
+    Term::pid(0)
+}
+
+// ---------------------------------------------------------------------
+// Type tests.
+
+macro_rules! type_test {
+    ($($name:ident => $test:expr),*) => {$(
+        pub fn $name(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+            let f: fn(&Heap, Term) -> bool = $test;
+            Ok(Term::boolean(f(&ctx.process.heap, args[0])))
+        }
+    )*};
+}
+type_test!(
+    is_atom_1 => |_, t| t.is_atom(),
+    is_integer_1 => |h, t| h.is_integer(t),
+    is_float_1 => |h, t| h.is_float(t),
+    is_number_1 => |h, t| h.is_number(t),
+    is_boolean_1 => |_, t| t.as_bool().is_some(),
+    is_list_1 => |_, t| t.is_cons() || t.is_nil(),
+    is_tuple_1 => |h, t| h.as_tuple(t).is_some(),
+    is_binary_1 => |h, t| h.is_binary(t),
+    is_map_1 => |h, t| h.is_map(t),
+    is_function_1 => |h, t| h.is_function(t),
+    is_pid_1 => |_, t| t.is_pid(),
+    is_reference_1 => |h, t| h.is_reference(t)
+);
+
+/// The arity of a fun term, if it is one.
+pub fn fun_arity(heap: &Heap, t: Term) -> Option<u32> {
+    match heap.view(t) {
+        View::Fun { index, .. } => {
+            let entry = crate::runtime::fun_entry(index)?;
+            Some(entry.module.funs[entry.fun as usize].arity)
+        }
+        View::ExternalFun { arity, .. } => Some(arity),
+        _ => None,
+    }
+}
+
+pub fn is_function_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let arity = small(args[1])?;
+    if arity < 0 {
+        return Err(BifError::Badarg);
+    }
+    Ok(Term::boolean(
+        fun_arity(&ctx.process.heap, args[0]) == Some(arity as u32),
+    ))
+}
+
+// ---------------------------------------------------------------------
+// Tuples and lists.
+
+pub fn element_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let i = small(args[0])?;
+    let tuple = ctx.process.heap.as_tuple(args[1]).ok_or(BifError::Badarg)?;
+    if i < 1 || i as usize > tuple.len() {
+        return Err(BifError::Badarg);
+    }
+    Ok(tuple[i as usize - 1])
+}
+
+pub fn setelement_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let i = small(args[0])?;
+    let n = ctx
+        .process
+        .heap
+        .as_tuple(args[1])
+        .ok_or(BifError::Badarg)?
+        .len();
+    if i < 1 || i as usize > n {
+        return Err(BifError::Badarg);
+    }
+    ctx.ensure(n + 1, args)?;
+    let heap = &mut ctx.process.heap;
+    let mut elements = heap.tuple_elements(args[1]).to_vec();
+    elements[i as usize - 1] = args[2];
+    Ok(heap.tuple(&elements))
+}
+
+pub fn tuple_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let t = ctx.process.heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
+    Ok(Term::small(t.len() as i64))
+}
+
+pub fn size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    if let Some(t) = heap.as_tuple(args[0]) {
+        return Ok(Term::small(t.len() as i64));
+    }
+    byte_size_1(ctx, args)
+}
+
+pub fn byte_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let b = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    Ok(Term::small(b.len() as i64))
+}
+
+pub fn length_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = list_length(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    Ok(Term::small(n as i64))
+}
+
+pub fn hd_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if !args[0].is_cons() {
+        return Err(BifError::Badarg);
+    }
+    Ok(ctx.process.heap.cons_parts(args[0]).0)
+}
+
+pub fn tl_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if !args[0].is_cons() {
+        return Err(BifError::Badarg);
+    }
+    Ok(ctx.process.heap.cons_parts(args[0]).1)
+}
+
+pub fn tuple_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = ctx
+        .process
+        .heap
+        .as_tuple(args[0])
+        .ok_or(BifError::Badarg)?
+        .len();
+    ctx.ensure(2 * n, args)?;
+    let heap = &mut ctx.process.heap;
+    let elements = heap.tuple_elements(args[0]).to_vec();
+    Ok(heap.list(&elements))
+}
+
+pub fn list_to_tuple_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = list_length(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    ctx.ensure(n + 1, args)?;
+    let heap = &mut ctx.process.heap;
+    let elements = list_elements(heap, args[0]).unwrap_or_default();
+    Ok(heap.tuple(&elements))
+}
+
+// ---------------------------------------------------------------------
+// Conversions.
+
+pub fn atom_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let a = args[0].as_atom().ok_or(BifError::Badarg)?;
+    make_string(ctx, a.name(), args)
+}
+
+pub fn list_to_atom_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    if s.chars().count() > 255 {
+        return Err(BifError::SystemLimit);
+    }
+    Atom::try_intern(&s)
+        .map(Term::atom)
+        .ok_or(BifError::SystemLimit)
+}
+
+pub fn list_to_existing_atom_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    Atom::existing(&s).map(Term::atom).ok_or(BifError::Badarg)
+}
+
+pub fn atom_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let a = args[0].as_atom().ok_or(BifError::Badarg)?;
+    make_binary(ctx, a.name().as_bytes().to_vec(), args)
+}
+
+pub fn atom_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    atom_to_binary_1(ctx, args)
+}
+
+pub fn binary_to_atom_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let b = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    let s = std::str::from_utf8(b).map_err(|_| BifError::Badarg)?;
+    Atom::try_intern(s)
+        .map(Term::atom)
+        .ok_or(BifError::SystemLimit)
+}
+
+pub fn binary_to_atom_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    binary_to_atom_1(ctx, args)
+}
+
+fn radix_string(i: &BigInt, base: u32) -> String {
+    i.to_str_radix(base).to_uppercase()
+}
+
+pub fn integer_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let i = integer(&ctx.process.heap, args[0])?;
+    make_string(ctx, &i.to_string(), args)
+}
+
+pub fn integer_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let i = integer(&ctx.process.heap, args[0])?;
+    let base = small(args[1])?;
+    if !(2..=36).contains(&base) {
+        return Err(BifError::Badarg);
+    }
+    make_string(ctx, &radix_string(&i, base as u32), args)
+}
+
+pub fn integer_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let i = integer(&ctx.process.heap, args[0])?;
+    make_binary(ctx, i.to_string().into_bytes(), args)
+}
+
+fn parse_integer(s: &str, base: u32) -> Option<BigInt> {
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(base)) {
+        return None;
+    }
+    let v = BigInt::from_str_radix(digits, base).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+pub fn list_to_integer_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let i = parse_integer(&s, 10).ok_or(BifError::Badarg)?;
+    make_integer(ctx, i, args)
+}
+
+pub fn list_to_integer_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let base = small(args[1])?;
+    if !(2..=36).contains(&base) {
+        return Err(BifError::Badarg);
+    }
+    let i = parse_integer(&s, base as u32).ok_or(BifError::Badarg)?;
+    make_integer(ctx, i, args)
+}
+
+pub fn binary_to_integer_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let b = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    let s = std::str::from_utf8(b)
+        .map_err(|_| BifError::Badarg)?
+        .to_string();
+    let i = parse_integer(&s, 10).ok_or(BifError::Badarg)?;
+    make_integer(ctx, i, args)
+}
+
+fn float_arg(heap: &Heap, t: Term) -> Result<f64, BifError> {
+    heap.float_value(t).ok_or(BifError::Badarg)
+}
+
+/// Erlang's `float_to_list/1`: `%.20e` with a two-digit exponent.
+fn scientific(f: f64, digits: usize) -> String {
+    let s = format!("{f:.digits$e}");
+    match s.split_once('e') {
+        Some((mantissa, exp)) => {
+            let (sign, exp) = match exp.strip_prefix('-') {
+                Some(e) => ('-', e),
+                None => ('+', exp),
+            };
+            format!("{mantissa}e{sign}{exp:0>2}")
+        }
+        None => s,
+    }
+}
+
+pub fn float_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let f = float_arg(&ctx.process.heap, args[0])?;
+    make_string(ctx, &scientific(f, 20), args)
+}
+
+pub fn float_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let f = float_arg(heap, args[0])?;
+    let options = list_elements(heap, args[1]).ok_or(BifError::Badarg)?;
+    let mut text = scientific(f, 20);
+    let mut compact = false;
+    for o in options {
+        if o == Term::atom(Atom::intern("compact")) {
+            compact = true;
+            continue;
+        }
+        let t = heap.as_tuple(o).ok_or(BifError::Badarg)?;
+        if t.len() != 2 {
+            return Err(BifError::Badarg);
+        }
+        let n = small(t[1])?.clamp(0, 253) as usize;
+        match t[0].as_atom().map(|a| a.name()) {
+            Some("decimals") => text = format!("{f:.n$}"),
+            Some("scientific") => text = scientific(f, n),
+            _ => return Err(BifError::Badarg),
+        }
+    }
+    if compact && text.contains('.') && !text.contains('e') {
+        while text.ends_with('0') && !text.ends_with(".0") {
+            text.pop();
+        }
+    }
+    make_string(ctx, &text, args)
+}
+
+pub fn list_to_float_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    // Erlang wants digits, a dot and digits, then an optional exponent.
+    let body = s.strip_prefix(['-', '+']).unwrap_or(&s);
+    let mantissa = body.split(['e', 'E']).next().unwrap_or("");
+    let ok = mantissa.split_once('.').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && !b.is_empty()
+            && a.chars().all(|c| c.is_ascii_digit())
+            && b.chars().all(|c| c.is_ascii_digit())
+    });
+    let f: f64 = if ok {
+        s.parse().map_err(|_| BifError::Badarg)?
+    } else {
+        return Err(BifError::Badarg);
+    };
+    if !f.is_finite() {
+        return Err(BifError::Badarg);
+    }
+    ctx.ensure(heap::FLOAT_WORDS, args)?;
+    Ok(ctx.heap().float(f))
+}
+
+pub fn binary_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?
+        .len();
+    ctx.ensure(2 * n, args)?;
+    let heap = &mut ctx.process.heap;
+    let bytes: Vec<Term> = heap
+        .binary_bytes(args[0])
+        .unwrap_or_default()
+        .iter()
+        .map(|&b| Term::small(b as i64))
+        .collect();
+    Ok(heap.list(&bytes))
+}
+
+pub fn list_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if !(args[0].is_cons() || args[0].is_nil()) {
+        return Err(BifError::Badarg);
+    }
+    iolist_to_binary_1(ctx, args)
+}
+
+pub fn iolist_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if ctx.process.heap.is_binary(args[0]) {
+        return Ok(args[0]);
+    }
+    let mut bytes = Vec::new();
+    iolist_bytes(&ctx.process.heap, args[0], &mut bytes).ok_or(BifError::Badarg)?;
+    make_binary(ctx, bytes, args)
+}
+
+pub fn iolist_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let mut bytes = Vec::new();
+    iolist_bytes(&ctx.process.heap, args[0], &mut bytes).ok_or(BifError::Badarg)?;
+    Ok(Term::small(bytes.len() as i64))
+}
+
+// ---------------------------------------------------------------------
+// Exceptions and the system.
+
+pub fn throw_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    Err(BifError::Raise(Class::Throw, args[0]))
+}
+
+pub fn error_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    Err(BifError::Raise(Class::Error, args[0]))
+}
+
+pub fn error_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    Err(BifError::Raise(Class::Error, args[0]))
+}
+
+pub fn exit_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    Err(BifError::Raise(Class::Exit, args[0]))
+}
+
+pub fn halt_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Err(BifError::Halt(0))
+}
+
+pub fn halt_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(i) = args[0].as_small() {
+        if i >= 0 {
+            return Err(BifError::Halt((i & 0xff) as i32));
+        }
+        return Err(BifError::Badarg);
+    }
+    if args[0] == Term::atom(Atom::intern("abort")) {
+        return Err(BifError::Halt(134));
+    }
+    if char_list(&ctx.process.heap, args[0]).is_some() {
+        return Err(BifError::Halt(1));
+    }
+    Err(BifError::Badarg)
+}
+
+/// `A andalso B` with a non-boolean A: `{badarg, A}`.
+pub fn badbool_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    Err(error_tuple(ctx, Atom::BADARG, args[0]))
+}
+
+fn dictionary_find(ctx: &Context, key: Term) -> Option<usize> {
+    let d = &ctx.process.dictionary;
+    (0..d.len() / 2).find(|&i| order::exact_eq(&ctx.process.heap, d[2 * i], key))
+}
+
+pub fn put_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match dictionary_find(ctx, args[0]) {
+        Some(i) => {
+            let old = ctx.process.dictionary[2 * i + 1];
+            ctx.process.dictionary[2 * i + 1] = args[1];
+            Ok(old)
+        }
+        None => {
+            ctx.process.dictionary.push(args[0]);
+            ctx.process.dictionary.push(args[1]);
+            Ok(Term::atom(Atom::UNDEFINED))
+        }
+    }
+}
+
+pub fn get_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    Ok(
+        dictionary_find(ctx, args[0]).map_or(Term::atom(Atom::UNDEFINED), |i| {
+            ctx.process.dictionary[2 * i + 1]
+        }),
+    )
+}
+
+pub fn get_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = ctx.process.dictionary.len() / 2;
+    ctx.ensure(5 * n, args)?;
+    let mut list = Term::NIL;
+    for i in (0..n).rev() {
+        let (k, v) = (
+            ctx.process.dictionary[2 * i],
+            ctx.process.dictionary[2 * i + 1],
+        );
+        let heap = &mut ctx.process.heap;
+        let pair = heap.tuple(&[k, v]);
+        list = heap.cons(pair, list);
+    }
+    Ok(list)
+}
+
+pub fn erase_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match dictionary_find(ctx, args[0]) {
+        Some(i) => {
+            let old = ctx.process.dictionary[2 * i + 1];
+            ctx.process.dictionary.drain(2 * i..2 * i + 2);
+            Ok(old)
+        }
+        None => Ok(Term::atom(Atom::UNDEFINED)),
+    }
+}
+
+pub fn make_ref_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ctx.ensure(heap::REF_WORDS, args)?;
+    Ok(ctx.heap().reference(id))
+}
+
+pub fn self_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(self_pid())
+}
+
+pub fn node_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(Term::atom(Atom::NONODE))
+}
+
+pub fn make_fun_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let (m, f) = (
+        args[0].as_atom().ok_or(BifError::Badarg)?,
+        args[1].as_atom().ok_or(BifError::Badarg)?,
+    );
+    let a = small(args[2])?;
+    if !(0..=255).contains(&a) {
+        return Err(BifError::Badarg);
+    }
+    ctx.ensure(heap::EXTERNAL_FUN_WORDS, args)?;
+    Ok(ctx.heap().external_fun(m, f, a as u32))
+}
+
+pub fn display_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    // BEAM writes the display line straight to the terminal driver,
+    // which ends it with CR LF; escript's output shows that.
+    let mut s = super::fmt::print(&ctx.process.heap, args[0]);
+    s.push_str("\r\n");
+    crate::runtime::output::write_stdout(s.as_bytes());
+    Ok(Term::TRUE)
+}
+
+// ---------------------------------------------------------------------
+// Maps (the auto-imported guard BIFs).
+
+/// Not a map (the caller raises `{badmap, M}`).
+#[derive(Debug)]
+pub struct NotAMap;
+
+/// The value of `key` in map `map`, if present.
+pub fn map_find(heap: &Heap, map: Term, key: Term) -> Result<Option<Term>, NotAMap> {
+    match heap.view(map) {
+        View::Map { keys, values } => {
+            let i = keys.binary_search_by(|&k| order::compare_exact(heap, k, key));
+            Ok(i.ok().map(|i| values[i]))
+        }
+        _ => Err(NotAMap),
+    }
+}
+
+pub fn map_get_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match map_find(&ctx.process.heap, args[1], args[0]) {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => Err(error_tuple(ctx, Atom::BADKEY, args[0])),
+        Err(NotAMap) => Err(error_tuple(ctx, Atom::BADMAP, args[1])),
+    }
+}
+
+pub fn is_map_key_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match map_find(&ctx.process.heap, args[1], args[0]) {
+        Ok(v) => Ok(Term::boolean(v.is_some())),
+        Err(NotAMap) => Err(error_tuple(ctx, Atom::BADMAP, args[1])),
+    }
+}
+
+pub fn map_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match ctx.process.heap.view(args[0]) {
+        View::Map { keys, .. } => Ok(Term::small(keys.len() as i64)),
+        _ => Err(error_tuple(ctx, Atom::BADMAP, args[0])),
+    }
+}
+
+// ---------------------------------------------------------------------
+// Binaries.
+
+/// `<<Segments>>`: a tuple of `{Value, Size, Kind}` per segment.
+pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let segments = heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
+    let mut bytes = Vec::new();
+    for &s in segments {
+        let t = heap.as_tuple(s).ok_or(BifError::Badarg)?;
+        let (value, size, kind) = (t[0], t[1], t[2].as_atom().map_or("", |a| a.name()));
+        let default = size == Term::atom(Atom::intern("default"));
+        match kind {
+            "binary" => {
+                let b = heap.binary_bytes(value).ok_or(BifError::Badarg)?;
+                if default {
+                    bytes.extend_from_slice(b);
+                } else {
+                    let n = small(size)? as usize;
+                    bytes.extend_from_slice(b.get(..n).ok_or(BifError::Badarg)?);
+                }
+            }
+            "float" => {
+                let f = arith::to_f64(heap, value).map_err(|_| BifError::Badarg)?;
+                let bits = if default { 64 } else { small(size)? };
+                match bits {
+                    64 => bytes.extend_from_slice(&f.to_be_bytes()),
+                    32 => bytes.extend_from_slice(&(f as f32).to_be_bytes()),
+                    _ => return Err(BifError::Badarg),
+                }
+            }
+            "utf8" => {
+                let c = char::from_u32(small(value)? as u32).ok_or(BifError::Badarg)?;
+                let mut buf = [0u8; 4];
+                bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+            _ => {
+                let i = integer(heap, value)?;
+                let bits = if default { 8 } else { small(size)? };
+                if bits < 0 || bits % 8 != 0 || bits > 1 << 24 {
+                    return Err(BifError::Badarg);
+                }
+                let n = (bits / 8) as usize;
+                let mut le = i.to_signed_bytes_le();
+                let fill = if i.sign() == num_bigint::Sign::Minus {
+                    0xff
+                } else {
+                    0
+                };
+                le.resize(n.max(le.len()), fill);
+                bytes.extend(le[..n].iter().rev());
+            }
+        }
+    }
+    make_binary(ctx, bytes, args)
+}
+
+#[allow(dead_code)]
+fn to_i64(i: &BigInt) -> Option<i64> {
+    i.to_i64()
+}

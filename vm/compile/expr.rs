@@ -1,0 +1,1183 @@
+//! Function clauses, bodies and expressions.
+
+use super::lower::clause_vars;
+use super::{MAX_DEPTH, MAX_X, ModuleCompiler, PendingFunction, Result, error};
+use crate::code::{ArithOp, CmpOp, Dst, Instr, Label, SRC_X, SelectTable, Src, Tail};
+use crate::syntax::ast::{self, BinaryOp, CallTarget, Expr, ExprKind, UnaryOp};
+use crate::syntax::span::Span;
+use crate::term::{Atom, Constant, Term};
+use std::collections::{HashMap, HashSet};
+
+/// The state of one function clause being compiled.
+pub(super) struct Fc<'a> {
+    pub m: &'a mut ModuleCompiler,
+    /// The clause has a stack frame; its variables live in Y slots.
+    pub frame: bool,
+    /// The fixed place of every variable of the clause.
+    pub vars: HashMap<String, Dst>,
+    /// Variables bound at this point of the code.
+    pub bound: HashSet<String>,
+    pub next_y: u32,
+    /// X registers below this hold variables (leaf clauses).
+    pub x_top: u32,
+    /// Next free temporary X register (never below `x_top`).
+    pub x_floor: u32,
+    /// Inside a guard: where a failing test or guard BIF jumps.
+    pub guard_fail: Option<Label>,
+    /// Inside `try`/`catch`: calls are not tail calls there.
+    pub try_depth: u32,
+    depth: u32,
+    too_many_registers: bool,
+}
+
+/// Where an expression's value goes.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Ctx {
+    /// The clause's result: return it (or tail-call).
+    Tail,
+    /// A value, preferably in this register.
+    Value(Option<Dst>),
+}
+
+impl ModuleCompiler {
+    pub(super) fn compile_function(&mut self, p: PendingFunction) -> Result<()> {
+        let index = p.index;
+        let arity = self.functions[index as usize].arity;
+        let span = p.clauses.first().map(|c| c.span).unwrap_or_default();
+        self.set_line(span);
+        let entry = self.function_labels[index as usize];
+        self.bind(entry);
+        self.emit(Instr::FuncInfo { function: index });
+        let final_fail = self.new_label();
+        let starts: Vec<Label> = p.clauses.iter().map(|_| self.new_label()).collect();
+        if arity > 0 {
+            let first_patterns: Vec<&Expr> = p.clauses.iter().map(|c| &c.patterns[0]).collect();
+            self.select_on_literals(&first_patterns, Src::x(0), &starts, final_fail);
+        }
+        for (i, clause) in p.clauses.iter().enumerate() {
+            let next = starts.get(i + 1).copied().unwrap_or(final_fail);
+            self.bind(starts[i]);
+            self.set_line(clause.span);
+            let frame = self.needs_frame(clause);
+            let mut fc = Fc::new(self, frame, arity, clause);
+            fc.function_clause(clause, next, &p.self_fun)?;
+        }
+        self.bind(final_fail);
+        self.emit(Instr::FunctionClause { function: index });
+        Ok(())
+    }
+
+    /// Clause selection through a jump table: when enough clauses match
+    /// an atom or small integer at this place, one `select_val` jumps to
+    /// the first clause that can match the value. The clauses still test
+    /// their own patterns, so order and fall-through stay as written.
+    pub(super) fn select_on_literals(
+        &mut self,
+        patterns: &[&Expr],
+        src: Src,
+        starts: &[Label],
+        fail: Label,
+    ) {
+        let keys: Vec<Option<Term>> = patterns.iter().map(|p| immediate_key(p)).collect();
+        let literal_count = keys.iter().filter(|k| k.is_some()).count();
+        if literal_count < 4 || keys[0].is_none() {
+            return;
+        }
+        // Values not in the table go to the first clause without a literal.
+        let default = keys
+            .iter()
+            .position(|k| k.is_none())
+            .map_or(fail, |i| starts[i]);
+        let mut entries: Vec<(Term, Label)> = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            match k {
+                Some(t) => {
+                    if !entries.iter().any(|(v, _)| v == t) {
+                        entries.push((*t, starts[i]));
+                    }
+                }
+                None => break,
+            }
+        }
+        entries.sort_by_key(|(t, _)| t.0);
+        let table = self.select_tables.len() as u32;
+        self.select_tables.push(SelectTable {
+            values: entries.iter().map(|e| e.0).collect(),
+            targets: entries.iter().map(|e| e.1).collect(),
+        });
+        self.emit(Instr::SelectVal {
+            src,
+            table,
+            fail: default,
+        });
+    }
+}
+
+/// The atom or small integer a pattern is, if it is one.
+fn immediate_key(p: &Expr) -> Option<Term> {
+    match &p.kind {
+        ExprKind::Atom(a) => Some(Term::atom(Atom::intern(a))),
+        ExprKind::Integer(i) => i64::try_from(i).ok().and_then(Term::try_small),
+        _ => None,
+    }
+}
+
+impl<'a> Fc<'a> {
+    pub fn new(m: &'a mut ModuleCompiler, frame: bool, arity: u32, clause: &ast::Clause) -> Fc<'a> {
+        let names = clause_vars(clause);
+        let mut vars = HashMap::new();
+        let mut next_y = 0;
+        let mut x_top = arity;
+        if frame {
+            for n in &names {
+                vars.insert(n.clone(), Dst::y(next_y as u16));
+                next_y += 1;
+            }
+        } else {
+            // A variable that is a whole argument stays in its register.
+            for (i, p) in clause.patterns.iter().enumerate() {
+                if let ExprKind::Var(n) = &p.kind
+                    && n != "_"
+                    && !vars.contains_key(n)
+                {
+                    vars.insert(n.clone(), Dst::x(i as u16));
+                }
+            }
+            for n in &names {
+                if !vars.contains_key(n) {
+                    vars.insert(n.clone(), Dst::x(x_top as u16));
+                    x_top += 1;
+                }
+            }
+        }
+        let too_many = x_top >= MAX_X || next_y >= 0x7000;
+        m.max_x = m.max_x.max(x_top + 1);
+        Fc {
+            m,
+            frame,
+            vars,
+            bound: HashSet::new(),
+            next_y,
+            x_top,
+            x_floor: x_top,
+            guard_fail: None,
+            try_depth: 0,
+            depth: 0,
+            too_many_registers: too_many,
+        }
+    }
+
+    fn function_clause(
+        &mut self,
+        clause: &ast::Clause,
+        next: Label,
+        self_fun: &Option<(String, u32, Vec<String>)>,
+    ) -> Result<()> {
+        let arity = clause.patterns.len() as u32;
+        let mut allocate_at = None;
+        let fail = if self.frame {
+            allocate_at = Some(self.m.emit(Instr::Allocate {
+                slots: 0,
+                live: arity as u16,
+            }));
+            self.m.new_label()
+        } else {
+            next
+        };
+        self.x_floor = self.x_top.max(arity);
+        for (i, p) in clause.patterns.iter().enumerate() {
+            self.pattern(p, Src::x(i as u32), fail)?;
+        }
+        self.guard(&clause.guard, fail)?;
+        if let Some((name, fun, free)) = self_fun
+            && self.vars.contains_key(name)
+        {
+            let captured: Vec<Src> = free.iter().map(|f| self.var_src(f)).collect();
+            let dst = self.place(name);
+            self.make_fun(*fun, &captured, dst);
+            self.bound.insert(name.clone());
+        }
+        self.body(&clause.body, Ctx::Tail)?;
+        if let Some(at) = allocate_at {
+            self.m.code[at] = Instr::Allocate {
+                slots: self.next_y,
+                live: arity as u16,
+            };
+            self.m.bind(fail);
+            self.m.emit(Instr::Deallocate {});
+            self.m.emit(Instr::Jump { to: next });
+        }
+        if self.too_many_registers || self.x_floor >= MAX_X || self.next_y >= 0x7000 {
+            return error(
+                clause.span,
+                "function clause too large (too many registers)",
+            );
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------
+    // Registers.
+
+    pub fn temp(&mut self) -> Dst {
+        let r = self.x_floor.max(self.x_top);
+        self.x_floor = r + 1;
+        self.m.max_x = self.m.max_x.max(r + 1);
+        if r >= MAX_X {
+            self.too_many_registers = true;
+            return Dst::x(0);
+        }
+        Dst::x(r as u16)
+    }
+
+    pub fn new_y(&mut self) -> Dst {
+        let y = self.next_y;
+        self.next_y += 1;
+        if y >= 0x7000 {
+            self.too_many_registers = true;
+            return Dst::y(0);
+        }
+        Dst::y(y as u16)
+    }
+
+    /// Keeps an X register holding a value from being reused as a temporary.
+    pub fn protect(&mut self, s: Src) {
+        if s.kind() == SRC_X {
+            self.x_floor = self.x_floor.max(s.index() as u32 + 1);
+        }
+    }
+
+    /// The fixed place of a variable (every variable of the clause has
+    /// one from the start; a missing one gets one here).
+    pub fn place(&mut self, name: &str) -> Dst {
+        if let Some(&d) = self.vars.get(name) {
+            return d;
+        }
+        let d = if self.frame {
+            self.new_y()
+        } else {
+            let r = self.x_top.max(self.x_floor);
+            self.x_top = r + 1;
+            self.x_floor = self.x_floor.max(self.x_top);
+            self.m.max_x = self.m.max_x.max(r + 1);
+            Dst::x(r as u16)
+        };
+        self.vars.insert(name.to_string(), d);
+        d
+    }
+
+    pub fn var_src(&self, name: &str) -> Src {
+        self.vars.get(name).map_or(Src::lit(0), |d| d.src())
+    }
+
+    fn target(&mut self, hint: Option<Dst>) -> Dst {
+        match hint {
+            Some(d) => d,
+            None => self.temp(),
+        }
+    }
+
+    pub fn mov(&mut self, src: Src, dst: Dst) {
+        if src != dst.src() {
+            self.m.emit(Instr::Move { src, dst });
+        }
+    }
+
+    fn fail_label(&self) -> Label {
+        self.guard_fail.unwrap_or(Label::RAISE)
+    }
+
+    pub fn lit(&mut self, t: Term) -> Src {
+        self.m.literal(t)
+    }
+
+    // ---------------------------------------------------------------
+    // Bodies.
+
+    /// A sequence; the last expression gives the value (or is returned).
+    pub fn body(&mut self, exprs: &[Expr], ctx: Ctx) -> Result<Src> {
+        let Some((last, init)) = exprs.split_last() else {
+            return Ok(self.lit(Term::atom(Atom::OK)));
+        };
+        for e in init {
+            let saved = self.x_floor;
+            self.expr(e, Ctx::Value(None))?;
+            self.x_floor = saved;
+        }
+        self.expr(last, ctx)
+    }
+
+    /// Finishes a clause with `value` as its result.
+    fn ret(&mut self, value: Src) {
+        self.mov(value, Dst::x(0));
+        if self.frame {
+            self.m.emit(Instr::Deallocate {});
+        }
+        self.m.emit(Instr::Return {});
+    }
+
+    /// Delivers `value` according to `ctx`.
+    fn deliver(&mut self, value: Src, ctx: Ctx) -> Src {
+        match ctx {
+            Ctx::Tail => {
+                self.ret(value);
+                value
+            }
+            Ctx::Value(Some(d)) => {
+                self.mov(value, d);
+                d.src()
+            }
+            Ctx::Value(None) => value,
+        }
+    }
+
+    /// Evaluates `es` left to right; a value that a later call would
+    /// clobber goes to a fresh Y slot. Every result stays valid until the
+    /// caller resets `x_floor`.
+    pub fn exprs(&mut self, es: &[&Expr]) -> Result<Vec<Src>> {
+        let calls: Vec<bool> = es.iter().map(|e| self.m.contains_call(e)).collect();
+        let mut out = Vec::with_capacity(es.len());
+        for (i, e) in es.iter().enumerate() {
+            let s = self.expr(e, Ctx::Value(None))?;
+            if calls[i + 1..].iter().any(|&c| c) && s.kind() == SRC_X {
+                let y = self.new_y();
+                self.mov(s, y);
+                out.push(y.src());
+            } else {
+                self.protect(s);
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    // ---------------------------------------------------------------
+    // Expressions.
+
+    pub fn expr(&mut self, e: &Expr, ctx: Ctx) -> Result<Src> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return error(e.span, "expression nested too deeply");
+        }
+        let r = self.expr_inner(e, ctx);
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self, e: &Expr, ctx: Ctx) -> Result<Src> {
+        self.m.set_line(e.span);
+        if let Some(c) = as_constant(e) {
+            let s = self.m.constant(&c, e.span)?;
+            return Ok(self.deliver(s, ctx));
+        }
+        let hint = match ctx {
+            Ctx::Value(h) => h,
+            Ctx::Tail => Some(Dst::x(0)),
+        };
+        let value = match &e.kind {
+            ExprKind::Var(name) => {
+                if !self.bound.contains(name) {
+                    return error(e.span, format!("variable '{name}' is unbound"));
+                }
+                self.var_src(name)
+            }
+            ExprKind::List(elements, tail) => self.list(elements, tail.as_deref(), hint)?,
+            ExprKind::Tuple(elements) => {
+                let saved = self.x_floor;
+                let es: Vec<&Expr> = elements.iter().collect();
+                let srcs = self.exprs(&es)?;
+                self.x_floor = saved;
+                self.put_tuple(&srcs, hint)
+            }
+            ExprKind::Map(fields) => self.map(None, fields, hint)?,
+            ExprKind::MapUpdate(map, fields) => self.map(Some(map), fields, hint)?,
+            ExprKind::Binary(elements) => self.binary(elements, hint, e.span)?,
+            ExprKind::BinaryOp(op, a, b) => self.binary_op(*op, a, b, hint, e.span)?,
+            ExprKind::UnaryOp(op, a) => self.unary_op(*op, a, hint)?,
+            ExprKind::Match(pattern, value) => {
+                let v = self.expr(value, Ctx::Value(None))?;
+                self.protect(v);
+                if let ExprKind::Var(n) = &pattern.kind
+                    && !self.bound.contains(n)
+                    && n != "_"
+                {
+                    let d = self.place(n);
+                    self.mov(v, d);
+                    self.bound.insert(n.clone());
+                    return Ok(self.deliver(d.src(), ctx));
+                }
+                let fail = self.m.new_label();
+                let ok = self.m.new_label();
+                self.pattern(pattern, v, fail)?;
+                self.m.emit(Instr::Jump { to: ok });
+                self.m.bind(fail);
+                self.m.set_line(e.span);
+                self.m.emit(Instr::Badmatch { src: v });
+                self.m.bind(ok);
+                v
+            }
+            ExprKind::Send(to, msg) => {
+                let index = bif_index("erlang", "!", 2, e.span)?;
+                self.bif_call(index, &[&**to, &**msg], hint)?
+            }
+            ExprKind::Call(target, args) => {
+                return self.call(target, args, ctx, e.span);
+            }
+            ExprKind::Fun(fun) => self.fun_expr(fun, hint, e.span)?,
+            ExprKind::Case(subject, clauses) => return self.case(subject, clauses, ctx),
+            ExprKind::If(clauses) => return self.if_expr(clauses, ctx),
+            ExprKind::Receive(clauses, after) => {
+                return self.receive(clauses, after.as_deref(), ctx);
+            }
+            ExprKind::Try(t) => self.try_expr(t, hint)?,
+            ExprKind::Catch(body) => self.catch_expr(body, hint)?,
+            ExprKind::Block(body) => return self.body(body, ctx),
+            ExprKind::ListComprehension(head, quals) => {
+                let lowered = self.lower_comprehension(head, quals, e.span)?;
+                return self.expr(&lowered, ctx);
+            }
+            ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => {
+                unreachable_constant()
+            }
+        };
+        Ok(self.deliver(value, ctx))
+    }
+
+    fn list(&mut self, elements: &[Expr], tail: Option<&Expr>, hint: Option<Dst>) -> Result<Src> {
+        let saved = self.x_floor;
+        let mut es: Vec<&Expr> = elements.iter().collect();
+        if let Some(t) = tail {
+            es.push(t);
+        }
+        let srcs = self.exprs(&es)?;
+        let (mut acc, heads) = if tail.is_some() {
+            (srcs[srcs.len() - 1], &srcs[..srcs.len() - 1])
+        } else {
+            (self.lit(Term::NIL), &srcs[..])
+        };
+        // Build into a fresh register: the operands may sit in the hint.
+        let dst = self.temp();
+        self.m.emit(Instr::TestHeap {
+            words: 2 * heads.len() as u32,
+            live: self.x_floor as u16,
+        });
+        for &h in heads.iter().rev() {
+            self.m.emit(Instr::PutList {
+                head: h,
+                tail: acc,
+                dst,
+            });
+            acc = dst.src();
+        }
+        self.x_floor = saved;
+        match hint {
+            Some(d) => {
+                self.mov(dst.src(), d);
+                Ok(d.src())
+            }
+            None => {
+                self.protect(dst.src());
+                Ok(dst.src())
+            }
+        }
+    }
+
+    pub fn put_tuple(&mut self, srcs: &[Src], hint: Option<Dst>) -> Src {
+        let dst = self.target(hint);
+        self.m.emit(Instr::TestHeap {
+            words: srcs.len() as u32 + 1,
+            live: self.x_floor as u16,
+        });
+        let elements = self.m.operand_list(srcs);
+        self.m.emit(Instr::PutTuple {
+            arity: srcs.len() as u32,
+            elements,
+            dst,
+        });
+        dst.src()
+    }
+
+    pub fn make_fun(&mut self, fun: u32, captured: &[Src], dst: Dst) {
+        let words = crate::heap::words_for_fun(captured.len()) as u32;
+        self.m.emit(Instr::TestHeap {
+            words,
+            live: self.x_floor as u16,
+        });
+        let list = self.m.operand_list(captured);
+        self.m.emit(Instr::MakeFun {
+            fun,
+            captured: list,
+            dst,
+        });
+    }
+
+    fn map(
+        &mut self,
+        base: Option<&Expr>,
+        fields: &[ast::MapField],
+        hint: Option<Dst>,
+    ) -> Result<Src> {
+        let saved = self.x_floor;
+        let mut es: Vec<&Expr> = Vec::new();
+        if let Some(b) = base {
+            es.push(b);
+        }
+        for f in fields {
+            es.push(&f.key);
+            es.push(&f.value);
+        }
+        let srcs = self.exprs(&es)?;
+        let (base_src, pairs) = match base {
+            Some(_) => (Some(srcs[0]), &srcs[1..]),
+            None => (None, &srcs[..]),
+        };
+        let pairs_tuple = self.put_tuple(pairs, None);
+        self.protect(pairs_tuple);
+        let dst = self.target(hint);
+        let result = match base_src {
+            None => {
+                let index = bif_index("erlang", "$map_build", 1, Span::default())?;
+                self.emit_bif(index, &[pairs_tuple], dst)
+            }
+            Some(b) => {
+                let exact: Vec<Term> = fields.iter().map(|f| Term::boolean(f.exact)).collect();
+                let flags = {
+                    let c = Constant::Tuple(
+                        exact
+                            .iter()
+                            .map(|t| Constant::atom(t.as_atom().map_or("false", |a| a.name())))
+                            .collect(),
+                    );
+                    self.m.constant(&c, Span::default())?
+                };
+                let index = bif_index("erlang", "$map_update", 3, Span::default())?;
+                self.emit_bif(index, &[b, pairs_tuple, flags], dst)
+            }
+        };
+        self.x_floor = saved;
+        Ok(result)
+    }
+
+    fn binary(
+        &mut self,
+        elements: &[ast::BinElement],
+        hint: Option<Dst>,
+        span: Span,
+    ) -> Result<Src> {
+        if let Some(bytes) = constant_binary(elements) {
+            let lit = self.m.constant(&Constant::Binary(bytes), span)?;
+            return Ok(match hint {
+                Some(d) => {
+                    self.mov(lit, d);
+                    d.src()
+                }
+                None => lit,
+            });
+        }
+        // A string segment is one byte segment per character.
+        let mut expanded: Vec<ast::BinElement> = Vec::new();
+        for el in elements {
+            match &el.value.kind {
+                ExprKind::String(chars) if el.size.is_none() && el.specifiers.is_empty() => {
+                    for &c in chars {
+                        expanded.push(ast::BinElement {
+                            value: Expr::new(ExprKind::Integer((c as i64).into()), el.span),
+                            size: None,
+                            specifiers: vec![],
+                            span: el.span,
+                        });
+                    }
+                }
+                _ => expanded.push(el.clone()),
+            }
+        }
+        let elements = &expanded[..];
+        // Each segment becomes {Value, Size, Type}; one BIF builds the binary.
+        let saved = self.x_floor;
+        let mut es: Vec<&Expr> = Vec::new();
+        let default_size = Expr::new(ExprKind::Atom("default".into()), span);
+        let mut sizes: Vec<Expr> = Vec::new();
+        for el in elements {
+            sizes.push(el.size.clone().unwrap_or_else(|| default_size.clone()));
+        }
+        for (i, el) in elements.iter().enumerate() {
+            es.push(&el.value);
+            es.push(&sizes[i]);
+        }
+        let srcs = self.exprs(&es)?;
+        let mut segments = Vec::new();
+        for (i, el) in elements.iter().enumerate() {
+            let kind = segment_kind(el);
+            let kind = self.lit(Term::atom(Atom::intern(kind)));
+            let t = self.put_tuple(&[srcs[2 * i], srcs[2 * i + 1], kind], None);
+            self.protect(t);
+            segments.push(t);
+        }
+        let all = self.put_tuple(&segments, None);
+        self.protect(all);
+        let dst = self.target(hint);
+        let index = bif_index("erlang", "$bs_build", 1, span)?;
+        let r = self.emit_bif(index, &[all], dst);
+        self.x_floor = saved;
+        Ok(r)
+    }
+
+    fn binary_op(
+        &mut self,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        hint: Option<Dst>,
+        span: Span,
+    ) -> Result<Src> {
+        match op {
+            BinaryOp::AndAlso | BinaryOp::OrElse => return self.short_circuit(op, a, b, hint),
+            BinaryOp::Append
+            | BinaryOp::Subtract
+            | BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::Xor => {
+                let index = bif_index("erlang", op.symbol(), 2, span)?;
+                return self.bif_call(index, &[a, b], hint);
+            }
+            _ => {}
+        }
+        let saved = self.x_floor;
+        let srcs = self.exprs(&[a, b])?;
+        self.x_floor = saved;
+        let (x, y) = (srcs[0], srcs[1]);
+        let dst = self.target(hint);
+        let fail = self.fail_label();
+        let instr = match op {
+            BinaryOp::Add => Instr::Add {
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Sub => Instr::Sub {
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Mul => Instr::Mul {
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Div => Instr::Arith {
+                op: ArithOp::Div,
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::IntDiv => Instr::Arith {
+                op: ArithOp::IntDiv,
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Rem => Instr::Arith {
+                op: ArithOp::Rem,
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Band => Instr::Arith {
+                op: ArithOp::Band,
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Bor => Instr::Arith {
+                op: ArithOp::Bor,
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Bxor => Instr::Arith {
+                op: ArithOp::Bxor,
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Bsl => Instr::Arith {
+                op: ArithOp::Bsl,
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Bsr => Instr::Arith {
+                op: ArithOp::Bsr,
+                a: x,
+                b: y,
+                fail,
+                dst,
+            },
+            BinaryOp::Eq => Instr::Compare {
+                op: CmpOp::Eq,
+                a: x,
+                b: y,
+                dst,
+            },
+            BinaryOp::NotEq => Instr::Compare {
+                op: CmpOp::Ne,
+                a: x,
+                b: y,
+                dst,
+            },
+            BinaryOp::ExactEq => Instr::Compare {
+                op: CmpOp::ExactEq,
+                a: x,
+                b: y,
+                dst,
+            },
+            BinaryOp::ExactNotEq => Instr::Compare {
+                op: CmpOp::ExactNe,
+                a: x,
+                b: y,
+                dst,
+            },
+            BinaryOp::Less => Instr::Compare {
+                op: CmpOp::Lt,
+                a: x,
+                b: y,
+                dst,
+            },
+            BinaryOp::LessEq => Instr::Compare {
+                op: CmpOp::Le,
+                a: x,
+                b: y,
+                dst,
+            },
+            BinaryOp::Greater => Instr::Compare {
+                op: CmpOp::Gt,
+                a: x,
+                b: y,
+                dst,
+            },
+            BinaryOp::GreaterEq => Instr::Compare {
+                op: CmpOp::Ge,
+                a: x,
+                b: y,
+                dst,
+            },
+            _ => return error(span, "unsupported operator"),
+        };
+        self.m.emit(instr);
+        Ok(dst.src())
+    }
+
+    /// `A andalso B`: B only when A is true, and B's value is the result
+    /// (it need not be a boolean). A non-boolean A is `{badarg, A}`.
+    fn short_circuit(
+        &mut self,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        hint: Option<Dst>,
+    ) -> Result<Src> {
+        let dst = match hint {
+            Some(d) => d,
+            None => {
+                if self.m.contains_call(b) {
+                    self.new_y()
+                } else {
+                    self.temp()
+                }
+            }
+        };
+        let saved = self.x_floor;
+        let v = self.expr(a, Ctx::Value(None))?;
+        self.protect(v);
+        let (go_on, stop) = if op == BinaryOp::AndAlso {
+            (Term::TRUE, Term::FALSE)
+        } else {
+            (Term::FALSE, Term::TRUE)
+        };
+        let not_go_on = self.m.new_label();
+        let end = self.m.new_label();
+        let go_on_lit = self.lit(go_on);
+        let stop_lit = self.lit(stop);
+        self.m.emit(Instr::IsEqExact {
+            a: v,
+            b: go_on_lit,
+            fail: not_go_on,
+        });
+        self.x_floor = saved;
+        self.expr(b, Ctx::Value(Some(dst)))?;
+        self.m.emit(Instr::Jump { to: end });
+        self.m.bind(not_go_on);
+        let bad = match self.guard_fail {
+            Some(l) => l,
+            None => self.m.new_label(),
+        };
+        self.m.emit(Instr::IsEqExact {
+            a: v,
+            b: stop_lit,
+            fail: bad,
+        });
+        self.mov(stop_lit, dst);
+        if self.guard_fail.is_none() {
+            self.m.emit(Instr::Jump { to: end });
+            self.m.bind(bad);
+            let index = bif_index("erlang", "$badbool", 1, Span::default())?;
+            self.emit_bif(index, &[v], dst);
+        }
+        self.m.bind(end);
+        self.x_floor = saved;
+        if dst.is_y() {
+            Ok(dst.src())
+        } else {
+            self.protect(dst.src());
+            Ok(dst.src())
+        }
+    }
+
+    fn unary_op(&mut self, op: UnaryOp, a: &Expr, hint: Option<Dst>) -> Result<Src> {
+        match op {
+            UnaryOp::Plus => {
+                let zero = self.lit(Term::small(0));
+                let saved = self.x_floor;
+                let v = self.expr(a, Ctx::Value(None))?;
+                self.x_floor = saved;
+                let dst = self.target(hint);
+                let fail = self.fail_label();
+                self.m.emit(Instr::Add {
+                    a: zero,
+                    b: v,
+                    fail,
+                    dst,
+                });
+                Ok(dst.src())
+            }
+            UnaryOp::Minus => {
+                let zero = self.lit(Term::small(0));
+                let saved = self.x_floor;
+                let v = self.expr(a, Ctx::Value(None))?;
+                self.x_floor = saved;
+                let dst = self.target(hint);
+                let fail = self.fail_label();
+                self.m.emit(Instr::Sub {
+                    a: zero,
+                    b: v,
+                    fail,
+                    dst,
+                });
+                Ok(dst.src())
+            }
+            UnaryOp::Not => {
+                let index = bif_index("erlang", "not", 1, a.span)?;
+                self.bif_call(index, &[a], hint)
+            }
+            UnaryOp::Bnot => {
+                let index = bif_index("erlang", "bnot", 1, a.span)?;
+                self.bif_call(index, &[a], hint)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------
+    // Calls.
+
+    pub fn bif_call(&mut self, index: u16, args: &[&Expr], hint: Option<Dst>) -> Result<Src> {
+        let saved = self.x_floor;
+        let srcs = self.exprs(args)?;
+        self.x_floor = saved;
+        let dst = self.target(hint);
+        Ok(self.emit_bif(index, &srcs, dst))
+    }
+
+    pub fn emit_bif(&mut self, index: u16, srcs: &[Src], dst: Dst) -> Src {
+        let args = self.m.operand_list(srcs);
+        let fail = self.fail_label();
+        let live = self.x_floor.min(255) as u8;
+        self.m.emit(Instr::Bif {
+            bif: index,
+            live,
+            args,
+            fail,
+            dst,
+        });
+        dst.src()
+    }
+
+    fn call(&mut self, target: &CallTarget, args: &[Expr], ctx: Ctx, span: Span) -> Result<Src> {
+        let arity = args.len() as u32;
+        let arg_refs: Vec<&Expr> = args.iter().collect();
+        let hint = match ctx {
+            Ctx::Value(h) => h,
+            Ctx::Tail => Some(Dst::x(0)),
+        };
+        match target {
+            CallTarget::Local(name, _) => {
+                if let Some(&f) = self.m.local_functions.get(&(name.clone(), arity)) {
+                    let label = self.m.function_labels[f as usize];
+                    return self.emit_call(&arg_refs, CallKind::Local(label), ctx, span);
+                }
+                if (name == "apply") && (arity == 2 || arity == 3) {
+                    let kind = if arity == 3 {
+                        CallKind::ApplyList
+                    } else {
+                        CallKind::ApplyFunList
+                    };
+                    return self.emit_call(&arg_refs, kind, ctx, span);
+                }
+                match crate::bif::lookup("erlang", name, arity) {
+                    Some(index) if crate::bif::is_auto_imported(index) => {
+                        let v = self.bif_call(index, &arg_refs, hint)?;
+                        Ok(self.deliver(v, ctx))
+                    }
+                    _ => error(span, format!("function {name}/{arity} undefined")),
+                }
+            }
+            CallTarget::Remote(module, function) => {
+                if let (ExprKind::Atom(m), ExprKind::Atom(f)) = (&module.kind, &function.kind) {
+                    if m == "erlang" && f == "apply" && (arity == 2 || arity == 3) {
+                        let kind = if arity == 3 {
+                            CallKind::ApplyList
+                        } else {
+                            CallKind::ApplyFunList
+                        };
+                        return self.emit_call(&arg_refs, kind, ctx, span);
+                    }
+                    if let Some(index) = crate::bif::lookup(m, f, arity) {
+                        let v = self.bif_call(index, &arg_refs, hint)?;
+                        return Ok(self.deliver(v, ctx));
+                    }
+                    let import = self.m.import(Atom::intern(m), Atom::intern(f), arity);
+                    return self.emit_call(&arg_refs, CallKind::External(import), ctx, span);
+                }
+                let mut all = arg_refs.clone();
+                all.push(module);
+                all.push(function);
+                self.emit_call(&all, CallKind::Apply(arity), ctx, span)
+            }
+            CallTarget::Fun(f) => {
+                let mut all = arg_refs.clone();
+                all.push(f);
+                self.emit_call(&all, CallKind::Fun(arity), ctx, span)
+            }
+        }
+    }
+
+    /// Puts `args` in x0.. and calls. Values live across the call are
+    /// already in Y slots (the clause has a frame); the result is x0.
+    fn emit_call(&mut self, args: &[&Expr], kind: CallKind, ctx: Ctx, span: Span) -> Result<Src> {
+        let n = args.len() as u32;
+        self.x_floor = self.x_floor.max(n);
+        self.m.max_x = self.m.max_x.max(n + 1);
+        let mut srcs = self.call_args(args)?;
+        // A parallel move: a source in a register that an earlier move
+        // overwrites is copied out of the way first.
+        for (i, slot) in srcs.iter_mut().enumerate() {
+            let s = *slot;
+            if s.kind() == SRC_X && (s.index() as u32) < n && s.index() != i {
+                let t = self.temp();
+                self.mov(s, t);
+                *slot = t.src();
+            }
+        }
+        for (i, &s) in srcs.iter().enumerate() {
+            self.mov(s, Dst::x(i as u16));
+        }
+        self.m.set_line(span);
+        let tail = ctx == Ctx::Tail && self.try_depth == 0;
+        let tail_mode = match (tail, self.frame) {
+            (false, _) => Tail::No,
+            (true, true) => Tail::Last,
+            (true, false) => Tail::Only,
+        };
+        let arity = match kind {
+            CallKind::Apply(a) | CallKind::Fun(a) => a as u16,
+            _ => n as u16,
+        };
+        let instr = match kind {
+            CallKind::Local(target) => match tail_mode {
+                Tail::No => Instr::Call { arity, target },
+                Tail::Last => Instr::CallLast { arity, target },
+                Tail::Only => Instr::CallOnly { arity, target },
+            },
+            CallKind::External(import) => match tail_mode {
+                Tail::No => Instr::CallExt { arity, import },
+                Tail::Last => Instr::CallExtLast { arity, import },
+                Tail::Only => Instr::CallExtOnly { arity, import },
+            },
+            CallKind::Apply(_) => Instr::Apply {
+                arity,
+                tail: tail_mode,
+            },
+            CallKind::Fun(_) => Instr::CallFun {
+                arity,
+                tail: tail_mode,
+            },
+            CallKind::ApplyList => Instr::ApplyList { tail: tail_mode },
+            CallKind::ApplyFunList => Instr::ApplyFunList { tail: tail_mode },
+        };
+        self.m.emit(instr);
+        // Nothing in an X register survives a call.
+        self.x_floor = self.x_top;
+        if tail {
+            return Ok(Src::x(0));
+        }
+        if ctx == Ctx::Tail {
+            self.ret(Src::x(0));
+            return Ok(Src::x(0));
+        }
+        Ok(self.deliver(Src::x(0), ctx))
+    }
+}
+
+impl Fc<'_> {
+    /// Evaluates call arguments, each straight into its argument register
+    /// when nothing evaluated later reads or clobbers that register.
+    fn call_args(&mut self, args: &[&Expr]) -> Result<Vec<Src>> {
+        let calls: Vec<bool> = args.iter().map(|e| self.m.contains_call(e)).collect();
+        let mut srcs: Vec<Src> = Vec::with_capacity(args.len());
+        for (i, e) in args.iter().enumerate() {
+            let later_call = calls[i + 1..].iter().any(|&c| c);
+            let target = Dst::x(i as u16);
+            let direct = !later_call
+                && !srcs.contains(&target.src())
+                && (self.frame || (is_simple(e) && !self.read_by(&args[i + 1..], target)));
+            if direct {
+                self.expr(e, Ctx::Value(Some(target)))?;
+                self.protect(target.src());
+                srcs.push(target.src());
+                continue;
+            }
+            let s = self.expr(e, Ctx::Value(None))?;
+            if later_call && s.kind() == SRC_X {
+                let y = self.new_y();
+                self.mov(s, y);
+                srcs.push(y.src());
+            } else {
+                self.protect(s);
+                srcs.push(s);
+            }
+        }
+        Ok(srcs)
+    }
+
+    /// Whether any of `es` reads a variable kept in register `d`.
+    fn read_by(&self, es: &[&Expr], d: Dst) -> bool {
+        super::lower::vars_of(es)
+            .iter()
+            .any(|v| self.vars.get(v) == Some(&d))
+    }
+}
+
+/// An expression that writes its destination only as its last step.
+fn is_simple(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::Integer(_) | ExprKind::Atom(_) | ExprKind::Float(_) => true,
+        ExprKind::BinaryOp(op, _, _) => !matches!(op, BinaryOp::AndAlso | BinaryOp::OrElse),
+        ExprKind::Tuple(_) => true,
+        _ => as_constant(e).is_some(),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum CallKind {
+    Local(Label),
+    External(u32),
+    /// Module and function after the arguments.
+    Apply(u32),
+    /// The fun after the arguments.
+    Fun(u32),
+    ApplyList,
+    ApplyFunList,
+}
+
+fn unreachable_constant() -> Src {
+    // Literal expressions were turned into constants above.
+    Src::lit(0)
+}
+
+pub(super) fn bif_index(module: &str, name: &str, arity: u32, span: Span) -> Result<u16> {
+    match crate::bif::lookup(module, name, arity) {
+        Some(i) => Ok(i),
+        None => error(span, format!("built-in {module}:{name}/{arity} missing")),
+    }
+}
+
+/// The bytes of a binary made only of literal strings and bytes.
+fn constant_binary(elements: &[ast::BinElement]) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    for el in elements {
+        if !el.specifiers.is_empty() {
+            return None;
+        }
+        match (&el.value.kind, &el.size) {
+            (ExprKind::String(chars), None) => bytes.extend(chars.iter().map(|&c| c as u8)),
+            (ExprKind::Integer(i), None) => {
+                let v = i64::try_from(i).ok()?;
+                bytes.push(v as u8);
+            }
+            _ => return None,
+        }
+    }
+    Some(bytes)
+}
+
+fn segment_kind(el: &ast::BinElement) -> &'static str {
+    for s in &el.specifiers {
+        match s.name.as_str() {
+            "binary" | "bytes" => return "binary",
+            "float" => return "float",
+            "utf8" => return "utf8",
+            _ => {}
+        }
+    }
+    "integer"
+}
+
+/// The value of an expression made only of literals.
+pub(super) fn as_constant(e: &Expr) -> Option<Constant> {
+    match &e.kind {
+        ExprKind::Integer(i) => Some(Constant::Integer(i.clone())),
+        ExprKind::Float(f) => Some(Constant::Float(*f)),
+        ExprKind::Atom(a) => Some(Constant::Atom(a.clone())),
+        ExprKind::String(s) => {
+            if s.is_empty() {
+                Some(Constant::Nil)
+            } else {
+                Some(Constant::String(s.clone()))
+            }
+        }
+        ExprKind::List(elements, tail) => {
+            if elements.is_empty() && tail.is_none() {
+                return Some(Constant::Nil);
+            }
+            let items: Option<Vec<Constant>> = elements.iter().map(as_constant).collect();
+            let tail = match tail {
+                Some(t) => as_constant(t)?,
+                None => Constant::Nil,
+            };
+            Some(Constant::List(items?, Box::new(tail)))
+        }
+        ExprKind::Tuple(elements) => {
+            let items: Option<Vec<Constant>> = elements.iter().map(as_constant).collect();
+            Some(Constant::Tuple(items?))
+        }
+        ExprKind::UnaryOp(UnaryOp::Minus, a) => match &a.kind {
+            ExprKind::Integer(i) => Some(Constant::Integer(-i.clone())),
+            ExprKind::Float(f) => Some(Constant::Float(-f)),
+            _ => None,
+        },
+        ExprKind::UnaryOp(UnaryOp::Plus, a) => match &a.kind {
+            ExprKind::Integer(_) | ExprKind::Float(_) => as_constant(a),
+            _ => None,
+        },
+        _ => None,
+    }
+}

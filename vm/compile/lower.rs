@@ -1,0 +1,535 @@
+//! Walks over the AST (variables, calls) and the lowering of funs and
+//! list comprehensions to new local functions, as erlc does it.
+//!
+//! Every walk here keeps an explicit stack, so no source nesting can
+//! overflow the Rust stack.
+
+use super::expr::{Ctx, Fc};
+use super::{ModuleCompiler, PendingFunction, Result, error};
+use crate::code::{Dst, FunDef, Src};
+use crate::syntax::ast::{self, CallTarget, Expr, ExprKind, Fun, Qualifier};
+use crate::syntax::span::Span;
+use std::collections::{BTreeSet, HashSet};
+
+/// The direct sub-expressions of `e`. With `into_closures`, also the
+/// insides of funs and list comprehensions (which are compiled as other
+/// functions).
+fn children<'a>(e: &'a Expr, into_closures: bool, out: &mut Vec<&'a Expr>) {
+    match &e.kind {
+        ExprKind::Integer(_)
+        | ExprKind::Float(_)
+        | ExprKind::Atom(_)
+        | ExprKind::String(_)
+        | ExprKind::Var(_) => {}
+        ExprKind::List(es, tail) => {
+            out.extend(es.iter());
+            out.extend(tail.as_deref());
+        }
+        ExprKind::Tuple(es) | ExprKind::Block(es) => out.extend(es.iter()),
+        ExprKind::Map(fields) => fields.iter().for_each(|f| out.extend([&f.key, &f.value])),
+        ExprKind::MapUpdate(m, fields) => {
+            out.push(m);
+            fields.iter().for_each(|f| out.extend([&f.key, &f.value]));
+        }
+        ExprKind::Binary(els) => {
+            for el in els {
+                out.push(&el.value);
+                out.extend(el.size.as_ref());
+            }
+        }
+        ExprKind::BinaryOp(_, a, b) | ExprKind::Match(a, b) | ExprKind::Send(a, b) => {
+            out.extend([&**a, &**b]);
+        }
+        ExprKind::UnaryOp(_, a) | ExprKind::Catch(a) => out.push(a),
+        ExprKind::Call(target, args) => {
+            match &**target {
+                CallTarget::Local(..) => {}
+                CallTarget::Remote(m, f) => out.extend([m, f]),
+                CallTarget::Fun(f) => out.push(f),
+            }
+            out.extend(args.iter());
+        }
+        ExprKind::Fun(fun) => {
+            if into_closures {
+                match &**fun {
+                    Fun::Anonymous(clauses) => clauses.iter().for_each(|c| clause_children(c, out)),
+                    Fun::Named(_, clauses) => clauses.iter().for_each(|c| clause_children(c, out)),
+                    Fun::Local(_) => {}
+                    Fun::Remote {
+                        module,
+                        function,
+                        arity,
+                    } => out.extend([module, function, arity]),
+                }
+            } else if let Fun::Remote {
+                module,
+                function,
+                arity,
+            } = &**fun
+            {
+                out.extend([module, function, arity]);
+            }
+        }
+        ExprKind::Case(subject, clauses) => {
+            out.push(subject);
+            clauses.iter().for_each(|c| clause_children(c, out));
+        }
+        ExprKind::If(clauses) => clauses.iter().for_each(|c| clause_children(c, out)),
+        ExprKind::Receive(clauses, after) => {
+            clauses.iter().for_each(|c| clause_children(c, out));
+            if let Some(a) = after {
+                out.push(&a.timeout);
+                out.extend(a.body.iter());
+            }
+        }
+        ExprKind::Try(t) => {
+            out.extend(t.body.iter());
+            t.of_clauses.iter().for_each(|c| clause_children(c, out));
+            for c in &t.catch_clauses {
+                out.extend(c.class.as_ref());
+                out.push(&c.reason);
+                c.guard.iter().for_each(|g| out.extend(g.iter()));
+                out.extend(c.body.iter());
+            }
+            out.extend(t.after.iter());
+        }
+        ExprKind::ListComprehension(head, quals) => {
+            if into_closures {
+                out.push(head);
+                for q in quals {
+                    match q {
+                        Qualifier::Generator(p, l) | Qualifier::BinaryGenerator(p, l) => {
+                            out.extend([p, l])
+                        }
+                        Qualifier::Filter(f) => out.push(f),
+                    }
+                }
+            } else if let Some(Qualifier::Generator(_, l) | Qualifier::BinaryGenerator(_, l)) =
+                quals.first()
+            {
+                // The first generator's list is evaluated where the
+                // comprehension stands.
+                out.push(l);
+            }
+        }
+    }
+}
+
+fn clause_children<'a>(c: &'a ast::Clause, out: &mut Vec<&'a Expr>) {
+    out.extend(c.patterns.iter());
+    c.guard.iter().for_each(|g| out.extend(g.iter()));
+    out.extend(c.body.iter());
+}
+
+/// Visits every node of `roots` (pre-order, iteratively).
+fn walk<'a>(
+    roots: Vec<&'a Expr>,
+    into_closures: bool,
+    mut visit: impl FnMut(&'a Expr) -> bool,
+) -> bool {
+    let mut stack = roots;
+    stack.reverse();
+    let mut kids = Vec::new();
+    while let Some(e) = stack.pop() {
+        if visit(e) {
+            return true;
+        }
+        kids.clear();
+        children(e, into_closures, &mut kids);
+        stack.extend(kids.iter().rev());
+    }
+    false
+}
+
+/// The variables of a clause, in order of first appearance, without `_`;
+/// not those inside funs and comprehensions (they belong to other
+/// functions), except the stack variable of `catch C:R:S`.
+pub(super) fn clause_vars(c: &ast::Clause) -> Vec<String> {
+    let mut roots = Vec::new();
+    clause_children(c, &mut roots);
+    let mut seen = HashSet::new();
+    let mut names = Vec::new();
+    walk(roots, false, |e| {
+        match &e.kind {
+            ExprKind::Var(n) if n != "_" && seen.insert(n.clone()) => {
+                names.push(n.clone());
+            }
+            ExprKind::Try(t) => {
+                for cc in &t.catch_clauses {
+                    if let Some(s) = &cc.stack
+                        && s.name != "_"
+                        && seen.insert(s.name.clone())
+                    {
+                        names.push(s.name.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+        false
+    });
+    names
+}
+
+/// Every variable named in `es`, closures included.
+pub(super) fn vars_of(es: &[&Expr]) -> BTreeSet<String> {
+    all_vars(es.to_vec())
+}
+
+/// Every variable named anywhere in `roots`, closures included.
+fn all_vars(roots: Vec<&Expr>) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    walk(roots, true, |e| {
+        if let ExprKind::Var(n) = &e.kind
+            && n != "_"
+        {
+            names.insert(n.clone());
+        }
+        false
+    });
+    names
+}
+
+impl ModuleCompiler {
+    /// Whether a call target is a real call (it clobbers the X
+    /// registers), not a BIF.
+    fn is_real_call(&self, target: &CallTarget, arity: u32) -> bool {
+        match target {
+            CallTarget::Local(name, _) => {
+                if self.local_functions.contains_key(&(name.clone(), arity)) {
+                    return true;
+                }
+                crate::bif::lookup("erlang", name, arity).is_none()
+            }
+            CallTarget::Remote(m, f) => match (&m.kind, &f.kind) {
+                (ExprKind::Atom(m), ExprKind::Atom(f)) => {
+                    (m == "erlang" && f == "apply") || crate::bif::lookup(m, f, arity).is_none()
+                }
+                _ => true,
+            },
+            CallTarget::Fun(_) => true,
+        }
+    }
+
+    /// Whether evaluating `e` may clobber X registers or needs a frame.
+    pub(super) fn contains_call(&self, e: &Expr) -> bool {
+        walk(vec![e], false, |e| match &e.kind {
+            ExprKind::Call(target, args) => self.is_real_call(target, args.len() as u32),
+            ExprKind::Receive(..)
+            | ExprKind::Try(_)
+            | ExprKind::Catch(_)
+            | ExprKind::ListComprehension(..) => true,
+            _ => false,
+        })
+    }
+
+    /// A clause needs a frame if it calls anything other than in tail
+    /// position (or has receive/try/catch/a comprehension).
+    pub(super) fn needs_frame(&self, c: &ast::Clause) -> bool {
+        // (expressions, in tail position)
+        let mut stack: Vec<(&[Expr], bool)> = vec![(&c.body, true)];
+        while let Some((body, tail)) = stack.pop() {
+            for (i, e) in body.iter().enumerate() {
+                let tail = tail && i + 1 == body.len();
+                match &e.kind {
+                    ExprKind::Call(target, args) => {
+                        if !tail && self.is_real_call(target, args.len() as u32) {
+                            return true;
+                        }
+                        if let CallTarget::Fun(f) = &**target
+                            && self.contains_call(f)
+                        {
+                            return true;
+                        }
+                        if args.iter().any(|a| self.contains_call(a)) {
+                            return true;
+                        }
+                    }
+                    ExprKind::Case(subject, clauses) => {
+                        if self.contains_call(subject) {
+                            return true;
+                        }
+                        clauses.iter().for_each(|c| stack.push((&c.body, tail)));
+                    }
+                    ExprKind::If(clauses) => {
+                        clauses.iter().for_each(|c| stack.push((&c.body, tail)))
+                    }
+                    ExprKind::Block(body) => stack.push((body, tail)),
+                    _ => {
+                        if self.contains_call(e) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+impl Fc<'_> {
+    pub fn fun_expr(&mut self, fun: &Fun, hint: Option<Dst>, span: Span) -> Result<Src> {
+        match fun {
+            Fun::Local(name) => {
+                let Some(&function) = self.m.local_functions.get(&(name.name.clone(), name.arity))
+                else {
+                    return error(
+                        span,
+                        format!("function {}/{} undefined", name.name, name.arity),
+                    );
+                };
+                let fun = self.m.funs.len() as u32;
+                self.m.funs.push(FunDef {
+                    function,
+                    arity: name.arity,
+                    free: 0,
+                });
+                let dst = hint.unwrap_or_else(|| self.temp());
+                self.make_fun(fun, &[], dst);
+                Ok(dst.src())
+            }
+            Fun::Remote {
+                module,
+                function,
+                arity,
+            } => {
+                let index = super::expr::bif_index("erlang", "make_fun", 3, span)?;
+                self.bif_call(index, &[module, function, arity], hint)
+            }
+            Fun::Anonymous(clauses) => self.closure(None, clauses, hint, span),
+            Fun::Named(name, clauses) => self.closure(Some(&name.name), clauses, hint, span),
+        }
+    }
+
+    /// A fun with clauses: a new function taking the arguments and then
+    /// the captured variables.
+    fn closure(
+        &mut self,
+        self_name: Option<&str>,
+        clauses: &[ast::Clause],
+        hint: Option<Dst>,
+        span: Span,
+    ) -> Result<Src> {
+        let Some(first) = clauses.first() else {
+            return error(span, "fun without clauses");
+        };
+        let arity = first.patterns.len() as u32;
+        let mut free = BTreeSet::new();
+        for c in clauses {
+            let heads = all_vars(c.patterns.iter().collect());
+            let mut roots = Vec::new();
+            c.guard.iter().for_each(|g| roots.extend(g.iter()));
+            roots.extend(c.body.iter());
+            for v in all_vars(roots) {
+                if self.bound.contains(&v) && !heads.contains(&v) && Some(v.as_str()) != self_name {
+                    free.insert(v);
+                }
+            }
+        }
+        let free: Vec<String> = free.into_iter().collect();
+        let name = self.m.lambda_name("fun");
+        let function = self.m.declare_function(&name, arity + free.len() as u32);
+        let fun = self.m.funs.len() as u32;
+        self.m.funs.push(FunDef {
+            function,
+            arity,
+            free: free.len() as u32,
+        });
+        let lowered: Vec<ast::Clause> = clauses
+            .iter()
+            .map(|c| {
+                let heads = all_vars(c.patterns.iter().collect());
+                let mut c = c.clone();
+                for f in &free {
+                    let n = if heads.contains(f) {
+                        "_".to_string()
+                    } else {
+                        f.clone()
+                    };
+                    c.patterns.push(Expr::new(ExprKind::Var(n), span));
+                }
+                c
+            })
+            .collect();
+        self.m.pending.push(PendingFunction {
+            index: function,
+            clauses: lowered,
+            self_fun: self_name.map(|n| (n.to_string(), fun, free.clone())),
+        });
+        let captured: Vec<Src> = free.iter().map(|f| self.var_src(f)).collect();
+        let dst = hint.unwrap_or_else(|| self.temp());
+        self.make_fun(fun, &captured, dst);
+        Ok(dst.src())
+    }
+
+    /// `[E || Qs]` becomes `lists:reverse(H1(List1, Free..., []))` where
+    /// each generator `P <- L` is a helper that walks its list and
+    /// accumulates in reverse:
+    ///
+    /// ```text
+    /// H([P | T], Free..., Acc) -> H(T, Free..., <rest of Qs applied to Acc>);
+    /// H([_ | T], Free..., Acc) -> H(T, Free..., Acc);
+    /// H([], Free..., Acc) -> Acc;
+    /// H(Other, Free..., Acc) -> error({bad_generator, Other}).
+    /// ```
+    pub fn lower_comprehension(
+        &mut self,
+        head: &Expr,
+        quals: &[Qualifier],
+        span: Span,
+    ) -> Result<Expr> {
+        let bound: BTreeSet<String> = self.bound.iter().cloned().collect();
+        let nil = Expr::new(ExprKind::List(vec![], None), span);
+        let inner = self.comprehension_acc(head, quals, &bound, nil, span)?;
+        let reverse = CallTarget::Remote(atom("lists", span), atom("reverse", span));
+        Ok(Expr::new(
+            ExprKind::Call(Box::new(reverse), vec![inner]),
+            span,
+        ))
+    }
+
+    fn comprehension_acc(
+        &mut self,
+        head: &Expr,
+        quals: &[Qualifier],
+        bound: &BTreeSet<String>,
+        acc: Expr,
+        span: Span,
+    ) -> Result<Expr> {
+        let Some((first, rest)) = quals.split_first() else {
+            return Ok(Expr::new(
+                ExprKind::List(vec![head.clone()], Some(Box::new(acc))),
+                span,
+            ));
+        };
+        match first {
+            Qualifier::Filter(f) => {
+                let yes = self.comprehension_acc(head, rest, bound, acc.clone(), span)?;
+                let clauses = vec![
+                    clause(vec![atom("true", span)], vec![yes], span),
+                    clause(vec![var("_", span)], vec![acc], span),
+                ];
+                Ok(Expr::new(
+                    ExprKind::Case(Box::new(f.clone()), clauses),
+                    span,
+                ))
+            }
+            Qualifier::BinaryGenerator(..) => {
+                error(span, "binary generators are not supported yet")
+            }
+            Qualifier::Generator(pattern, list) => {
+                let pattern_vars = all_vars(vec![pattern]);
+                let mut roots: Vec<&Expr> = vec![head];
+                for q in rest {
+                    match q {
+                        Qualifier::Generator(p, l) | Qualifier::BinaryGenerator(p, l) => {
+                            roots.extend([p, l])
+                        }
+                        Qualifier::Filter(f) => roots.push(f),
+                    }
+                }
+                let free: Vec<String> = all_vars(roots)
+                    .into_iter()
+                    .filter(|v| bound.contains(v) && !pattern_vars.contains(v))
+                    .collect();
+                let mut inner_bound = bound.clone();
+                inner_bound.extend(pattern_vars.iter().cloned());
+                let name = self.m.lambda_name("lc");
+                let n = self.m.lambda_counter;
+                let acc_var = var(&format!("@acc{n}"), span);
+                let tail_var = var(&format!("@tail{n}"), span);
+                let other_var = var(&format!("@other{n}"), span);
+                let inner =
+                    self.comprehension_acc(head, rest, &inner_bound, acc_var.clone(), span)?;
+                let free_vars: Vec<Expr> = free.iter().map(|f| var(f, span)).collect();
+                let params = |first: Expr, acc: Expr| {
+                    let mut p = vec![first];
+                    p.extend(free_vars.iter().cloned());
+                    p.push(acc);
+                    p
+                };
+                let recurse = |acc: Expr| {
+                    let target = CallTarget::Local(name.clone(), span);
+                    Expr::new(
+                        ExprKind::Call(Box::new(target), params(tail_var.clone(), acc)),
+                        span,
+                    )
+                };
+                let cons = |h: Expr| {
+                    Expr::new(
+                        ExprKind::List(vec![h], Some(Box::new(tail_var.clone()))),
+                        span,
+                    )
+                };
+                let bad = Expr::new(
+                    ExprKind::Call(
+                        Box::new(CallTarget::Remote(
+                            atom("erlang", span),
+                            atom("error", span),
+                        )),
+                        vec![Expr::new(
+                            ExprKind::Tuple(vec![atom("bad_generator", span), other_var.clone()]),
+                            span,
+                        )],
+                    ),
+                    span,
+                );
+                let clauses = vec![
+                    clause(
+                        params(cons(pattern.clone()), acc_var.clone()),
+                        vec![recurse(inner)],
+                        span,
+                    ),
+                    clause(
+                        params(cons(var("_", span)), acc_var.clone()),
+                        vec![recurse(acc_var.clone())],
+                        span,
+                    ),
+                    clause(
+                        params(
+                            Expr::new(ExprKind::List(vec![], None), span),
+                            acc_var.clone(),
+                        ),
+                        vec![acc_var.clone()],
+                        span,
+                    ),
+                    clause(params(other_var.clone(), acc_var.clone()), vec![bad], span),
+                ];
+                let arity = 2 + free.len() as u32;
+                let function = self.m.declare_function(&name, arity);
+                self.m.pending.push(PendingFunction {
+                    index: function,
+                    clauses,
+                    self_fun: None,
+                });
+                let mut args = vec![list.clone()];
+                args.extend(free_vars.iter().cloned());
+                args.push(acc);
+                let target = CallTarget::Local(name.clone(), span);
+                Ok(Expr::new(ExprKind::Call(Box::new(target), args), span))
+            }
+        }
+    }
+
+    #[allow(dead_code)]
+    fn value(&mut self, e: &Expr) -> Result<Src> {
+        self.expr(e, Ctx::Value(None))
+    }
+}
+
+fn atom(name: &str, span: Span) -> Expr {
+    Expr::new(ExprKind::Atom(name.to_string()), span)
+}
+
+fn var(name: &str, span: Span) -> Expr {
+    Expr::new(ExprKind::Var(name.to_string()), span)
+}
+
+fn clause(patterns: Vec<Expr>, body: Vec<Expr>, span: Span) -> ast::Clause {
+    ast::Clause {
+        patterns,
+        guard: vec![],
+        body,
+        span,
+    }
+}

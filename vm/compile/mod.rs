@@ -1,0 +1,312 @@
+//! The compiler: checked AST -> bytecode module.
+//!
+//! One pass per function clause, in the manner of a simple BEAM compiler:
+//! - Every variable of a clause has one fixed place for the whole clause
+//!   (Erlang variables are clause-scoped, so the branches of a `case` that
+//!   bind `X` all bind the same place). A clause that makes a call other
+//!   than in tail position gets a stack frame and keeps its variables in Y
+//!   slots; a leaf clause keeps them in X registers and needs no frame.
+//! - Temporaries live in X registers above every variable. Of several
+//!   sub-expressions evaluated in order, a value that must survive a later
+//!   call is put in a fresh Y slot (calls clobber the X registers).
+//! - Funs and list comprehensions are lowered to new local functions of
+//!   the module (`lower`), exactly like erlc does; closures pass their
+//!   captured variables as extra trailing arguments.
+//! - Patterns and guards become type tests and jumps (`pattern`); clauses
+//!   that switch on atoms or integers go through a `select_val` jump table.
+//!
+//! Labels are module-wide and resolved to instruction indices at the end
+//! (`Assembler::finish`); label 0 means "raise instead of jumping".
+
+mod expr;
+mod lower;
+mod pattern;
+
+use crate::code::{FunDef, FunctionInfo, Import, Instr, Label, Module, SelectTable, Src};
+use crate::syntax::ast;
+use crate::syntax::span::{LineIndex, Span};
+use crate::term::{Atom, Constant, Term};
+use std::collections::HashMap;
+
+/// A compile error with its place (the checker catches almost everything
+/// first; these are the limits of the code generator).
+#[derive(Debug, Clone)]
+pub struct CompileError {
+    pub message: String,
+    pub span: Span,
+}
+
+type Result<T> = std::result::Result<T, CompileError>;
+
+fn error<T>(span: Span, message: impl Into<String>) -> Result<T> {
+    Err(CompileError {
+        message: message.into(),
+        span,
+    })
+}
+
+/// The most X registers code may use (the interpreter has this many).
+pub const MAX_X: u32 = 1000;
+/// Deepest expression nesting the compiler follows (it recurses on the AST).
+const MAX_DEPTH: u32 = 2000;
+
+/// A function waiting to be compiled: a source function, or one made by
+/// lowering (a fun body, a list comprehension helper).
+struct PendingFunction {
+    index: u32,
+    clauses: Vec<ast::Clause>,
+    /// For a named fun: its name inside its own body, and its fun index;
+    /// the clause binds the name to a new closure over the same variables.
+    self_fun: Option<(String, u32, Vec<String>)>,
+}
+
+/// Module-wide state: code, tables, labels.
+pub struct ModuleCompiler {
+    name: Atom,
+    file: String,
+    lines: LineIndex,
+    code: Vec<Instr>,
+    code_lines: Vec<u32>,
+    current_line: u32,
+    literals: Vec<Term>,
+    literal_index: HashMap<u64, u32>,
+    operand_lists: Vec<Src>,
+    select_tables: Vec<SelectTable>,
+    functions: Vec<FunctionInfo>,
+    /// Entry label of each function.
+    function_labels: Vec<Label>,
+    local_functions: HashMap<(String, u32), u32>,
+    imports: Vec<Import>,
+    import_index: HashMap<Import, u32>,
+    funs: Vec<FunDef>,
+    /// Position of each label (None until bound).
+    labels: Vec<Option<u32>>,
+    pending: Vec<PendingFunction>,
+    /// Counter for naming funs and comprehension helpers per function.
+    lambda_counter: u32,
+    /// Name/arity of the source function being compiled (for naming funs).
+    current_source_function: (String, u32),
+    /// Highest X register used so far, plus one.
+    pub(crate) max_x: u32,
+}
+
+/// Compiles a checked module. `file` is the name stack traces show.
+pub fn compile_module(
+    module: &ast::Module,
+    default_name: &str,
+    file: &str,
+    source: &str,
+) -> std::result::Result<Module, CompileError> {
+    let mut name = default_name.to_string();
+    let mut exports = Vec::new();
+    for form in &module.forms {
+        if let ast::Form::Attribute(a) = form {
+            match &a.kind {
+                ast::AttributeKind::Module(m) => name = m.clone(),
+                ast::AttributeKind::Export(list) => exports.extend(list.iter().cloned()),
+                ast::AttributeKind::Other(_) => {}
+            }
+        }
+    }
+    let mut mc = ModuleCompiler {
+        name: Atom::intern(&name),
+        file: file.to_string(),
+        lines: LineIndex::new(source),
+        code: Vec::new(),
+        code_lines: Vec::new(),
+        current_line: 0,
+        literals: Vec::new(),
+        literal_index: HashMap::new(),
+        operand_lists: Vec::new(),
+        select_tables: Vec::new(),
+        functions: Vec::new(),
+        function_labels: Vec::new(),
+        local_functions: HashMap::new(),
+        imports: Vec::new(),
+        import_index: HashMap::new(),
+        funs: Vec::new(),
+        labels: vec![Some(0)],
+        pending: Vec::new(),
+        lambda_counter: 0,
+        current_source_function: (String::new(), 0),
+        max_x: 3,
+    };
+    // Declare every source function first so calls can refer to any.
+    let mut sources = Vec::new();
+    for form in &module.forms {
+        if let ast::Form::Function(f) = form {
+            if mc.local_functions.contains_key(&(f.name.clone(), f.arity)) {
+                return error(
+                    f.span,
+                    format!("function {}/{} already defined", f.name, f.arity),
+                );
+            }
+            let index = mc.declare_function(&f.name, f.arity);
+            sources.push((index, f));
+        }
+    }
+    for (index, f) in sources {
+        mc.current_source_function = (f.name.clone(), f.arity);
+        mc.lambda_counter = 0;
+        let clauses: Vec<ast::Clause> = f.clauses.iter().map(|c| c.clause.clone()).collect();
+        mc.compile_function(PendingFunction {
+            index,
+            clauses,
+            self_fun: None,
+        })?;
+        while let Some(p) = mc.pending.pop() {
+            mc.compile_function(p)?;
+        }
+    }
+    let mut export_table = HashMap::new();
+    for e in &exports {
+        match mc.local_functions.get(&(e.name.clone(), e.arity)) {
+            Some(&i) => {
+                export_table.insert((Atom::intern(&e.name), e.arity), i);
+            }
+            None => return error(e.span, format!("function {}/{} undefined", e.name, e.arity)),
+        }
+    }
+    mc.finish(export_table)
+}
+
+impl ModuleCompiler {
+    fn declare_function(&mut self, name: &str, arity: u32) -> u32 {
+        self.max_x = self.max_x.max(arity + 1);
+        let index = self.functions.len() as u32;
+        self.functions.push(FunctionInfo {
+            name: Atom::intern(name),
+            arity,
+            entry: 0,
+        });
+        let label = self.new_label();
+        self.function_labels.push(label);
+        self.local_functions
+            .insert((name.to_string(), arity), index);
+        index
+    }
+
+    fn new_label(&mut self) -> Label {
+        self.labels.push(None);
+        Label(self.labels.len() as u32 - 1)
+    }
+
+    fn bind(&mut self, label: Label) {
+        self.labels[label.0 as usize] = Some(self.code.len() as u32);
+    }
+
+    fn emit(&mut self, instr: Instr) -> usize {
+        self.code.push(instr);
+        self.code_lines.push(self.current_line);
+        self.code.len() - 1
+    }
+
+    fn set_line(&mut self, span: Span) {
+        self.current_line = self.lines.line(span.start);
+    }
+
+    /// The literal operand for an immediate or constant term.
+    fn literal(&mut self, t: Term) -> Src {
+        if let Some(&i) = self.literal_index.get(&t.0) {
+            return Src::lit(i);
+        }
+        let i = self.literals.len() as u32;
+        self.literals.push(t);
+        self.literal_index.insert(t.0, i);
+        Src::lit(i)
+    }
+
+    fn constant(&mut self, c: &Constant, span: Span) -> Result<Src> {
+        match c {
+            Constant::Atom(a) => Ok(self.literal(Term::atom(Atom::intern(a)))),
+            Constant::Nil => Ok(self.literal(Term::NIL)),
+            Constant::Integer(i) => {
+                if let Some(t) = i64::try_from(i).ok().and_then(Term::try_small) {
+                    return Ok(self.literal(t));
+                }
+                self.built_literal(c, span)
+            }
+            _ => self.built_literal(c, span),
+        }
+    }
+
+    fn built_literal(&mut self, c: &Constant, span: Span) -> Result<Src> {
+        match crate::term::literal::build(c) {
+            Ok(t) => {
+                let i = self.literals.len() as u32;
+                self.literals.push(t);
+                Ok(Src::lit(i))
+            }
+            Err(_) => error(span, "literal too large"),
+        }
+    }
+
+    fn operand_list(&mut self, srcs: &[Src]) -> u32 {
+        let at = self.operand_lists.len() as u32;
+        self.operand_lists.extend_from_slice(srcs);
+        at
+    }
+
+    fn import(&mut self, module: Atom, function: Atom, arity: u32) -> u32 {
+        let import = Import {
+            module,
+            function,
+            arity,
+        };
+        if let Some(&i) = self.import_index.get(&import) {
+            return i;
+        }
+        let i = self.imports.len() as u32;
+        self.imports.push(import.clone());
+        self.import_index.insert(import, i);
+        i
+    }
+
+    /// A fresh name for a fun or comprehension helper, erlc-style.
+    fn lambda_name(&mut self, kind: &str) -> String {
+        let (f, a) = &self.current_source_function;
+        let n = self.lambda_counter;
+        self.lambda_counter += 1;
+        format!("-{f}/{a}-{kind}-{n}-")
+    }
+
+    fn finish(
+        mut self,
+        exports: HashMap<(Atom, u32), u32>,
+    ) -> std::result::Result<Module, CompileError> {
+        let positions: Vec<u32> = self.labels.iter().map(|p| p.unwrap_or(0)).collect();
+        let mut fix = |l: Label| Label(positions[l.0 as usize]);
+        for instr in &mut self.code {
+            instr.map_labels(&mut fix);
+        }
+        for table in &mut self.select_tables {
+            for target in &mut table.targets {
+                *target = fix(*target);
+            }
+        }
+        for (i, f) in self.functions.iter_mut().enumerate() {
+            f.entry = positions[self.function_labels[i].0 as usize];
+        }
+        let local_functions = self
+            .local_functions
+            .iter()
+            .map(|((n, a), &i)| ((Atom::intern(n), *a), i))
+            .collect();
+        Ok(Module {
+            name: self.name,
+            file: self.file,
+            code: self.code,
+            lines: self.code_lines,
+            literals: self.literals,
+            operand_lists: self.operand_lists,
+            select_tables: self.select_tables,
+            functions: self.functions,
+            exports,
+            local_functions,
+            imports: self.imports,
+            funs: self.funs,
+            fun_base: 0,
+            max_x: self.max_x + 1,
+        })
+    }
+}

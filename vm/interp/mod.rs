@@ -1,0 +1,984 @@
+//! The interpreter: one dispatch loop over the bytecode of `code`.
+//!
+//! Calls never recurse on the Rust stack: a call pushes a `Frame` on the
+//! process and the loop goes on at the callee; `return` pops it. Tail
+//! calls push nothing, so a loop runs in constant memory. Reductions are
+//! charged in one place (`charge!`), at calls, with the named costs
+//! below; when the budget is spent the process yields at its next call.
+//!
+//! Invariants:
+//! - Every X register below `Registers::used` holds a valid term of the
+//!   running process (or an immediate); they are all GC roots, so a
+//!   collection anywhere keeps them valid.
+//! - A frame's `module` is `None` only while the module current when it
+//!   was pushed is still current; a tail call that changes modules first
+//!   pins the top frame's module (`pin_return_module`).
+
+mod exception;
+
+use crate::bif::{self, BifError, Context};
+use crate::code::{ArithOp, CmpOp, Instr, Label, Module, SRC_X, SRC_Y, Src, Tail, TypeTest};
+use crate::process::{CatchEntry, CatchKind, Class, Frame, Process};
+use crate::term::arith::{self, ArithError, Number};
+use crate::term::order;
+use crate::term::view::View;
+use crate::term::{Atom, Term};
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+pub use exception::{format_exception, stacktrace_entries};
+
+/// Reductions a process may spend before it yields (BEAM's value).
+pub const CONTEXT_REDS: usize = 4000;
+
+/// Named reduction costs.
+pub mod cost {
+    pub const CALL: usize = 1;
+    pub const BIF: usize = 1;
+    pub const GC: usize = 10;
+}
+
+/// Number of X registers.
+pub const X_REGISTERS: usize = 1024;
+
+/// The X registers of a scheduler.
+pub struct Registers {
+    pub x: Vec<Term>,
+    /// Registers at or above this index are never read before written.
+    pub used: usize,
+}
+
+impl Default for Registers {
+    fn default() -> Self {
+        Registers::new()
+    }
+}
+
+impl Registers {
+    pub fn new() -> Registers {
+        Registers {
+            x: vec![Term::NIL; X_REGISTERS],
+            used: 4,
+        }
+    }
+}
+
+/// Why `run` returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The reduction budget is spent; run again to continue.
+    Yield,
+    /// A receive found no message; resume at `process.ip` when one comes.
+    Wait,
+    /// A receive with a timeout found no message; after `ms` milliseconds
+    /// without one, resume at `process.timeout_ip`.
+    WaitTimeout(u64),
+    /// The process finished: normally (its first function returned, the
+    /// value in x0) or by an uncaught exception (in `process.exception`).
+    Exit(ExitKind),
+    /// `halt(Status)` was called.
+    Halt(i32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitKind {
+    Normal,
+    Exception,
+}
+
+/// Control after an exception or a dynamic call.
+enum Flow {
+    Continue,
+    Stop(Outcome),
+}
+
+/// Runs `process` for at most `budget` reductions.
+pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Outcome {
+    let mut module: Arc<Module> = p.module.clone();
+    let mut ip = p.ip as usize;
+    p.reductions = 0;
+    let outcome = interpret(p, regs, budget, &mut module, &mut ip);
+    p.ip = ip as u32;
+    p.module = module;
+    p.total_reductions += p.reductions as u64;
+    outcome
+}
+
+macro_rules! get {
+    ($p:expr, $x:expr, $m:expr, $s:expr) => {{
+        let s: Src = $s;
+        match s.kind() {
+            SRC_X => $x[s.index()],
+            SRC_Y => $p.stack[$p.y_base as usize + s.index()],
+            _ => $m.literals[s.index()],
+        }
+    }};
+}
+
+macro_rules! put {
+    ($p:expr, $x:expr, $d:expr, $v:expr) => {{
+        let v: Term = $v;
+        let d = $d;
+        if d.is_y() {
+            let i = $p.y_base as usize + d.index();
+            $p.stack[i] = v;
+        } else {
+            $x[d.index()] = v;
+        }
+    }};
+}
+
+/// Makes the top frame remember the current module before a tail call
+/// switches to another one.
+fn pin_return_module(p: &mut Process, current: &Arc<Module>) {
+    if let Some(f) = p.frames.last_mut()
+        && f.module.is_none()
+    {
+        f.module = Some(current.clone());
+    }
+}
+
+/// Pops a frame: returns to the caller, or ends the process.
+#[inline]
+fn do_return(p: &mut Process, module: &mut Arc<Module>, ip: &mut usize) -> Option<Outcome> {
+    match p.frames.pop() {
+        Some(f) => {
+            *ip = f.return_ip as usize;
+            p.y_base = f.y_base;
+            if let Some(m) = f.module {
+                *module = m;
+            }
+            None
+        }
+        None => Some(Outcome::Exit(ExitKind::Normal)),
+    }
+}
+
+fn interpret(
+    p: &mut Process,
+    regs: &mut Registers,
+    budget: usize,
+    module: &mut Arc<Module>,
+    ip_slot: &mut usize,
+) -> Outcome {
+    let x = &mut regs.x[..];
+    // The instruction pointer lives in a local (a register); helpers that
+    // move it get it through `ip_slot`, synchronised around each call.
+    let mut ip: usize = *ip_slot;
+    'outer: loop {
+        // The current module's code in locals; a call or return that
+        // changes modules goes round the outer loop to reload them.
+        let m: Arc<Module> = module.clone();
+        let code: &[Instr] = &m.code;
+        // Charges reductions for a call; yields when the budget is spent. The
+        // call's effect is already done, so resuming continues at the callee.
+        macro_rules! charge {
+            ($cost:expr) => {{
+                p.reductions += $cost;
+                if p.reductions >= budget {
+                    {
+                        *ip_slot = ip;
+                        return Outcome::Yield;
+                    }
+                }
+            }};
+        }
+        macro_rules! raise {
+            ($class:expr, $reason:expr) => {{
+                *ip_slot = ip;
+                let r = exception::raise(p, x, module, ip_slot, $class, $reason, None);
+                ip = *ip_slot;
+                match r {
+                    Flow::Continue => {
+                        if !Arc::ptr_eq(&m, module) {
+                            continue 'outer;
+                        }
+                        continue;
+                    }
+                    Flow::Stop(o) => return o,
+                }
+            }};
+        }
+        macro_rules! fail_or_raise {
+            ($fail:expr, $reason:expr) => {{
+                let fail: Label = $fail;
+                if fail != Label::RAISE {
+                    ip = fail.0 as usize;
+                    continue;
+                }
+                raise!(Class::Error, $reason)
+            }};
+        }
+        macro_rules! error_tuple {
+            ($tag:expr, $value:expr) => {{
+                let t = exception::tuple2(p, x, $tag, $value);
+                raise!(Class::Error, t)
+            }};
+        }
+        macro_rules! flow {
+            ($e:expr) => {{
+                *ip_slot = ip;
+                let r = $e;
+                ip = *ip_slot;
+                match r {
+                    Flow::Continue => {
+                        if !Arc::ptr_eq(&m, module) {
+                            continue 'outer;
+                        }
+                        continue;
+                    }
+                    Flow::Stop(o) => return o,
+                }
+            }};
+        }
+        loop {
+            let instr = code[ip];
+            ip += 1;
+            match instr {
+                Instr::FuncInfo { .. } => {}
+                Instr::FunctionClause { function } => {
+                    let arity = m.functions[function as usize].arity as usize;
+                    let args: Vec<Term> = x[..arity].to_vec();
+                    ip -= 1;
+                    let reason = Term::atom(Atom::FUNCTION_CLAUSE);
+                    flow!(exception::raise(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        Class::Error,
+                        reason,
+                        Some(args)
+                    ))
+                }
+                Instr::Allocate { slots, .. } => {
+                    p.y_base = p.stack.len() as u32;
+                    p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
+                    if p.stack_bytes() > p.stack_reserved_bytes() && p.reserve_stack().is_err() {
+                        p.stack.truncate(p.y_base as usize);
+                        raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
+                    }
+                }
+                Instr::Deallocate {} => {
+                    p.stack.truncate(p.y_base as usize);
+                }
+                Instr::Return {} => {
+                    *ip_slot = ip;
+                    let done = do_return(p, module, ip_slot);
+                    ip = *ip_slot;
+                    if let Some(o) = done {
+                        return o;
+                    }
+                    if !Arc::ptr_eq(&m, module) {
+                        continue 'outer;
+                    }
+                }
+                Instr::TestHeap { words, .. } => {
+                    let used = regs_used(&m);
+                    if p.ensure_heap(words as usize, &mut x[..used], &mut [])
+                        .is_err()
+                    {
+                        raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
+                    }
+                }
+                Instr::Move { src, dst } => {
+                    let v = get!(p, x, m, src);
+                    put!(p, x, dst, v);
+                }
+                Instr::Swap { a, b } => {
+                    let va = get!(p, x, m, a.src());
+                    let vb = get!(p, x, m, b.src());
+                    put!(p, x, a, vb);
+                    put!(p, x, b, va);
+                }
+                Instr::Jump { to } => ip = to.0 as usize,
+
+                Instr::Call { target, .. } => {
+                    p.frames.push(Frame {
+                        return_ip: ip as u32,
+                        y_base: p.y_base,
+                        module: None,
+                    });
+                    if p.stack_bytes() > p.stack_reserved_bytes() && p.reserve_stack().is_err() {
+                        p.frames.pop();
+                        raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
+                    }
+                    ip = target.0 as usize;
+                    charge!(cost::CALL);
+                }
+                Instr::CallLast { target, .. } => {
+                    p.stack.truncate(p.y_base as usize);
+                    ip = target.0 as usize;
+                    charge!(cost::CALL);
+                }
+                Instr::CallOnly { target, .. } => {
+                    ip = target.0 as usize;
+                    charge!(cost::CALL);
+                }
+                Instr::CallExt { arity, import } => {
+                    let i = &m.imports[import as usize];
+                    let (m, f) = (i.module, i.function);
+                    flow!(call_mfa(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        m,
+                        f,
+                        arity as usize,
+                        Tail::No
+                    ));
+                }
+                Instr::CallExtLast { arity, import } => {
+                    let i = &m.imports[import as usize];
+                    let (m, f) = (i.module, i.function);
+                    flow!(call_mfa(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        m,
+                        f,
+                        arity as usize,
+                        Tail::Last
+                    ));
+                }
+                Instr::CallExtOnly { arity, import } => {
+                    let i = &m.imports[import as usize];
+                    let (m, f) = (i.module, i.function);
+                    flow!(call_mfa(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        m,
+                        f,
+                        arity as usize,
+                        Tail::Only
+                    ));
+                }
+                Instr::CallFun { arity, tail } => {
+                    flow!(call_fun(p, x, module, ip_slot, arity as usize, tail));
+                }
+                Instr::Apply { arity, tail } => {
+                    let (m, f) = (x[arity as usize], x[arity as usize + 1]);
+                    match (m.as_atom(), f.as_atom()) {
+                        (Some(m), Some(f)) => {
+                            flow!(call_mfa(p, x, module, ip_slot, m, f, arity as usize, tail))
+                        }
+                        _ => raise!(Class::Error, Term::atom(Atom::BADARG)),
+                    }
+                }
+                Instr::ApplyList { tail } => {
+                    let (m, f, args) = (x[0], x[1], x[2]);
+                    let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    };
+                    let (Some(m), Some(f)) = (m.as_atom(), f.as_atom()) else {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    };
+                    if elements.len() > 255 {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    }
+                    x[..elements.len()].copy_from_slice(&elements);
+                    flow!(call_mfa(p, x, module, ip_slot, m, f, elements.len(), tail));
+                }
+                Instr::ApplyFunList { tail } => {
+                    let (fun, args) = (x[0], x[1]);
+                    let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    };
+                    if elements.len() > 255 {
+                        raise!(Class::Error, Term::atom(Atom::BADARG))
+                    }
+                    x[..elements.len()].copy_from_slice(&elements);
+                    x[elements.len()] = fun;
+                    flow!(call_fun(p, x, module, ip_slot, elements.len(), tail));
+                }
+                Instr::Bif {
+                    bif: index,
+                    args,
+                    fail,
+                    dst,
+                    ..
+                } => {
+                    let entry = &bif::TABLE[index as usize];
+                    let arity = entry.arity as usize;
+                    let mut a = [Term::NIL; 4];
+                    for (i, slot) in a.iter_mut().enumerate().take(arity) {
+                        *slot = get!(p, x, m, m.operand_lists[args as usize + i]);
+                    }
+                    let func = entry.func;
+                    let used = regs_used(&m);
+                    let result = {
+                        let mut ctx = Context {
+                            process: p,
+                            x: &mut x[..used],
+                        };
+                        func(&mut ctx, &mut a[..arity])
+                    };
+                    p.reductions += cost::BIF;
+                    match result {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(e) => {
+                            if fail != Label::RAISE {
+                                ip = fail.0 as usize;
+                                continue;
+                            }
+                            flow!(bif_error(p, x, module, ip_slot, e))
+                        }
+                    }
+                }
+
+                Instr::Add { a, b, fail, dst } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if let Some(r) = arith::add_small(va, vb) {
+                        put!(p, x, dst, r);
+                        continue;
+                    }
+                    let r = arith::add(&p.heap, va, vb);
+                    match place_number(p, x, &m, r) {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(reason) => fail_or_raise!(fail, reason),
+                    }
+                }
+                Instr::Sub { a, b, fail, dst } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if let Some(r) = arith::sub_small(va, vb) {
+                        put!(p, x, dst, r);
+                        continue;
+                    }
+                    let r = arith::sub(&p.heap, va, vb);
+                    match place_number(p, x, &m, r) {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(reason) => fail_or_raise!(fail, reason),
+                    }
+                }
+                Instr::Mul { a, b, fail, dst } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if let Some(r) = arith::mul_small(va, vb) {
+                        put!(p, x, dst, r);
+                        continue;
+                    }
+                    let r = arith::mul(&p.heap, va, vb);
+                    match place_number(p, x, &m, r) {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(reason) => fail_or_raise!(fail, reason),
+                    }
+                }
+                Instr::Arith {
+                    op,
+                    a,
+                    b,
+                    fail,
+                    dst,
+                } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    let r = match op {
+                        ArithOp::Div => arith::divide(&p.heap, va, vb),
+                        ArithOp::IntDiv => arith::int_div(&p.heap, va, vb),
+                        ArithOp::Rem => arith::rem(&p.heap, va, vb),
+                        ArithOp::Band => arith::band(&p.heap, va, vb),
+                        ArithOp::Bor => arith::bor(&p.heap, va, vb),
+                        ArithOp::Bxor => arith::bxor(&p.heap, va, vb),
+                        ArithOp::Bsl => arith::bsl(&p.heap, va, vb),
+                        ArithOp::Bsr => arith::bsr(&p.heap, va, vb),
+                    };
+                    match place_number(p, x, &m, r) {
+                        Ok(v) => put!(p, x, dst, v),
+                        Err(reason) => fail_or_raise!(fail, reason),
+                    }
+                }
+                Instr::Compare { op, a, b, dst } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    let r = match op {
+                        CmpOp::Eq => order::eq(&p.heap, va, vb),
+                        CmpOp::Ne => !order::eq(&p.heap, va, vb),
+                        CmpOp::ExactEq => order::exact_eq(&p.heap, va, vb),
+                        CmpOp::ExactNe => !order::exact_eq(&p.heap, va, vb),
+                        CmpOp::Lt => compare(p, va, vb) == Ordering::Less,
+                        CmpOp::Le => compare(p, va, vb) != Ordering::Greater,
+                        CmpOp::Gt => compare(p, va, vb) == Ordering::Greater,
+                        CmpOp::Ge => compare(p, va, vb) != Ordering::Less,
+                    };
+                    put!(p, x, dst, Term::boolean(r));
+                }
+
+                Instr::IsLt { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if compare(p, va, vb) != Ordering::Less {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsGe { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if compare(p, va, vb) == Ordering::Less {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsEq { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if va != vb && !order::eq(&p.heap, va, vb) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsNe { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if va == vb || order::eq(&p.heap, va, vb) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsEqExact { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if !exact_eq(p, va, vb) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsNeExact { a, b, fail } => {
+                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if exact_eq(p, va, vb) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsType { test, src, fail } => {
+                    let v = get!(p, x, m, src);
+                    if !type_test(p, test, v) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsTuple { src, arity, fail } => {
+                    let v = get!(p, x, m, src);
+                    if !p.heap.is_tuple_of_arity(v, arity as usize) {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsCons { src, fail } => {
+                    if !get!(p, x, m, src).is_cons() {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsNil { src, fail } => {
+                    if !get!(p, x, m, src).is_nil() {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::IsFunction2 { src, arity, fail } => {
+                    let (v, a) = (get!(p, x, m, src), get!(p, x, m, arity));
+                    let ok = a.as_small().is_some_and(|a| {
+                        a >= 0 && bif::erlang::fun_arity(&p.heap, v) == Some(a as u32)
+                    });
+                    if !ok {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::SelectVal { src, table, fail } => {
+                    let v = get!(p, x, m, src);
+                    let t = &m.select_tables[table as usize];
+                    ip = match t.values.binary_search_by_key(&v.0, |t| t.0) {
+                        Ok(i) => t.targets[i].0 as usize,
+                        Err(_) => fail.0 as usize,
+                    };
+                }
+                Instr::SelectTupleArity { src, table, fail } => {
+                    let v = get!(p, x, m, src);
+                    let t = &m.select_tables[table as usize];
+                    let arity = p.heap.as_tuple(v).map(|e| Term::small(e.len() as i64));
+                    ip = match arity.and_then(|a| t.values.binary_search_by_key(&a.0, |t| t.0).ok())
+                    {
+                        Some(i) => t.targets[i].0 as usize,
+                        None => fail.0 as usize,
+                    };
+                }
+
+                Instr::GetList { src, head, tail } => {
+                    let (h, t) = p.heap.cons_parts(get!(p, x, m, src));
+                    put!(p, x, head, h);
+                    put!(p, x, tail, t);
+                }
+                Instr::GetHd { src, dst } => {
+                    let (h, _) = p.heap.cons_parts(get!(p, x, m, src));
+                    put!(p, x, dst, h);
+                }
+                Instr::GetTl { src, dst } => {
+                    let (_, t) = p.heap.cons_parts(get!(p, x, m, src));
+                    put!(p, x, dst, t);
+                }
+                Instr::GetTupleElement { src, index, dst } => {
+                    let v = p.heap.tuple_elements(get!(p, x, m, src))[index as usize];
+                    put!(p, x, dst, v);
+                }
+                Instr::PutList { head, tail, dst } => {
+                    let (h, t) = (get!(p, x, m, head), get!(p, x, m, tail));
+                    let v = p.heap.cons(h, t);
+                    put!(p, x, dst, v);
+                }
+                Instr::PutTuple {
+                    arity,
+                    elements,
+                    dst,
+                } => {
+                    let mut buf = [Term::NIL; 16];
+                    let v = if (arity as usize) <= buf.len() {
+                        for (i, slot) in buf.iter_mut().enumerate().take(arity as usize) {
+                            *slot = get!(p, x, m, m.operand_lists[elements as usize + i]);
+                        }
+                        p.heap.tuple(&buf[..arity as usize])
+                    } else {
+                        let items: Vec<Term> = (0..arity as usize)
+                            .map(|i| get!(p, x, m, m.operand_lists[elements as usize + i]))
+                            .collect();
+                        p.heap.tuple(&items)
+                    };
+                    put!(p, x, dst, v);
+                }
+                Instr::MakeFun { fun, captured, dst } => {
+                    let free = m.funs[fun as usize].free as usize;
+                    let items: Vec<Term> = (0..free)
+                        .map(|i| get!(p, x, m, m.operand_lists[captured as usize + i]))
+                        .collect();
+                    let v = p.heap.fun(m.fun_base + fun, &items);
+                    put!(p, x, dst, v);
+                }
+
+                Instr::Try { handler, .. } | Instr::Catch { handler, .. } => {
+                    let kind = if matches!(instr, Instr::Try { .. }) {
+                        CatchKind::Try
+                    } else {
+                        CatchKind::Catch
+                    };
+                    p.catches.push(CatchEntry {
+                        kind,
+                        handler: handler.0,
+                        module: m.clone(),
+                        frames: p.frames.len() as u32,
+                        stack_len: p.stack.len() as u32,
+                        y_base: p.y_base,
+                    });
+                }
+                Instr::TryEnd { .. } | Instr::CatchEnd { .. } => {
+                    p.catches.pop();
+                }
+                Instr::TryCase { .. } => {}
+                Instr::Raise {} => {
+                    let class = x[0]
+                        .as_atom()
+                        .and_then(Class::from_atom)
+                        .unwrap_or(Class::Error);
+                    p.exception = [x[0], x[1], x[2]];
+                    flow!(exception::unwind(p, x, module, ip_slot, class))
+                }
+                Instr::Badmatch { src } => error_tuple!(Atom::BADMATCH, get!(p, x, m, src)),
+                Instr::CaseClause { src } => error_tuple!(Atom::CASE_CLAUSE, get!(p, x, m, src)),
+                Instr::TryClause { src } => error_tuple!(Atom::TRY_CLAUSE, get!(p, x, m, src)),
+                Instr::BadGenerator { src } => {
+                    error_tuple!(Atom::BAD_GENERATOR, get!(p, x, m, src))
+                }
+                Instr::IfClause {} => raise!(Class::Error, Term::atom(Atom::IF_CLAUSE)),
+
+                Instr::LoopRec { fail, dst } => {
+                    if p.save < p.mailbox.len() {
+                        let m = p.mailbox[p.save];
+                        put!(p, x, dst, m);
+                    } else {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::LoopRecEnd { to } => {
+                    p.save += 1;
+                    ip = to.0 as usize;
+                }
+                Instr::RemoveMessage {} => {
+                    if p.save < p.mailbox.len() {
+                        p.mailbox.remove(p.save);
+                    }
+                    p.save = 0;
+                }
+                Instr::Wait { to } => {
+                    ip = to.0 as usize;
+                    {
+                        *ip_slot = ip;
+                        return Outcome::Wait;
+                    }
+                }
+                Instr::WaitTimeout { to, timeout } => {
+                    let t = get!(p, x, m, timeout);
+                    if t == Term::atom(Atom::INFINITY) {
+                        ip = to.0 as usize;
+                        {
+                            *ip_slot = ip;
+                            return Outcome::Wait;
+                        }
+                    }
+                    match t.as_small() {
+                        Some(0) => {}
+                        Some(ms) if ms > 0 => {
+                            p.timeout_ip = ip as u32;
+                            ip = to.0 as usize;
+                            {
+                                *ip_slot = ip;
+                                return Outcome::WaitTimeout(ms as u64);
+                            }
+                        }
+                        _ => raise!(Class::Error, Term::atom(Atom::TIMEOUT_VALUE)),
+                    }
+                }
+                Instr::Timeout {} => {
+                    p.save = 0;
+                }
+            }
+        }
+    }
+}
+
+/// X registers to treat as roots: the most any loaded module uses (a
+/// register one module never touches may still hold another's value).
+#[inline]
+pub(crate) fn regs_used(_module: &Module) -> usize {
+    crate::runtime::max_x().clamp(4, X_REGISTERS)
+}
+
+#[inline]
+fn compare(p: &Process, a: Term, b: Term) -> Ordering {
+    if a.is_small() && b.is_small() {
+        return (a.0 as i64).cmp(&(b.0 as i64));
+    }
+    order::compare(&p.heap, a, b)
+}
+
+#[inline]
+fn exact_eq(p: &Process, a: Term, b: Term) -> bool {
+    if a == b {
+        return true;
+    }
+    if a.is_immediate() && b.is_immediate() {
+        return false;
+    }
+    order::exact_eq(&p.heap, a, b)
+}
+
+fn type_test(p: &Process, test: TypeTest, v: Term) -> bool {
+    let h = &p.heap;
+    match test {
+        TypeTest::Integer => h.is_integer(v),
+        TypeTest::Float => h.is_float(v),
+        TypeTest::Number => h.is_number(v),
+        TypeTest::Atom => v.is_atom(),
+        TypeTest::Boolean => v.as_bool().is_some(),
+        TypeTest::List => v.is_cons() || v.is_nil(),
+        TypeTest::Tuple => h.as_tuple(v).is_some(),
+        TypeTest::Binary => h.is_binary(v),
+        TypeTest::Map => h.is_map(v),
+        TypeTest::Function => h.is_function(v),
+        TypeTest::Pid => v.is_pid(),
+        TypeTest::Reference => h.is_reference(v),
+    }
+}
+
+/// Puts an arithmetic result on the heap (a safepoint: every X register
+/// in use is a root); `Err` is the error reason.
+fn place_number(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &Module,
+    r: Result<Number, ArithError>,
+) -> Result<Term, Term> {
+    match r {
+        Ok(n) => {
+            if let Some(t) = n.as_immediate() {
+                return Ok(t);
+            }
+            let used = regs_used(module);
+            if p.ensure_heap(n.words(), &mut x[..used], &mut []).is_err() {
+                return Err(Term::atom(Atom::SYSTEM_LIMIT));
+            }
+            Ok(p.heap.number(&n))
+        }
+        Err(ArithError::Badarith) => Err(Term::atom(Atom::BADARITH)),
+        Err(ArithError::SystemLimit) => Err(Term::atom(Atom::SYSTEM_LIMIT)),
+        Err(ArithError::Badarg) => Err(Term::atom(Atom::BADARG)),
+    }
+}
+
+fn bif_error(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut Arc<Module>,
+    ip: &mut usize,
+    e: BifError,
+) -> Flow {
+    let (class, reason) = match e {
+        BifError::Badarg => (Class::Error, Term::atom(Atom::BADARG)),
+        BifError::Badarith => (Class::Error, Term::atom(Atom::BADARITH)),
+        BifError::SystemLimit => (Class::Error, Term::atom(Atom::SYSTEM_LIMIT)),
+        BifError::Raise(class, reason) => (class, reason),
+        BifError::Halt(status) => return Flow::Stop(Outcome::Halt(status)),
+    };
+    exception::raise(p, x, module, ip, class, reason, None)
+}
+
+/// Finishes a call whose result is already in x0 (a BIF reached
+/// dynamically): as a return for tail calls, else go on.
+fn after_inline_call(
+    p: &mut Process,
+    module: &mut Arc<Module>,
+    ip: &mut usize,
+    tail: Tail,
+) -> Flow {
+    match tail {
+        Tail::No => Flow::Continue,
+        Tail::Last => {
+            p.stack.truncate(p.y_base as usize);
+            match do_return(p, module, ip) {
+                Some(o) => Flow::Stop(o),
+                None => Flow::Continue,
+            }
+        }
+        Tail::Only => match do_return(p, module, ip) {
+            Some(o) => Flow::Stop(o),
+            None => Flow::Continue,
+        },
+    }
+}
+
+/// Enters `entry` of `target` as a call of kind `tail`.
+fn enter(
+    p: &mut Process,
+    module: &mut Arc<Module>,
+    ip: &mut usize,
+    target: Arc<Module>,
+    entry: u32,
+    tail: Tail,
+) {
+    let same = Arc::ptr_eq(&target, module);
+    match tail {
+        Tail::No => {
+            let saved = if same { None } else { Some(module.clone()) };
+            p.frames.push(Frame {
+                return_ip: *ip as u32,
+                y_base: p.y_base,
+                module: saved,
+            });
+        }
+        Tail::Last => {
+            p.stack.truncate(p.y_base as usize);
+            if !same {
+                pin_return_module(p, module);
+            }
+        }
+        Tail::Only => {
+            if !same {
+                pin_return_module(p, module);
+            }
+        }
+    }
+    if !same {
+        *module = target;
+    }
+    *ip = entry as usize;
+}
+
+/// Calls `m:f/arity` with the arguments in x0..: a BIF, or the newest
+/// version of an exported function.
+#[allow(clippy::too_many_arguments)]
+fn call_mfa(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut Arc<Module>,
+    ip: &mut usize,
+    m: Atom,
+    f: Atom,
+    arity: usize,
+    tail: Tail,
+) -> Flow {
+    p.reductions += cost::CALL;
+    if let Some(index) = bif::lookup_atoms(m, f, arity as u32) {
+        let entry = &bif::TABLE[index as usize];
+        let mut a = [Term::NIL; 4];
+        a[..arity].copy_from_slice(&x[..arity]);
+        let used = regs_used(module);
+        let result = {
+            let mut ctx = Context {
+                process: p,
+                x: &mut x[..used],
+            };
+            (entry.func)(&mut ctx, &mut a[..arity])
+        };
+        return match result {
+            Ok(v) => {
+                x[0] = v;
+                after_inline_call(p, module, ip, tail)
+            }
+            Err(e) => bif_error(p, x, module, ip, e),
+        };
+    }
+    let target = match crate::runtime::lookup(m) {
+        Ok(Some(t)) => t,
+        Ok(None) | Err(_) => return exception::undef(p, x, module, ip, m, f, arity),
+    };
+    let Some(entry) = target.exported(f, arity as u32) else {
+        return exception::undef(p, x, module, ip, m, f, arity);
+    };
+    enter(p, module, ip, target, entry, tail);
+    if p.reductions >= CONTEXT_REDS {
+        return Flow::Stop(Outcome::Yield);
+    }
+    Flow::Continue
+}
+
+/// Calls the fun in x[arity] with x0.. as arguments.
+fn call_fun(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut Arc<Module>,
+    ip: &mut usize,
+    arity: usize,
+    tail: Tail,
+) -> Flow {
+    let fun = x[arity];
+    match p.heap.view(fun) {
+        View::Fun { index, captured } => {
+            let Some(entry) = crate::runtime::fun_entry(index) else {
+                let t = exception::tuple2(p, x, Atom::BADFUN, fun);
+                return exception::raise(p, x, module, ip, Class::Error, t, None);
+            };
+            let def = &entry.module.funs[entry.fun as usize];
+            if def.arity as usize != arity {
+                return exception::badarity(p, x, module, ip, fun, arity);
+            }
+            let free = captured.len();
+            if arity + free >= X_REGISTERS {
+                return exception::raise(
+                    p,
+                    x,
+                    module,
+                    ip,
+                    Class::Error,
+                    Term::atom(Atom::SYSTEM_LIMIT),
+                    None,
+                );
+            }
+            x[arity..arity + free].copy_from_slice(captured);
+            let target_entry = entry.module.functions[def.function as usize].entry;
+            p.reductions += cost::CALL;
+            enter(p, module, ip, entry.module.clone(), target_entry, tail);
+            if p.reductions >= CONTEXT_REDS {
+                return Flow::Stop(Outcome::Yield);
+            }
+            Flow::Continue
+        }
+        View::ExternalFun {
+            module: m,
+            function: f,
+            arity: a,
+        } => {
+            if a as usize != arity {
+                return exception::badarity(p, x, module, ip, fun, arity);
+            }
+            call_mfa(p, x, module, ip, m, f, arity, tail)
+        }
+        _ => {
+            let t = exception::tuple2(p, x, Atom::BADFUN, fun);
+            exception::raise(p, x, module, ip, Class::Error, t, None)
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! A process: its heap, its stack of frames and Y slots, where it is in
+//! the code, its catches, mailbox and dictionary.
+//!
+//! For now a process runs on its own (sequential programs); the fields
+//! that signals and scheduling need come with processes. The hot fields
+//! (code position, stack bounds, reductions) come first; the cold ones
+//! (dictionary) are boxed lazily.
+//!
+//! Invariant: every term the process can reach is in `heap` or the
+//! literal area, and is rooted in one of: the X registers of the
+//! scheduler running it, `stack`, `mailbox`, `dictionary`, `exception`.
+
+use crate::code::Module;
+use crate::heap::Heap;
+use crate::heap::budget::{self, SystemLimit};
+use crate::term::{Atom, Term};
+use std::sync::Arc;
+
+/// A return point, pushed by a call and popped by `return`.
+#[derive(Debug)]
+pub struct Frame {
+    /// Instruction to continue at.
+    pub return_ip: u32,
+    /// The caller's Y base.
+    pub y_base: u32,
+    /// The caller's module when the call changed modules; `None` means
+    /// "the module that was current when this frame was pushed" (see
+    /// `interp` for the rule that keeps this true across tail calls).
+    pub module: Option<Arc<Module>>,
+}
+
+/// What a catch entry catches: a `try` (all classes, to the handler
+/// with class/reason/stack in x0..x2) or a `catch Expr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatchKind {
+    Try,
+    Catch,
+}
+
+/// An active `try` or `catch`: where to resume and how much of the stack
+/// to keep.
+#[derive(Debug)]
+pub struct CatchEntry {
+    pub kind: CatchKind,
+    pub handler: u32,
+    pub module: Arc<Module>,
+    pub frames: u32,
+    pub stack_len: u32,
+    pub y_base: u32,
+}
+
+/// The class of an exception.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Error,
+    Throw,
+    Exit,
+}
+
+impl Class {
+    pub fn atom(self) -> Atom {
+        match self {
+            Class::Error => Atom::ERROR,
+            Class::Throw => Atom::THROW,
+            Class::Exit => Atom::EXIT,
+        }
+    }
+
+    pub fn from_atom(a: Atom) -> Option<Class> {
+        match a {
+            Atom::ERROR => Some(Class::Error),
+            Atom::THROW => Some(Class::Throw),
+            Atom::EXIT => Some(Class::Exit),
+            _ => None,
+        }
+    }
+}
+
+/// Bytes one frame costs against the memory budget.
+pub const FRAME_BYTES: usize = std::mem::size_of::<Frame>();
+
+pub struct Process {
+    // Hot: the code position and stack bounds.
+    pub module: Arc<Module>,
+    pub ip: u32,
+    pub y_base: u32,
+    /// Y slots of all frames; the current frame's slots start at `y_base`.
+    pub stack: Vec<Term>,
+    pub frames: Vec<Frame>,
+    pub catches: Vec<CatchEntry>,
+    /// Reductions spent in the current time slice.
+    pub reductions: usize,
+    /// Reductions spent in total.
+    pub total_reductions: u64,
+    pub heap: Heap,
+    /// The private message queue (already copied into `heap`) and the
+    /// receive's save position in it.
+    pub mailbox: Vec<Term>,
+    pub save: usize,
+    /// The process dictionary as key, value, key, value...
+    pub dictionary: Vec<Term>,
+    /// The exception being raised or handled: class, reason, stacktrace.
+    pub exception: [Term; 3],
+    /// Where a receive with a timeout resumes when the time is up.
+    pub timeout_ip: u32,
+    /// Bytes of stack reserved from the memory budget.
+    stack_reserved: usize,
+}
+
+/// Stack growth is reserved from the budget in chunks of this many bytes.
+const STACK_CHUNK: usize = 1 << 20;
+
+impl Process {
+    /// A process about to run instruction `ip` of `module`.
+    pub fn new(module: Arc<Module>, ip: u32) -> Process {
+        Process {
+            module,
+            ip,
+            y_base: 0,
+            stack: Vec::new(),
+            frames: Vec::new(),
+            catches: Vec::new(),
+            reductions: 0,
+            total_reductions: 0,
+            heap: Heap::new(),
+            mailbox: Vec::new(),
+            save: 0,
+            dictionary: Vec::new(),
+            exception: [Term::NIL; 3],
+            timeout_ip: 0,
+            stack_reserved: 0,
+        }
+    }
+
+    /// Bytes the stack uses now (Y slots and frames).
+    pub fn stack_bytes(&self) -> usize {
+        self.stack.len() * 8 + self.frames.len() * FRAME_BYTES
+    }
+
+    #[inline]
+    pub fn stack_reserved_bytes(&self) -> usize {
+        self.stack_reserved
+    }
+
+    /// Accounts for stack growth: fails with `SystemLimit` when the memory
+    /// budget says no. Called by the interpreter when the stack has grown
+    /// past what was reserved.
+    pub fn reserve_stack(&mut self) -> Result<(), SystemLimit> {
+        let bytes = self.stack_bytes();
+        if bytes <= self.stack_reserved {
+            return Ok(());
+        }
+        let want = (bytes / STACK_CHUNK + 1) * STACK_CHUNK;
+        budget::reserve(want - self.stack_reserved)?;
+        self.stack_reserved = want;
+        Ok(())
+    }
+
+    /// Gives back stack reservations above the current use (after an
+    /// exception unwound a deep stack).
+    pub fn shrink_stack(&mut self) {
+        let want = (self.stack_bytes() / STACK_CHUNK + 1) * STACK_CHUNK;
+        if want < self.stack_reserved {
+            budget::release(self.stack_reserved - want);
+            self.stack_reserved = want;
+            self.stack.shrink_to(self.stack.len() * 2);
+            self.frames.shrink_to(self.frames.len() * 2);
+        }
+    }
+
+    /// Makes `words` heap words free, collecting with every root of the
+    /// process plus `x` (the X registers) and `extra` (a BIF's arguments).
+    pub fn ensure_heap(
+        &mut self,
+        words: usize,
+        x: &mut [Term],
+        extra: &mut [Term],
+    ) -> Result<(), SystemLimit> {
+        let Process {
+            heap,
+            stack,
+            mailbox,
+            dictionary,
+            exception,
+            ..
+        } = self;
+        heap.ensure(
+            words,
+            &mut [x, extra, stack, mailbox, dictionary, exception],
+        )
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        budget::release(self.stack_reserved);
+    }
+}

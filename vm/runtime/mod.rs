@@ -1,0 +1,128 @@
+//! What all processes share: the loaded modules and the global fun table.
+//!
+//! Invariant: a module version, once registered, is never mutated; a new
+//! version replaces the registry entry as a whole. The fun table is
+//! append-only, so a fun's index stays valid forever.
+
+pub mod output;
+pub mod script;
+
+use crate::code::Module;
+use crate::term::Atom;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+/// One entry of the global fun table: the module version a fun was made
+/// in and which of its funs it is.
+#[derive(Clone)]
+pub struct FunEntry {
+    pub module: Arc<Module>,
+    /// Index into `module.funs`.
+    pub fun: u32,
+}
+
+/// Compiles the module named `name` from a source found by the loader;
+/// set by the command line (the runtime does not depend on the compiler).
+pub type Loader = dyn Fn(&str) -> Option<Result<Module, String>> + Send + Sync;
+
+struct Registry {
+    modules: RwLock<HashMap<Atom, Arc<Module>>>,
+    funs: RwLock<Vec<FunEntry>>,
+    loader: OnceLock<Box<Loader>>,
+    /// Modules the loader failed or declined to load (so we ask once).
+    missing: Mutex<HashMap<Atom, Option<String>>>,
+}
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| Registry {
+        modules: RwLock::new(HashMap::new()),
+        funs: RwLock::new(Vec::new()),
+        loader: OnceLock::new(),
+        missing: Mutex::new(HashMap::new()),
+    })
+}
+
+/// Installs the function that finds and compiles modules on first use.
+pub fn set_loader(loader: Box<Loader>) {
+    let _ = registry().loader.set(loader);
+}
+
+static MAX_X: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(4);
+
+/// The most X registers any loaded module uses.
+#[inline]
+pub fn max_x() -> usize {
+    MAX_X.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Registers `module` as the newest version of its name, giving its funs
+/// their global indices.
+pub fn load(mut module: Module) -> Arc<Module> {
+    let r = registry();
+    let mut funs = r.funs.write().unwrap_or_else(|e| e.into_inner());
+    module.fun_base = funs.len() as u32;
+    MAX_X.fetch_max(module.max_x as usize, std::sync::atomic::Ordering::Relaxed);
+    let count = module.funs.len() as u32;
+    let module = Arc::new(module);
+    for i in 0..count {
+        funs.push(FunEntry {
+            module: module.clone(),
+            fun: i,
+        });
+    }
+    drop(funs);
+    r.modules
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(module.name, module.clone());
+    module
+}
+
+/// The newest version of module `name`, loading it on first use.
+/// `Err` carries a load error message (a broken source file).
+pub fn lookup(name: Atom) -> Result<Option<Arc<Module>>, String> {
+    let r = registry();
+    if let Some(m) = r
+        .modules
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&name)
+    {
+        return Ok(Some(m.clone()));
+    }
+    let mut missing = r.missing.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(reason) = missing.get(&name) {
+        return match reason {
+            Some(e) => Err(e.clone()),
+            None => Ok(None),
+        };
+    }
+    let Some(loader) = r.loader.get() else {
+        return Ok(None);
+    };
+    match loader(name.name()) {
+        Some(Ok(module)) => {
+            drop(missing);
+            Ok(Some(load(module)))
+        }
+        Some(Err(message)) => {
+            missing.insert(name, Some(message.clone()));
+            Err(message)
+        }
+        None => {
+            missing.insert(name, None);
+            Ok(None)
+        }
+    }
+}
+
+/// The fun with global index `index`.
+pub fn fun_entry(index: u32) -> Option<FunEntry> {
+    registry()
+        .funs
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(index as usize)
+        .cloned()
+}

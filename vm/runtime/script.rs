@@ -1,0 +1,150 @@
+//! Running a script: `act FILE ARGS` from source text to exit status.
+//!
+//! Parse and check (diagnostics to stderr, status 1 on errors), compile,
+//! load, then run `main/1` with the arguments as strings. Other modules
+//! (stdlib/, and `.act` files beside the script) load on first use.
+
+use crate::interp::{self, ExitKind, Outcome, Registers};
+use crate::process::Process;
+use crate::syntax::{self, Diagnostic};
+use crate::term::{Atom, Term};
+use std::path::{Path, PathBuf};
+
+use super::output;
+
+/// The library modules written in act, embedded at build time.
+const STDLIB: &[(&str, &str)] = &[
+    ("lists", include_str!("../../stdlib/lists.act")),
+    ("maps", include_str!("../../stdlib/maps.act")),
+    ("string", include_str!("../../stdlib/string.act")),
+];
+
+/// Compiles a source text into a module, or the rendered diagnostics.
+pub fn compile_source(
+    source: &str,
+    file: &str,
+    default_name: &str,
+) -> Result<crate::code::Module, String> {
+    let (module, mut diagnostics) = syntax::parse_module(source);
+    // With syntax errors the checker would only add noise about the
+    // forms that failed to parse.
+    if !diagnostics.iter().any(Diagnostic::is_error) {
+        diagnostics.extend(syntax::check::check_module(&module, source));
+    }
+    let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    let rendered = syntax::render(&diagnostics, file, source);
+    if has_errors {
+        return Err(rendered);
+    }
+    if !rendered.is_empty() {
+        output::write_stderr(rendered.as_bytes());
+    }
+    crate::compile::compile_module(&module, default_name, file, source).map_err(|e| {
+        let d = Diagnostic::error(e.message, e.span);
+        syntax::render(&[d], file, source)
+    })
+}
+
+/// Finds module `name`: the embedded stdlib, then `name.act` in `dir`.
+fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module, String>> {
+    if let Some((_, source)) = STDLIB.iter().find(|(n, _)| *n == name) {
+        return Some(compile_source(source, &format!("{name}.act"), name));
+    }
+    if name.is_empty() || name.contains(['/', '\\', '.']) {
+        return None;
+    }
+    let path = dir.join(format!("{name}.act"));
+    let source = std::fs::read_to_string(&path).ok()?;
+    let file = path
+        .file_name()
+        .map_or(name.to_string(), |f| f.to_string_lossy().into_owned());
+    Some(compile_source(&source, &file, name))
+}
+
+/// Compiles `file` only (for `act disasm`).
+pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
+    let source =
+        std::fs::read_to_string(file).map_err(|e| format!("act: cannot read {file}: {e}\n"))?;
+    let path = Path::new(file);
+    let stem = path
+        .file_stem()
+        .map_or("main".to_string(), |s| s.to_string_lossy().into_owned());
+    let name = path
+        .file_name()
+        .map_or(file.to_string(), |s| s.to_string_lossy().into_owned());
+    compile_source(&source, &name, &stem)
+}
+
+/// Runs a script; returns the exit status. With `ACT_GC_STRESS=1` in the
+/// environment every heap test collects (the test mode of DESIGN.md).
+pub fn run_script(file: &str, args: &[String]) -> i32 {
+    if std::env::var_os("ACT_GC_STRESS").is_some_and(|v| v == "1") {
+        crate::heap::set_gc_stress(true);
+    }
+    let module = match compile_file(file) {
+        Ok(m) => m,
+        Err(text) => {
+            output::write_stderr(text.as_bytes());
+            return 1;
+        }
+    };
+    let dir: PathBuf = Path::new(file).parent().map_or(PathBuf::from("."), |d| {
+        if d.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            d.to_path_buf()
+        }
+    });
+    super::set_loader(Box::new(move |name| load_module(&dir, name)));
+    let module = super::load(module);
+    let Some(&main) = module.local_functions.get(&(Atom::intern("main"), 1)) else {
+        output::write_stderr(b"act: the script has no function main/1\n");
+        return 127;
+    };
+    let entry = module.functions[main as usize].entry;
+    let mut process = Process::new(module, entry);
+    let mut regs = Registers::new();
+    // The arguments as a list of strings.
+    let words: usize = args.iter().map(|a| 2 * a.chars().count() + 2).sum();
+    if process
+        .ensure_heap(words, &mut regs.x[..0], &mut [])
+        .is_err()
+    {
+        output::write_stderr(b"act: the arguments do not fit in memory\n");
+        return 1;
+    }
+    let mut list = Term::NIL;
+    for a in args.iter().rev() {
+        let s = process.heap.string(a);
+        list = process.heap.cons(s, list);
+    }
+    regs.x[0] = list;
+    loop {
+        match interp::run(&mut process, &mut regs, interp::CONTEXT_REDS) {
+            Outcome::Yield => continue,
+            Outcome::Exit(ExitKind::Normal) => {
+                output::flush();
+                return 0;
+            }
+            Outcome::Exit(ExitKind::Exception) => {
+                let text = format!("act: {}", interp::format_exception(&process));
+                output::write_stderr(text.as_bytes());
+                return 127;
+            }
+            Outcome::Halt(status) => {
+                output::flush();
+                return status;
+            }
+            Outcome::WaitTimeout(ms) => {
+                output::flush();
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                process.ip = process.timeout_ip;
+            }
+            Outcome::Wait => {
+                // One process and an empty mailbox: nothing can ever come.
+                output::write_stderr(b"act: main/1 waits for a message that can never arrive\n");
+                return 1;
+            }
+        }
+    }
+}
