@@ -870,6 +870,60 @@ pub fn map_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 // ---------------------------------------------------------------------
 // Binaries.
 
+/// The parts of a segment's kind word (see `compile::expr::segment_kind`).
+struct Kind {
+    ty: i64,
+    signed: bool,
+    little: bool,
+    unit: i64,
+}
+
+fn kind_of(t: Term) -> Result<Kind, BifError> {
+    let k = small(t)?;
+    Ok(Kind {
+        ty: k & 3,
+        signed: k & 4 != 0,
+        little: k & 8 != 0,
+        unit: (k >> 8).max(1),
+    })
+}
+
+/// The size in bits of a segment with an explicit or default size.
+fn segment_bits(size: Term, kind: &Kind, default: i64) -> Result<Option<i64>, BifError> {
+    if size == Term::atom(Atom::intern("default")) {
+        return Ok(if default < 0 { None } else { Some(default) });
+    }
+    let n = small(size)?;
+    if n < 0 {
+        return Err(BifError::Badarg);
+    }
+    n.checked_mul(kind.unit)
+        .filter(|&b| b <= 1 << 32)
+        .map(Some)
+        .ok_or(BifError::Badarg)
+}
+
+/// Appends the low `bits` bits of `i` (a multiple of 8), big- or little-endian.
+fn push_integer(bytes: &mut Vec<u8>, i: &BigInt, bits: i64, little: bool) -> Result<(), BifError> {
+    if bits % 8 != 0 {
+        return Err(BifError::Badarg);
+    }
+    let n = (bits / 8) as usize;
+    let mut le = i.to_signed_bytes_le();
+    let fill = if i.sign() == num_bigint::Sign::Minus {
+        0xff
+    } else {
+        0
+    };
+    le.resize(n.max(le.len()), fill);
+    if little {
+        bytes.extend(le[..n].iter());
+    } else {
+        bytes.extend(le[..n].iter().rev());
+    }
+    Ok(())
+}
+
 /// `<<Segments>>`: a tuple of `{Value, Size, Kind}` per segment.
 pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let heap = &ctx.process.heap;
@@ -877,51 +931,169 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let mut bytes = Vec::new();
     for &s in segments {
         let t = heap.as_tuple(s).ok_or(BifError::Badarg)?;
-        let (value, size, kind) = (t[0], t[1], t[2].as_atom().map_or("", |a| a.name()));
-        let default = size == Term::atom(Atom::intern("default"));
-        match kind {
-            "binary" => {
+        let (value, size, kind) = (t[0], t[1], kind_of(t[2])?);
+        match kind.ty {
+            1 => {
                 let b = heap.binary_bytes(value).ok_or(BifError::Badarg)?;
-                if default {
-                    bytes.extend_from_slice(b);
-                } else {
-                    let n = small(size)? as usize;
-                    bytes.extend_from_slice(b.get(..n).ok_or(BifError::Badarg)?);
+                match segment_bits(size, &kind, -1)? {
+                    None => bytes.extend_from_slice(b),
+                    Some(bits) => {
+                        let n = (bits / 8) as usize;
+                        bytes.extend_from_slice(b.get(..n).ok_or(BifError::Badarg)?);
+                    }
                 }
             }
-            "float" => {
+            2 => {
                 let f = arith::to_f64(heap, value).map_err(|_| BifError::Badarg)?;
-                let bits = if default { 64 } else { small(size)? };
-                match bits {
-                    64 => bytes.extend_from_slice(&f.to_be_bytes()),
-                    32 => bytes.extend_from_slice(&(f as f32).to_be_bytes()),
+                let bits = segment_bits(size, &kind, 64)?.unwrap_or(64);
+                let mut b = match bits {
+                    64 => f.to_be_bytes().to_vec(),
+                    32 => (f as f32).to_be_bytes().to_vec(),
                     _ => return Err(BifError::Badarg),
+                };
+                if kind.little {
+                    b.reverse();
                 }
+                bytes.extend_from_slice(&b);
             }
-            "utf8" => {
+            3 => {
                 let c = char::from_u32(small(value)? as u32).ok_or(BifError::Badarg)?;
                 let mut buf = [0u8; 4];
                 bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
             }
             _ => {
                 let i = integer(heap, value)?;
-                let bits = if default { 8 } else { small(size)? };
-                if bits < 0 || bits % 8 != 0 || bits > 1 << 24 {
-                    return Err(BifError::Badarg);
-                }
-                let n = (bits / 8) as usize;
-                let mut le = i.to_signed_bytes_le();
-                let fill = if i.sign() == num_bigint::Sign::Minus {
-                    0xff
-                } else {
-                    0
-                };
-                le.resize(n.max(le.len()), fill);
-                bytes.extend(le[..n].iter().rev());
+                let bits = segment_bits(size, &kind, 8)?.unwrap_or(8);
+                push_integer(&mut bytes, &i, bits, kind.little)?;
             }
         }
     }
     make_binary(ctx, bytes, args)
+}
+
+/// One segment of a binary pattern: `$bs_get(Bin, BitOffset, Kind, Size)`
+/// is `{Value, NextBitOffset}`, or fails (the pattern does not match).
+pub fn bs_get_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let bytes = heap.binary_bytes(args[0]).ok_or(BifError::Badarg)?;
+    let total = bytes.len() as i64 * 8;
+    let offset = small(args[1])?;
+    let kind = kind_of(args[2])?;
+    let left = total - offset;
+    enum Got {
+        Int(BigInt),
+        Float(f64),
+        Sub(usize, usize),
+        Char(u32),
+    }
+    let (got, bits) = match kind.ty {
+        1 => {
+            let bits = segment_bits(args[3], &kind, -1)?.unwrap_or(left);
+            if bits > left || bits % 8 != 0 || offset % 8 != 0 {
+                return Err(BifError::Badarg);
+            }
+            (Got::Sub((offset / 8) as usize, (bits / 8) as usize), bits)
+        }
+        2 => {
+            let bits = segment_bits(args[3], &kind, 64)?.unwrap_or(64);
+            if bits > left || offset % 8 != 0 || (bits != 64 && bits != 32) {
+                return Err(BifError::Badarg);
+            }
+            let at = (offset / 8) as usize;
+            let mut b = bytes[at..at + (bits / 8) as usize].to_vec();
+            if kind.little {
+                b.reverse();
+            }
+            let f = if bits == 64 {
+                f64::from_be_bytes(b.try_into().map_err(|_| BifError::Badarg)?)
+            } else {
+                f32::from_be_bytes(b.try_into().map_err(|_| BifError::Badarg)?) as f64
+            };
+            (Got::Float(f), bits)
+        }
+        3 => {
+            if offset % 8 != 0 {
+                return Err(BifError::Badarg);
+            }
+            let rest = &bytes[(offset / 8) as usize..];
+            let len = match rest.first() {
+                Some(b) if *b < 0x80 => 1,
+                Some(b) if *b >= 0xf0 => 4,
+                Some(b) if *b >= 0xe0 => 3,
+                Some(b) if *b >= 0xc0 => 2,
+                _ => return Err(BifError::Badarg),
+            };
+            let s = std::str::from_utf8(rest.get(..len).ok_or(BifError::Badarg)?)
+                .map_err(|_| BifError::Badarg)?;
+            let c = s.chars().next().ok_or(BifError::Badarg)?;
+            (Got::Char(c as u32), len as i64 * 8)
+        }
+        _ => {
+            let bits = segment_bits(args[3], &kind, 8)?.unwrap_or(8);
+            if bits > left {
+                return Err(BifError::Badarg);
+            }
+            let mut v = BigInt::from(0);
+            if kind.little {
+                if bits % 8 != 0 || offset % 8 != 0 {
+                    return Err(BifError::Badarg);
+                }
+                let at = (offset / 8) as usize;
+                for &b in bytes[at..at + (bits / 8) as usize].iter().rev() {
+                    v = (v << 8) + b;
+                }
+            } else {
+                for k in offset..offset + bits {
+                    let bit = (bytes[(k / 8) as usize] >> (7 - k % 8)) & 1;
+                    v = (v << 1) + bit;
+                }
+            }
+            if kind.signed && bits > 0 && v.bit(bits as u64 - 1) {
+                v -= BigInt::from(1) << bits as usize;
+            }
+            (Got::Int(v), bits)
+        }
+    };
+    let next = Term::small(offset + bits);
+    let words = 3 + match &got {
+        Got::Int(i) => heap::words_for_bigint(i),
+        Got::Float(_) => heap::FLOAT_WORDS,
+        Got::Sub(..) => heap::SUB_BINARY_WORDS,
+        Got::Char(_) => 0,
+    };
+    ctx.ensure(words, args)?;
+    let heap = &mut ctx.process.heap;
+    let value = match got {
+        Got::Int(i) => heap.bigint(&i),
+        Got::Float(f) => heap.float(f),
+        Got::Sub(at, len) => heap.sub_binary(args[0], at, len).ok_or(BifError::Badarg)?,
+        Got::Char(c) => Term::small(c as i64),
+    };
+    Ok(heap.tuple(&[value, next]))
+}
+
+/// A binary pattern matched the whole binary: `$bs_end(Bin, BitOffset)`.
+pub fn bs_end_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let len = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?
+        .len() as i64;
+    if small(args[1])? == len * 8 {
+        Ok(Term::TRUE)
+    } else {
+        Err(BifError::Badarg)
+    }
+}
+
+/// `node(Pid)`: every pid is local.
+pub fn node_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    if args[0].is_pid() {
+        Ok(Term::atom(Atom::NONODE))
+    } else {
+        Err(BifError::Badarg)
+    }
 }
 
 #[allow(dead_code)]

@@ -180,6 +180,9 @@ bifs! {
         "$map_update", 3 => maps::update_3;
         "$badbool", 1 => erlang::badbool_1;
         "$bs_build", 1 => erlang::bs_build_1;
+        "$bs_get", 4 => erlang::bs_get_4;
+        "$bs_end", 2 => erlang::bs_end_2;
+        "node", 1 => erlang::node_1, auto;
     }
     "io" => {
         "format", 1 => io::format_1;

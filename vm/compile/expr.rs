@@ -134,11 +134,19 @@ impl<'a> Fc<'a> {
                 next_y += 1;
             }
         } else {
-            // A variable that is a whole argument stays in its register.
+            // A variable that is a whole argument, and appears nowhere else
+            // in the head, stays in its argument register (elsewhere, a
+            // binding could overwrite an argument not yet matched).
+            let head_vars = super::lower::vars_of(&clause.patterns.iter().collect::<Vec<_>>());
+            let mut counts: HashMap<&str, usize> = HashMap::new();
+            for p in &clause.patterns {
+                super::lower::count_vars(p, &mut counts);
+            }
             for (i, p) in clause.patterns.iter().enumerate() {
                 if let ExprKind::Var(n) = &p.kind
                     && n != "_"
-                    && !vars.contains_key(n)
+                    && head_vars.contains(n)
+                    && counts.get(n.as_str()) == Some(&1)
                 {
                     vars.insert(n.clone(), Dst::x(i as u16));
                 }
@@ -578,12 +586,12 @@ impl<'a> Fc<'a> {
         let mut expanded: Vec<ast::BinElement> = Vec::new();
         for el in elements {
             match &el.value.kind {
-                ExprKind::String(chars) if el.size.is_none() && el.specifiers.is_empty() => {
+                ExprKind::String(chars) if el.size.is_none() => {
                     for &c in chars {
                         expanded.push(ast::BinElement {
                             value: Expr::new(ExprKind::Integer((c as i64).into()), el.span),
                             size: None,
-                            specifiers: vec![],
+                            specifiers: el.specifiers.clone(),
                             span: el.span,
                         });
                     }
@@ -607,8 +615,7 @@ impl<'a> Fc<'a> {
         let srcs = self.exprs(&es)?;
         let mut segments = Vec::new();
         for (i, el) in elements.iter().enumerate() {
-            let kind = segment_kind(el);
-            let kind = self.lit(Term::atom(Atom::intern(kind)));
+            let kind = self.lit(Term::small(segment_kind(el)));
             let t = self.put_tuple(&[srcs[2 * i], srcs[2 * i + 1], kind], None);
             self.protect(t);
             segments.push(t);
@@ -1129,16 +1136,31 @@ fn constant_binary(elements: &[ast::BinElement]) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-fn segment_kind(el: &ast::BinElement) -> &'static str {
+/// A segment's type and flags packed in a small integer, as the binary
+/// BIFs read it: bits 0-1 type (0 integer, 1 binary, 2 float, 3 utf8),
+/// bit 2 signed, bit 3 little-endian, bit 4 bits (`/bits`), bits 8.. unit.
+pub(super) fn segment_kind(el: &ast::BinElement) -> i64 {
+    let mut kind = 0;
+    let mut unit = None;
+    let mut flags = 0;
     for s in &el.specifiers {
         match s.name.as_str() {
-            "binary" | "bytes" => return "binary",
-            "float" => return "float",
-            "utf8" => return "utf8",
+            "binary" | "bytes" => kind = 1,
+            "bits" | "bitstring" => {
+                kind = 1;
+                flags |= 16;
+            }
+            "float" => kind = 2,
+            "utf8" => kind = 3,
+            "integer" => kind = 0,
+            "signed" => flags |= 4,
+            "little" => flags |= 8,
+            "unit" => unit = s.value.map(i64::from),
             _ => {}
         }
     }
-    "integer"
+    let unit = unit.unwrap_or(if kind == 1 { 8 } else { 1 });
+    kind | flags | (unit << 8)
 }
 
 /// The value of an expression made only of literals.

@@ -171,6 +171,16 @@ pub(super) fn clause_vars(c: &ast::Clause) -> Vec<String> {
     names
 }
 
+/// Counts the occurrences of each variable in `e`.
+pub(super) fn count_vars<'a>(e: &'a Expr, counts: &mut std::collections::HashMap<&'a str, usize>) {
+    walk(vec![e], true, |e| {
+        if let ExprKind::Var(n) = &e.kind {
+            *counts.entry(n.as_str()).or_insert(0) += 1;
+        }
+        false
+    });
+}
+
 /// Every variable named in `es`, closures included.
 pub(super) fn vars_of(es: &[&Expr]) -> BTreeSet<String> {
     all_vars(es.to_vec())

@@ -66,7 +66,9 @@ impl Registers {
 /// Why `run` returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
-    /// The reduction budget is spent; run again to continue.
+    /// The reduction budget is spent; run again to continue. Only
+    /// x[0..process.live_x] are live (the arguments of the call it
+    /// stopped at): a scheduler saves those and may reuse the rest.
     Yield,
     /// A receive found no message; resume at `process.ip` when one comes.
     Wait,
@@ -97,6 +99,7 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Outcome {
     let mut module: Arc<Module> = p.module.clone();
     let mut ip = p.ip as usize;
     p.reductions = 0;
+    p.reduction_budget = budget;
     let outcome = interpret(p, regs, budget, &mut module, &mut ip);
     p.ip = ip as u32;
     p.module = module;
@@ -173,13 +176,12 @@ fn interpret(
         // Charges reductions for a call; yields when the budget is spent. The
         // call's effect is already done, so resuming continues at the callee.
         macro_rules! charge {
-            ($cost:expr) => {{
+            ($cost:expr, $live:expr) => {{
                 p.reductions += $cost;
                 if p.reductions >= budget {
-                    {
-                        *ip_slot = ip;
-                        return Outcome::Yield;
-                    }
+                    *ip_slot = ip;
+                    p.live_x = $live as u32;
+                    return Outcome::Yield;
                 }
             }};
         }
@@ -293,7 +295,7 @@ fn interpret(
                 }
                 Instr::Jump { to } => ip = to.0 as usize,
 
-                Instr::Call { target, .. } => {
+                Instr::Call { target, arity } => {
                     p.frames.push(Frame {
                         return_ip: ip as u32,
                         y_base: p.y_base,
@@ -304,16 +306,16 @@ fn interpret(
                         raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
                     }
                     ip = target.0 as usize;
-                    charge!(cost::CALL);
+                    charge!(cost::CALL, arity);
                 }
-                Instr::CallLast { target, .. } => {
+                Instr::CallLast { target, arity } => {
                     p.stack.truncate(p.y_base as usize);
                     ip = target.0 as usize;
-                    charge!(cost::CALL);
+                    charge!(cost::CALL, arity);
                 }
-                Instr::CallOnly { target, .. } => {
+                Instr::CallOnly { target, arity } => {
                     ip = target.0 as usize;
-                    charge!(cost::CALL);
+                    charge!(cost::CALL, arity);
                 }
                 Instr::CallExt { arity, import } => {
                     let i = &m.imports[import as usize];
@@ -474,6 +476,10 @@ fn interpret(
                     dst,
                 } => {
                     let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
+                    if let Some(v) = arith_small(op, va, vb) {
+                        put!(p, x, dst, v);
+                        continue;
+                    }
                     let r = match op {
                         ArithOp::Div => arith::divide(&p.heap, va, vb),
                         ArithOp::IntDiv => arith::int_div(&p.heap, va, vb),
@@ -737,6 +743,30 @@ pub(crate) fn regs_used(_module: &Module) -> usize {
     crate::runtime::max_x().clamp(4, X_REGISTERS)
 }
 
+/// The other arithmetic operators on two small integers, when the result
+/// is a small integer too; `None` sends the operation to the slow path.
+#[inline]
+fn arith_small(op: ArithOp, a: Term, b: Term) -> Option<Term> {
+    let (i, j) = (a.as_small()?, b.as_small()?);
+    let r = match op {
+        ArithOp::IntDiv => i.checked_div(j)?,
+        ArithOp::Rem => i.checked_rem(j)?,
+        ArithOp::Band => i & j,
+        ArithOp::Bor => i | j,
+        ArithOp::Bxor => i ^ j,
+        ArithOp::Bsr if (0..64).contains(&j) => i >> j,
+        ArithOp::Bsl if (0..62).contains(&j) => {
+            let r = i << j;
+            if r >> j != i {
+                return None;
+            }
+            r
+        }
+        _ => return None,
+    };
+    Term::try_small(r)
+}
+
 #[inline]
 fn compare(p: &Process, a: Term, b: Term) -> Ordering {
     if a.is_small() && b.is_small() {
@@ -919,7 +949,8 @@ fn call_mfa(
         return exception::undef(p, x, module, ip, m, f, arity);
     };
     enter(p, module, ip, target, entry, tail);
-    if p.reductions >= CONTEXT_REDS {
+    if p.reductions >= p.reduction_budget {
+        p.live_x = arity as u32;
         return Flow::Stop(Outcome::Yield);
     }
     Flow::Continue
@@ -961,7 +992,8 @@ fn call_fun(
             let target_entry = entry.module.functions[def.function as usize].entry;
             p.reductions += cost::CALL;
             enter(p, module, ip, entry.module.clone(), target_entry, tail);
-            if p.reductions >= CONTEXT_REDS {
+            if p.reductions >= p.reduction_budget {
+                p.live_x = (arity + free) as u32;
                 return Flow::Stop(Outcome::Yield);
             }
             Flow::Continue

@@ -88,8 +88,9 @@ pub struct Process {
     pub stack: Vec<Term>,
     pub frames: Vec<Frame>,
     pub catches: Vec<CatchEntry>,
-    /// Reductions spent in the current time slice.
+    /// Reductions spent in the current time slice, and its budget.
     pub reductions: usize,
+    pub reduction_budget: usize,
     /// Reductions spent in total.
     pub total_reductions: u64,
     pub heap: Heap,
@@ -103,6 +104,8 @@ pub struct Process {
     pub exception: [Term; 3],
     /// Where a receive with a timeout resumes when the time is up.
     pub timeout_ip: u32,
+    /// X registers live when the process last yielded (see `Outcome::Yield`).
+    pub live_x: u32,
     /// Bytes of stack reserved from the memory budget.
     stack_reserved: usize,
 }
@@ -121,6 +124,7 @@ impl Process {
             frames: Vec::new(),
             catches: Vec::new(),
             reductions: 0,
+            reduction_budget: 0,
             total_reductions: 0,
             heap: Heap::new(),
             mailbox: Vec::new(),
@@ -128,6 +132,7 @@ impl Process {
             dictionary: Vec::new(),
             exception: [Term::NIL; 3],
             timeout_ip: 0,
+            live_x: 0,
             stack_reserved: 0,
         }
     }
