@@ -137,21 +137,20 @@ impl Shell {
         self.rebuild_store(None, &[]);
     }
 
-    /// `v(N)`: the value of result N (negative counts back from now).
+    /// `v(N)`: the value of result N; `v(-1)` is the newest result kept,
+    /// `v(-2)` the one before it.
     pub fn recall(&self, n: i64) -> Option<String> {
-        let wanted = if n <= 0 {
-            (self.counter as i64 + n).max(0) as u64
+        let found = if n < 0 {
+            let back = usize::try_from(n.unsigned_abs()).ok()?;
+            let at = self.history.len().checked_sub(back)?;
+            self.history.get(at)
         } else {
-            n as u64
+            self.history.iter().find(|(i, _)| *i as i64 == n)
         };
-        self.history
-            .iter()
-            .find(|(i, _)| *i == wanted)
-            .map(|(_, v)| self.show(*v))
+        found.map(|(_, v)| self.show(*v))
     }
 
-    /// Records a value printed by a shell command in the history (as erl
-    /// does for `v(N)` and the commands that return values).
+    /// `~p` of a term on `store`, as results print.
     fn show(&self, t: Term) -> String {
         crate::term::print::print_with(&self.store, t, 1, 80, -1, true)
     }
