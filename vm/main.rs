@@ -5,6 +5,7 @@
 //! (`act FILE ARGS`) is added by the VM. Work starts only after the
 //! arguments are read, so `act` starts fast.
 
+use act::runtime::processes;
 use act::syntax::{self, Diagnostic, Severity};
 use std::process::ExitCode;
 
@@ -28,6 +29,11 @@ Options:
   -h, --help           print this help
   -V, --version        print the version
   --max-memory BYTES   memory budget for running programs (suffix K, M or G)
+  --schedulers N       scheduler threads (default: one per core)
+  --reductions N       reductions per time slice (default 4000)
+  --max-processes N    spawning past N live processes raises system_limit
+  --deterministic      one scheduler, a virtual clock, pids and refs in order
+  --stats              print runtime statistics on stderr at the end
 ";
 
 /// What the command line asks for.
@@ -79,6 +85,14 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
             act::heap::budget::set_limit(bytes);
             parse_args(&args[2..])
         }
+        Some(option) if option.starts_with("--") && runtime_option(option, args.get(1))? => {
+            let skip = if processes::option_takes_value(option) {
+                2
+            } else {
+                1
+            };
+            parse_args(&args[skip..])
+        }
         Some(option) if option.starts_with('-') && option.len() > 1 => {
             Err(format!("unknown option '{option}'"))
         }
@@ -129,6 +143,15 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Applies a runtime option (`--schedulers N`, ...); false if `option`
+/// is not one.
+fn runtime_option(option: &str, value: Option<&String>) -> Result<bool, String> {
+    let value = processes::option_takes_value(option)
+        .then(|| value.map(String::as_str))
+        .flatten();
+    processes::apply_option(option, value)
 }
 
 /// `512M` -> bytes.

@@ -31,7 +31,8 @@ fn install_namer() {
                 Some(e) => format!("#Fun<{}.{}.0>", e.module.name.name(), e.fun),
                 None => format!("#Fun<act.{index}.0>"),
             },
-            pid: |id| format!("<0.{}.0>", id + 80),
+            // The table slot (the low 32 bits); its generation is not shown.
+            pid: |id| format!("<0.{}.0>", (id & 0xffff_ffff) + 80),
         })
     });
 }

@@ -304,7 +304,9 @@ impl Heap {
             to: &mut self.words,
             to_off_heap: &mut self.off_heap,
         };
+        let mut root_words = 0usize;
         for root in roots.iter_mut() {
+            root_words += root.len();
             for term in root.iter_mut() {
                 *term = gc.evacuate(*term);
             }
@@ -331,7 +333,9 @@ impl Heap {
         budget::release(self.reserved.saturating_sub(bytes));
         self.reserved = bytes;
         self.collections += 1;
-        self.resize_after_collection(need, old_capacity);
+        // A collection costs the roots too (a stack or mailbox of
+        // immediates): leave room in proportion, so their scans amortize.
+        self.resize_after_collection(need.saturating_add(root_words / 2), old_capacity);
         Ok(())
     }
 

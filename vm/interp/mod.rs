@@ -698,6 +698,7 @@ fn interpret(
                         p.mailbox.remove(p.save);
                     }
                     p.save = 0;
+                    p.in_timed_receive = false;
                 }
                 Instr::Wait { to } => {
                     ip = to.0 as usize;
@@ -730,6 +731,7 @@ fn interpret(
                 }
                 Instr::Timeout {} => {
                     p.save = 0;
+                    p.in_timed_receive = false;
                 }
             }
         }

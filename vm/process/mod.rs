@@ -10,6 +10,10 @@
 //! literal area, and is rooted in one of: the X registers of the
 //! scheduler running it, `stack`, `mailbox`, `dictionary`, `exception`.
 
+mod mailbox;
+
+pub use mailbox::Mailbox;
+
 use crate::code::Module;
 use crate::heap::Heap;
 use crate::heap::budget::{self, SystemLimit};
@@ -96,7 +100,7 @@ pub struct Process {
     pub heap: Heap,
     /// The private message queue (already copied into `heap`) and the
     /// receive's save position in it.
-    pub mailbox: Vec<Term>,
+    pub mailbox: Mailbox,
     pub save: usize,
     /// The process dictionary as key, value, key, value...
     pub dictionary: Vec<Term>,
@@ -104,6 +108,9 @@ pub struct Process {
     pub exception: [Term; 3],
     /// Where a receive with a timeout resumes when the time is up.
     pub timeout_ip: u32,
+    /// A receive with a timeout is waiting (its timer is armed); cleared
+    /// when a message or the timeout ends the receive.
+    pub in_timed_receive: bool,
     /// X registers live when the process last yielded (see `Outcome::Yield`).
     pub live_x: u32,
     /// Bytes of stack reserved from the memory budget.
@@ -112,6 +119,17 @@ pub struct Process {
 
 /// Stack growth is reserved from the budget in chunks of this many bytes.
 const STACK_CHUNK: usize = 1 << 20;
+
+/// The reservation for a stack of `bytes`: powers of two from 1 KiB up to
+/// a chunk, then whole chunks. Small, since a million processes each
+/// reserve their own (a fixed 1 MiB each would exhaust the budget).
+fn stack_reservation(bytes: usize) -> usize {
+    if bytes < STACK_CHUNK {
+        (bytes + 1).next_power_of_two().max(1 << 10)
+    } else {
+        (bytes / STACK_CHUNK + 1) * STACK_CHUNK
+    }
+}
 
 impl Process {
     /// A process about to run instruction `ip` of `module`.
@@ -127,11 +145,12 @@ impl Process {
             reduction_budget: 0,
             total_reductions: 0,
             heap: Heap::new(),
-            mailbox: Vec::new(),
+            mailbox: Mailbox::new(),
             save: 0,
             dictionary: Vec::new(),
             exception: [Term::NIL; 3],
             timeout_ip: 0,
+            in_timed_receive: false,
             live_x: 0,
             stack_reserved: 0,
         }
@@ -155,7 +174,7 @@ impl Process {
         if bytes <= self.stack_reserved {
             return Ok(());
         }
-        let want = (bytes / STACK_CHUNK + 1) * STACK_CHUNK;
+        let want = stack_reservation(bytes);
         budget::reserve(want - self.stack_reserved)?;
         self.stack_reserved = want;
         Ok(())
@@ -164,7 +183,7 @@ impl Process {
     /// Gives back stack reservations above the current use (after an
     /// exception unwound a deep stack).
     pub fn shrink_stack(&mut self) {
-        let want = (self.stack_bytes() / STACK_CHUNK + 1) * STACK_CHUNK;
+        let want = stack_reservation(self.stack_bytes());
         if want < self.stack_reserved {
             budget::release(self.stack_reserved - want);
             self.stack_reserved = want;
@@ -189,9 +208,10 @@ impl Process {
             exception,
             ..
         } = self;
+        let (older, newer) = mailbox.as_mut_slices();
         heap.ensure(
             words,
-            &mut [x, extra, stack, mailbox, dictionary, exception],
+            &mut [x, extra, stack, older, newer, dictionary, exception],
         )
     }
 }

@@ -5,6 +5,7 @@
 //! append-only, so a fun's index stays valid forever.
 
 pub mod output;
+pub mod processes;
 pub mod script;
 
 use crate::code::Module;

@@ -4,7 +4,7 @@
 //! load, then run `main/1` with the arguments as strings. Other modules
 //! (stdlib/, and `.act` files beside the script) load on first use.
 
-use crate::interp::{self, ExitKind, Outcome, Registers};
+use crate::interp::Registers;
 use crate::process::Process;
 use crate::syntax::{self, Diagnostic};
 use crate::term::{Atom, Term};
@@ -17,6 +17,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("lists", include_str!("../../stdlib/lists.act")),
     ("maps", include_str!("../../stdlib/maps.act")),
     ("string", include_str!("../../stdlib/string.act")),
+    ("timer", include_str!("../../stdlib/timer.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
@@ -118,33 +119,6 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
         let s = process.heap.string(a);
         list = process.heap.cons(s, list);
     }
-    regs.x[0] = list;
-    loop {
-        match interp::run(&mut process, &mut regs, interp::CONTEXT_REDS) {
-            Outcome::Yield => continue,
-            Outcome::Exit(ExitKind::Normal) => {
-                output::flush();
-                return 0;
-            }
-            Outcome::Exit(ExitKind::Exception) => {
-                let text = format!("act: {}", interp::format_exception(&process));
-                output::write_stderr(text.as_bytes());
-                return 127;
-            }
-            Outcome::Halt(status) => {
-                output::flush();
-                return status;
-            }
-            Outcome::WaitTimeout(ms) => {
-                output::flush();
-                std::thread::sleep(std::time::Duration::from_millis(ms));
-                process.ip = process.timeout_ip;
-            }
-            Outcome::Wait => {
-                // One process and an empty mailbox: nothing can ever come.
-                output::write_stderr(b"act: main/1 waits for a message that can never arrive\n");
-                return 1;
-            }
-        }
-    }
+    let (config, stats) = super::processes::configured();
+    super::processes::run_main(config, process, vec![list], stats)
 }

@@ -1,0 +1,614 @@
+//! The process BIFs: spawn, send, links, monitors, names, exit signals,
+//! and the runtime queries (`processes()`, `system_info`, time).
+//!
+//! A BIF reaches the runtime through `Services`, the process's door to
+//! the scheduler for the length of one run step. The runtime
+//! (`runtime::processes`) installs it with `with_installed` around
+//! `interp::run`; outside a run step (the sequential path, tests) the
+//! `Solo` services of a lone process answer instead.
+//!
+//! Invariant: at most one `Services` is installed per thread, and only
+//! for the duration of `with_installed`; `services()` hands it out to one
+//! BIF at a time (BIFs never call act code, so they never nest).
+
+use super::{BifError, BifResult, Context};
+use crate::heap::{self, MessageBuffer};
+use crate::process::Process;
+use crate::sched::Pid;
+use crate::term::view::View;
+use crate::term::{Atom, Term};
+use std::cell::Cell;
+
+/// How a spawned process starts.
+pub enum Start {
+    /// Run the process's code with these terms (on its own heap) in x0...
+    Run(Vec<Term>),
+    /// The function does not exist: the process exits at once with this
+    /// reason (`{undef, [{M, F, Args, []}]}`) on its own heap.
+    Undef(Term),
+}
+
+/// A process to spawn, built by the spawning BIF.
+pub struct Spawn {
+    pub process: Process,
+    pub start: Start,
+    /// `spawn_link`: the child starts linked to its parent.
+    pub link: bool,
+    /// `spawn_monitor`: the parent monitors the child with this reference.
+    pub monitor: Option<u64>,
+}
+
+/// What the process BIFs need from the runtime, for the running process.
+pub trait Services {
+    fn self_pid(&self) -> Pid;
+    /// Sends a message; a dead receiver drops it.
+    fn send(&mut self, to: Pid, message: MessageBuffer);
+    /// Spawns a process; `None` past `--max-processes`.
+    fn spawn(&mut self, spawn: Spawn) -> Option<Pid>;
+    /// `link(Pid)`; false if `pid` is dead (nothing is recorded then).
+    fn link(&mut self, pid: Pid) -> bool;
+    fn unlink(&mut self, pid: Pid);
+    /// `monitor(process, Pid)`: the reference id; a dead target answers
+    /// with a `noproc` 'DOWN' at once.
+    fn monitor(&mut self, pid: Pid) -> u64;
+    /// `demonitor(Ref)`: whether the monitor was still active.
+    fn demonitor(&mut self, reference: u64) -> bool;
+    /// An exit signal to `to` as if from `from` (`exit(Pid, Reason)` has
+    /// `from` = self; a link to a dead pid answers itself from that pid).
+    fn exit_signal(&mut self, to: Pid, from: Pid, reason: MessageBuffer);
+    /// `process_flag(trap_exit, On)`: the old value.
+    fn set_trap_exit(&mut self, on: bool) -> bool;
+    fn trap_exit(&self) -> bool;
+    fn register(&mut self, name: Atom, pid: Pid) -> bool;
+    fn unregister(&mut self, name: Atom) -> bool;
+    fn whereis(&self, name: Atom) -> Option<Pid>;
+    fn registered(&self) -> Vec<Atom>;
+    fn is_alive(&self, pid: Pid) -> bool;
+    fn processes(&self) -> Vec<Pid>;
+    fn process_count(&self) -> usize;
+    fn schedulers(&self) -> usize;
+    fn total_reductions(&self) -> u64;
+    fn make_ref(&mut self) -> u64;
+    /// Nanoseconds on the VM's clock (virtual under `--deterministic`).
+    fn now_ns(&self) -> u64;
+}
+
+/// The services of a process that runs alone (the sequential path): it
+/// is pid 0, sends to others go nowhere, and it cannot spawn.
+#[derive(Default)]
+pub struct Solo {
+    next_ref: u64,
+    trap_exit: bool,
+}
+
+impl Services for Solo {
+    fn self_pid(&self) -> Pid {
+        Pid::from_id(0)
+    }
+    fn send(&mut self, _: Pid, _: MessageBuffer) {}
+    fn spawn(&mut self, _: Spawn) -> Option<Pid> {
+        None
+    }
+    fn link(&mut self, pid: Pid) -> bool {
+        pid == self.self_pid()
+    }
+    fn unlink(&mut self, _: Pid) {}
+    fn monitor(&mut self, _: Pid) -> u64 {
+        self.make_ref()
+    }
+    fn demonitor(&mut self, _: u64) -> bool {
+        false
+    }
+    fn exit_signal(&mut self, _: Pid, _: Pid, _: MessageBuffer) {}
+    fn set_trap_exit(&mut self, on: bool) -> bool {
+        std::mem::replace(&mut self.trap_exit, on)
+    }
+    fn trap_exit(&self) -> bool {
+        self.trap_exit
+    }
+    fn register(&mut self, _: Atom, _: Pid) -> bool {
+        false
+    }
+    fn unregister(&mut self, _: Atom) -> bool {
+        false
+    }
+    fn whereis(&self, _: Atom) -> Option<Pid> {
+        None
+    }
+    fn registered(&self) -> Vec<Atom> {
+        Vec::new()
+    }
+    fn is_alive(&self, pid: Pid) -> bool {
+        pid == self.self_pid()
+    }
+    fn processes(&self) -> Vec<Pid> {
+        vec![self.self_pid()]
+    }
+    fn process_count(&self) -> usize {
+        1
+    }
+    fn schedulers(&self) -> usize {
+        1
+    }
+    fn total_reductions(&self) -> u64 {
+        0
+    }
+    fn make_ref(&mut self) -> u64 {
+        self.next_ref += 1;
+        self.next_ref
+    }
+    fn now_ns(&self) -> u64 {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos() as u64
+    }
+}
+
+type Installed = *mut (dyn Services + 'static);
+
+thread_local! {
+    /// The services of the run step on this thread (null outside one, or
+    /// while a BIF holds them).
+    static INSTALLED: Cell<Option<Installed>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with `services` installed for the BIFs it runs on this thread.
+pub fn with_installed<R>(services: &mut dyn Services, f: impl FnOnce() -> R) -> R {
+    // SAFETY (the lifetime erasure): the pointer is only dereferenced by
+    // `services()` while this call is on the stack (it is removed before
+    // returning, by the guard, even on unwind), so it never outlives
+    // the borrow it came from.
+    let ptr: *mut (dyn Services + '_) = services;
+    let ptr: Installed = unsafe { std::mem::transmute(ptr) };
+    struct Restore(Option<Installed>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INSTALLED.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(INSTALLED.with(|c| c.replace(Some(ptr))));
+    f()
+}
+
+/// Calls `f` with the installed services, or with a fresh `Solo` when no
+/// run step installed any.
+pub fn services<R>(f: impl FnOnce(&mut dyn Services) -> R) -> R {
+    match INSTALLED.with(|c| c.take()) {
+        Some(ptr) => {
+            struct PutBack(Installed);
+            impl Drop for PutBack {
+                fn drop(&mut self) {
+                    INSTALLED.with(|c| c.set(Some(self.0)));
+                }
+            }
+            let guard = PutBack(ptr);
+            // SAFETY: `ptr` came from the `&mut` that `with_installed`
+            // holds for this whole call, and it was taken out of the cell,
+            // so no other `&mut` to it exists until `guard` puts it back.
+            let s = unsafe { &mut *guard.0 };
+            f(s)
+        }
+        None => f(&mut Solo::default()),
+    }
+}
+
+fn pid_of(t: Term) -> Result<Pid, BifError> {
+    Pid::from_term(t).ok_or(BifError::Badarg)
+}
+
+fn copy_out(ctx: &Context, t: Term) -> Result<MessageBuffer, BifError> {
+    MessageBuffer::copy_from(&ctx.process.heap, t).map_err(|_| BifError::SystemLimit)
+}
+
+/// The reference id of a reference term.
+pub fn reference_id(heap: &heap::Heap, t: Term) -> Option<u64> {
+    match heap.view(t) {
+        View::Ref(id) => Some(id),
+        _ => None,
+    }
+}
+
+/// A fresh reference term for `id`.
+fn reference(ctx: &mut Context, args: &mut [Term], id: u64) -> BifResult {
+    ctx.ensure(heap::REF_WORDS, args)?;
+    Ok(ctx.heap().reference(id))
+}
+
+// ---------------------------------------------------------------------
+// Sending.
+
+/// `To ! Msg` and `erlang:send/2`: to a pid or a registered name.
+pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let (to, msg) = (args[0], args[1]);
+    let pid = match to.as_atom() {
+        Some(name) => services(|s| s.whereis(name)).ok_or(BifError::Badarg)?,
+        None => pid_of(to)?,
+    };
+    if pid == services(|s| s.self_pid()) {
+        // To itself: the term is on this heap already, and a process's
+        // signals to itself arrive in order, so it goes straight in.
+        ctx.process.mailbox.push(msg);
+        return Ok(msg);
+    }
+    let buffer = copy_out(ctx, msg)?;
+    services(|s| s.send(pid, buffer));
+    Ok(msg)
+}
+
+pub fn self_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(services(|s| s.self_pid()).to_term())
+}
+
+pub fn make_ref_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let id = services(|s| s.make_ref());
+    reference(ctx, args, id)
+}
+
+// ---------------------------------------------------------------------
+// Spawning.
+
+/// Builds the child process for `Fun` (arity 0) or `M:F(Args)`; the
+/// arguments are copied onto the child's heap.
+fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifError> {
+    let heap = &ctx.process.heap;
+    let (module, entry, args, undef) = match what {
+        SpawnOf::Fun(fun) => match heap.view(fun) {
+            View::Fun { index, captured } => {
+                let e = crate::runtime::fun_entry(index).ok_or(BifError::Badarg)?;
+                let def = &e.module.funs[e.fun as usize];
+                if def.arity != 0 {
+                    return Err(BifError::Badarg);
+                }
+                let entry = e.module.functions[def.function as usize].entry;
+                (e.module.clone(), entry, captured.to_vec(), None)
+            }
+            View::ExternalFun {
+                module,
+                function,
+                arity: 0,
+            } => {
+                return build_child(
+                    ctx,
+                    SpawnOf::Mfa(Term::atom(module), Term::atom(function), Term::NIL),
+                );
+            }
+            _ => return Err(BifError::Badarg),
+        },
+        SpawnOf::Mfa(m, f, a) => {
+            let (Some(m), Some(f)) = (m.as_atom(), f.as_atom()) else {
+                return Err(BifError::Badarg);
+            };
+            let args = super::erlang::list_elements(heap, a).ok_or(BifError::Badarg)?;
+            let found = match crate::runtime::lookup(m) {
+                Ok(Some(module)) => module
+                    .exported(f, args.len() as u32)
+                    .map(|entry| (module, entry)),
+                _ => None,
+            };
+            match found {
+                Some((module, entry)) => (module, entry, args, None),
+                None => (ctx.process.module.clone(), 0, args, Some((m, f, a))),
+            }
+        }
+    };
+    let mut child = Process::new(module, entry);
+    if let Some((m, f, a)) = undef {
+        // {undef, [{M, F, Args, []}]}
+        let words = heap::size_of(heap, a).map_err(|_| BifError::SystemLimit)? + 5 + 2 + 3;
+        child
+            .ensure_heap(words, &mut [], &mut [])
+            .map_err(|_| BifError::SystemLimit)?;
+        let a = heap::copy_term(heap, a, &mut child.heap);
+        let mfa = child
+            .heap
+            .tuple(&[Term::atom(m), Term::atom(f), a, Term::NIL]);
+        let stack = child.heap.cons(mfa, Term::NIL);
+        let reason = child.heap.tuple(&[Term::atom(Atom::UNDEF), stack]);
+        return Ok((child, Start::Undef(reason)));
+    }
+    if args.len() >= crate::interp::X_REGISTERS {
+        return Err(BifError::SystemLimit);
+    }
+    let mut words = 0;
+    for &t in &args {
+        words += heap::size_of(heap, t).map_err(|_| BifError::SystemLimit)?;
+    }
+    child
+        .ensure_heap(words, &mut [], &mut [])
+        .map_err(|_| BifError::SystemLimit)?;
+    let copied = args
+        .iter()
+        .map(|&t| heap::copy_term(heap, t, &mut child.heap))
+        .collect();
+    Ok((child, Start::Run(copied)))
+}
+
+enum SpawnOf {
+    Fun(Term),
+    Mfa(Term, Term, Term),
+}
+
+fn do_spawn(ctx: &mut Context, what: SpawnOf, link: bool) -> Result<Pid, BifError> {
+    let (process, start) = build_child(ctx, what)?;
+    services(|s| {
+        let spawn = Spawn {
+            process,
+            start,
+            link,
+            monitor: None,
+        };
+        s.spawn(spawn).ok_or(BifError::SystemLimit)
+    })
+}
+
+pub fn spawn_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = do_spawn(ctx, SpawnOf::Fun(args[0]), false)?;
+    Ok(pid.to_term())
+}
+
+pub fn spawn_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = do_spawn(ctx, SpawnOf::Mfa(args[0], args[1], args[2]), false)?;
+    Ok(pid.to_term())
+}
+
+pub fn spawn_link_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = do_spawn(ctx, SpawnOf::Fun(args[0]), true)?;
+    Ok(pid.to_term())
+}
+
+pub fn spawn_link_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = do_spawn(ctx, SpawnOf::Mfa(args[0], args[1], args[2]), true)?;
+    Ok(pid.to_term())
+}
+
+/// `spawn_monitor`: `{Pid, Ref}`.
+fn spawn_monitor(ctx: &mut Context, args: &mut [Term], what: SpawnOf) -> BifResult {
+    let (process, start) = build_child(ctx, what)?;
+    let (pid, id) = services(|s| {
+        let id = s.make_ref();
+        let spawn = Spawn {
+            process,
+            start,
+            link: false,
+            monitor: Some(id),
+        };
+        s.spawn(spawn)
+            .map(|pid| (pid, id))
+            .ok_or(BifError::SystemLimit)
+    })?;
+    ctx.ensure(heap::REF_WORDS + 3, args)?;
+    let r = ctx.heap().reference(id);
+    Ok(ctx.heap().tuple(&[pid.to_term(), r]))
+}
+
+pub fn spawn_monitor_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    spawn_monitor(ctx, args, SpawnOf::Fun(args[0]))
+}
+
+pub fn spawn_monitor_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    spawn_monitor(ctx, args, SpawnOf::Mfa(args[0], args[1], args[2]))
+}
+
+// ---------------------------------------------------------------------
+// Links, monitors, exit signals.
+
+pub fn link_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = pid_of(args[0])?;
+    let (alive, trapping) = services(|s| (s.link(pid), s.trap_exit()));
+    if !alive {
+        if !trapping {
+            return Err(BifError::Raise(
+                crate::process::Class::Error,
+                Term::atom(Atom::NOPROC),
+            ));
+        }
+        // A trapping process hears of it as an exit message.
+        let me = services(|s| s.self_pid());
+        services(|s| s.exit_signal(me, pid, MessageBuffer::immediate(Term::atom(Atom::NOPROC))));
+    }
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn unlink_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = pid_of(args[0])?;
+    services(|s| s.unlink(pid));
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if args[0] != Term::atom(Atom::PROCESS) {
+        return Err(BifError::Badarg);
+    }
+    let target = match args[1].as_atom() {
+        Some(name) => services(|s| s.whereis(name)),
+        None => Some(pid_of(args[1])?),
+    };
+    let id = match target {
+        Some(pid) => services(|s| s.monitor(pid)),
+        // A name nobody holds: monitor "nothing", answered with noproc.
+        None => services(|s| s.monitor(Pid::from_id((1 << 61) - 1))),
+    };
+    reference(ctx, args, id)
+}
+
+pub fn demonitor_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let id = reference_id(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    services(|s| s.demonitor(id));
+    Ok(Term::atom(Atom::TRUE))
+}
+
+/// `demonitor(Ref, Options)`: `flush` also drops a 'DOWN' already queued.
+pub fn demonitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let id = reference_id(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let options =
+        super::erlang::list_elements(&ctx.process.heap, args[1]).ok_or(BifError::Badarg)?;
+    let active = services(|s| s.demonitor(id));
+    let flush = options.contains(&Term::atom(Atom::intern("flush")));
+    if flush {
+        let heap = &ctx.process.heap;
+        ctx.process.mailbox.retain(|&m| {
+            let Some(t) = heap.as_tuple(m) else {
+                return true;
+            };
+            !(t.len() == 5
+                && t[0] == Term::atom(Atom::DOWN)
+                && reference_id(heap, t[1]) == Some(id))
+        });
+        ctx.process.save = 0;
+    }
+    if options.contains(&Term::atom(Atom::intern("info"))) {
+        return Ok(Term::boolean(active));
+    }
+    Ok(Term::atom(Atom::TRUE))
+}
+
+/// `exit(Pid, Reason)`.
+pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = pid_of(args[0])?;
+    let reason = args[1];
+    let me = services(|s| s.self_pid());
+    if pid == me {
+        let trapping = services(|s| s.trap_exit());
+        if reason == Term::atom(Atom::KILL) {
+            return Err(BifError::Raise(
+                crate::process::Class::Exit,
+                Term::atom(Atom::KILLED),
+            ));
+        }
+        if !trapping && reason != Term::atom(Atom::NORMAL) {
+            return Err(BifError::Raise(crate::process::Class::Exit, reason));
+        }
+    }
+    let buffer = copy_out(ctx, reason)?;
+    services(|s| s.exit_signal(pid, me, buffer));
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn process_flag_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    if args[0] != Term::atom(Atom::TRAP_EXIT) {
+        return Err(BifError::Badarg);
+    }
+    let on = args[1].as_bool().ok_or(BifError::Badarg)?;
+    Ok(Term::boolean(services(|s| s.set_trap_exit(on))))
+}
+
+// ---------------------------------------------------------------------
+// Names and queries.
+
+pub fn register_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let name = args[0].as_atom().ok_or(BifError::Badarg)?;
+    let pid = pid_of(args[1])?;
+    if name == Atom::UNDEFINED || !services(|s| s.register(name, pid)) {
+        return Err(BifError::Badarg);
+    }
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn unregister_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let name = args[0].as_atom().ok_or(BifError::Badarg)?;
+    if !services(|s| s.unregister(name)) {
+        return Err(BifError::Badarg);
+    }
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn whereis_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let name = args[0].as_atom().ok_or(BifError::Badarg)?;
+    Ok(services(|s| s.whereis(name)).map_or(Term::atom(Atom::UNDEFINED), Pid::to_term))
+}
+
+pub fn registered_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let names = services(|s| s.registered());
+    ctx.ensure(2 * names.len(), args)?;
+    let items: Vec<Term> = names.into_iter().map(Term::atom).collect();
+    Ok(ctx.heap().list(&items))
+}
+
+pub fn is_process_alive_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = pid_of(args[0])?;
+    Ok(Term::boolean(services(|s| s.is_alive(pid))))
+}
+
+pub fn processes_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let pids = services(|s| s.processes());
+    ctx.ensure(2 * pids.len(), args)?;
+    let items: Vec<Term> = pids.into_iter().map(Pid::to_term).collect();
+    Ok(ctx.heap().list(&items))
+}
+
+pub fn system_info_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let what = args[0].as_atom().ok_or(BifError::Badarg)?;
+    let n = match what.name() {
+        "process_count" => services(|s| s.process_count()),
+        "schedulers" | "schedulers_online" => services(|s| s.schedulers()),
+        _ => return Err(BifError::Badarg),
+    };
+    Ok(Term::small(n as i64))
+}
+
+/// `statistics(reductions | runtime | wall_clock)`: `{Total, SinceLast}`
+/// (since-last is reported as 0: nothing keeps the previous call).
+pub fn statistics_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let what = args[0].as_atom().ok_or(BifError::Badarg)?;
+    let total = match what.name() {
+        "reductions" | "exact_reductions" => services(|s| s.total_reductions()),
+        "runtime" | "wall_clock" => services(|s| s.now_ns()) / 1_000_000,
+        _ => return Err(BifError::Badarg),
+    };
+    ctx.ensure(INT_WORDS + 3, args)?;
+    let total = ctx.heap().int(total.min(i64::MAX as u64) as i64);
+    Ok(ctx.heap().tuple(&[total, Term::small(0)]))
+}
+
+fn time_in(unit: Term, ns: u64) -> Result<i64, BifError> {
+    let ns = ns as i64;
+    Ok(match unit.as_atom().map(|a| a.name()) {
+        Some("nanosecond" | "native") => ns,
+        Some("microsecond") => ns / 1_000,
+        Some("millisecond") => ns / 1_000_000,
+        Some("second") => ns / 1_000_000_000,
+        _ => return Err(BifError::Badarg),
+    })
+}
+
+/// Words any `i64` needs on the heap.
+const INT_WORDS: usize = 4;
+
+fn int(ctx: &mut Context, args: &mut [Term], v: i64) -> BifResult {
+    ctx.ensure(INT_WORDS, args)?;
+    Ok(ctx.heap().int(v))
+}
+
+pub fn monotonic_time_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let ns = services(|s| s.now_ns());
+    int(ctx, args, ns as i64)
+}
+
+pub fn monotonic_time_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let v = time_in(args[0], services(|s| s.now_ns()))?;
+    int(ctx, args, v)
+}
+
+/// Wall-clock nanoseconds since 1970 (the virtual clock under
+/// `--deterministic`, so runs print the same).
+fn system_ns() -> u64 {
+    let virtual_ns = services(|s| s.now_ns());
+    if crate::runtime::processes::deterministic() {
+        return virtual_ns;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+pub fn system_time_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let ns = system_ns();
+    int(ctx, args, ns as i64)
+}
+
+pub fn system_time_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let v = time_in(args[0], system_ns())?;
+    int(ctx, args, v)
+}

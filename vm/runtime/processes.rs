@@ -1,0 +1,737 @@
+//! The interpreter's processes on the scheduler runtime: `Actor` is the
+//! `sched::ProcessBody` of an act process, and `run_main` runs a program's
+//! main/1 as the main process.
+//!
+//! One run step of an actor:
+//! 1. put back its live X registers (saved when it last stopped),
+//! 2. take every signal from its inbox: messages are copied into its heap
+//!    and appended to the private queue (`Process::mailbox`), exit signals
+//!    kill it or become `{'EXIT', From, Reason}` messages, links and
+//!    monitors are booked, `'DOWN'`s become messages, and the timeout of
+//!    its current receive moves it to the `after` branch,
+//! 3. run the interpreter with the BIF services installed, and map its
+//!    outcome to the scheduler's.
+//!
+//! Invariants:
+//! - Between run steps, `saved_x` holds the X registers the process may
+//!   still read (a GC root while signals are taken in).
+//! - `timer_tag` is the tag of the timer of the receive the process waits
+//!   in, or 0; timers are cancelled lazily: a `Timeout` with another tag,
+//!   or one arriving after the receive ended, is ignored.
+//! - Links and monitors live in the lazily boxed `Cold` part: most
+//!   processes never link, so an idle process pays one pointer for them.
+
+use crate::bif::process::{self as services_mod, Services, Spawn, Start};
+use crate::heap::MessageBuffer;
+use crate::interp::{self, ExitKind, Outcome, Registers};
+use crate::process::{Class, Process};
+use crate::sched::{
+    self, Config, Delivery, Finish, Pid, ProcessBody, RunContext, RunOutcome, Signal,
+};
+use crate::term::{Atom, Term};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::output;
+
+static DETERMINISTIC: AtomicBool = AtomicBool::new(false);
+
+/// Whether the program runs under `--deterministic` (virtual clock).
+pub fn deterministic() -> bool {
+    DETERMINISTIC.load(Ordering::Relaxed)
+}
+
+/// What few processes need: links, monitors, the trap_exit flag.
+#[derive(Default)]
+struct Cold {
+    links: Vec<Pid>,
+    /// Monitors this process holds: (reference, target).
+    monitors: Vec<(u64, Pid)>,
+    /// Processes monitoring this one: (reference, watcher).
+    watchers: Vec<(u64, Pid)>,
+    trap_exit: bool,
+}
+
+/// An act process as the scheduler runs it.
+pub struct Actor {
+    process: Process,
+    /// Live X registers between run steps.
+    saved_x: Vec<Term>,
+    /// How the process starts, until its first run step.
+    start: Option<Start>,
+    cold: Option<Box<Cold>>,
+    /// The tag of the pending receive timer, or 0.
+    timer_tag: u64,
+    /// The next timer tag (receive generations; never 0).
+    next_tag: u64,
+    is_main: bool,
+}
+
+impl Actor {
+    fn new(process: Process, start: Start, is_main: bool) -> Actor {
+        Actor {
+            process,
+            saved_x: Vec::new(),
+            start: Some(start),
+            cold: None,
+            timer_tag: 0,
+            next_tag: 1,
+            is_main,
+        }
+    }
+
+    fn cold(&mut self) -> &mut Cold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+
+    fn trapping(&self) -> bool {
+        self.cold.as_ref().is_some_and(|c| c.trap_exit)
+    }
+}
+
+/// How many X registers may be live: the most any loaded module uses.
+fn live_registers() -> usize {
+    super::max_x().clamp(4, interp::X_REGISTERS)
+}
+
+/// A copy of a buffer (a signal to several processes).
+fn duplicate(buffer: &MessageBuffer) -> MessageBuffer {
+    match buffer.heap() {
+        Some(heap) => MessageBuffer::copy_from(heap, buffer.term())
+            .unwrap_or_else(|_| MessageBuffer::immediate(Term::atom(Atom::SYSTEM_LIMIT))),
+        None => MessageBuffer::immediate(buffer.term()),
+    }
+}
+
+fn atom_buffer(a: Atom) -> MessageBuffer {
+    MessageBuffer::immediate(Term::atom(a))
+}
+
+/// Moves a buffer into the process heap with every root of the process
+/// and the registers `x`.
+fn take_in(p: &mut Process, x: &mut [Term], buffer: MessageBuffer) -> Result<Term, ()> {
+    let Process {
+        heap,
+        stack,
+        mailbox,
+        dictionary,
+        exception,
+        ..
+    } = p;
+    let (older, newer) = mailbox.as_mut_slices();
+    heap.receive_buffer(buffer, &mut [x, stack, older, newer, dictionary, exception])
+        .map_err(|_| ())
+}
+
+/// Appends a tuple made of `elements` (on the heap or immediate) to the
+/// mailbox; `elements` are roots while room is made.
+fn push_tuple(p: &mut Process, x: &mut [Term], elements: &mut [Term]) -> Result<(), ()> {
+    p.ensure_heap(elements.len() + 1, x, elements)
+        .map_err(|_| ())?;
+    let t = p.heap.tuple(elements);
+    p.mailbox.push(t);
+    Ok(())
+}
+
+/// What taking the inbox did.
+enum Taken {
+    Alive,
+    Dies(MessageBuffer),
+}
+
+impl Actor {
+    /// Takes every signal of the inbox (see the module comment).
+    fn take_signals(&mut self, ctx: &mut RunContext<'_, Actor>, x: &mut [Term]) -> Taken {
+        let me = ctx.pid();
+        while let Some(signal) = ctx.take_signal() {
+            match signal {
+                Signal::Message(buffer) => match take_in(&mut self.process, x, buffer) {
+                    Ok(t) => self.process.mailbox.push(t),
+                    Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),
+                },
+                Signal::Exit { from, reason } => {
+                    if let Some(c) = self.cold.as_mut() {
+                        c.links.retain(|&l| l != from);
+                    }
+                    let r = reason.term();
+                    // `kill` is untrappable. (A process that dies of `kill`
+                    // tells its links `killed`, see `on_exit`.)
+                    if r == Term::atom(Atom::KILL) {
+                        return Taken::Dies(atom_buffer(Atom::KILLED));
+                    }
+                    if self.trapping() {
+                        let Ok(r) = take_in(&mut self.process, x, reason) else {
+                            return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
+                        };
+                        let mut e = [Term::atom(Atom::EXIT_UPPER), from.to_term(), r];
+                        if push_tuple(&mut self.process, x, &mut e).is_err() {
+                            return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
+                        }
+                    } else if r != Term::atom(Atom::NORMAL) || from == me {
+                        return Taken::Dies(reason);
+                    }
+                }
+                Signal::Link(from) => {
+                    let links = &mut self.cold().links;
+                    if !links.contains(&from) {
+                        links.push(from);
+                    }
+                }
+                Signal::Unlink(from) => {
+                    if let Some(c) = self.cold.as_mut() {
+                        c.links.retain(|&l| l != from);
+                    }
+                }
+                Signal::Monitor { from, reference } => {
+                    self.cold().watchers.push((reference, from));
+                }
+                Signal::Demonitor { reference, .. } => {
+                    if let Some(c) = self.cold.as_mut() {
+                        c.watchers.retain(|&(r, _)| r != reference);
+                    }
+                }
+                Signal::Down {
+                    from,
+                    reference,
+                    reason,
+                } => {
+                    let held = self.cold.as_mut().and_then(|c| {
+                        let i = c.monitors.iter().position(|&(r, _)| r == reference)?;
+                        Some(c.monitors.swap_remove(i))
+                    });
+                    if held.is_none() {
+                        continue;
+                    }
+                    let Ok(r) = take_in(&mut self.process, x, reason) else {
+                        return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
+                    };
+                    let mut rooted = [r];
+                    if self
+                        .process
+                        .ensure_heap(crate::heap::REF_WORDS + 6, x, &mut rooted)
+                        .is_err()
+                    {
+                        return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
+                    }
+                    let reference = self.process.heap.reference(reference);
+                    let t = self.process.heap.tuple(&[
+                        Term::atom(Atom::DOWN),
+                        reference,
+                        Term::atom(Atom::PROCESS),
+                        from.to_term(),
+                        rooted[0],
+                    ]);
+                    self.process.mailbox.push(t);
+                }
+                Signal::Timeout(tag) => {
+                    if tag == self.timer_tag && self.process.in_timed_receive {
+                        // The receive's time is up: on to its `after`.
+                        self.timer_tag = 0;
+                        self.process.ip = self.process.timeout_ip;
+                    }
+                }
+            }
+        }
+        Taken::Alive
+    }
+
+    /// The exit reason of an uncaught exception, as Erlang reports it:
+    /// `{Reason, Stack}` for errors, `{{nocatch, V}, Stack}` for throws,
+    /// the reason itself for exits.
+    fn exception_reason(&mut self, x: &mut [Term]) -> MessageBuffer {
+        let [class, reason, trace] = self.process.exception;
+        let class = class
+            .as_atom()
+            .and_then(Class::from_atom)
+            .unwrap_or(Class::Error);
+        if class == Class::Exit {
+            return MessageBuffer::copy_from(&self.process.heap, reason)
+                .unwrap_or_else(|_| atom_buffer(Atom::SYSTEM_LIMIT));
+        }
+        let mut roots = [reason, trace];
+        if self.process.ensure_heap(6, x, &mut roots).is_err() {
+            return atom_buffer(Atom::SYSTEM_LIMIT);
+        }
+        let [mut reason, trace] = roots;
+        if class == Class::Throw {
+            reason = self
+                .process
+                .heap
+                .tuple(&[Term::atom(Atom::NOCATCH), reason]);
+        }
+        let t = self.process.heap.tuple(&[reason, trace]);
+        MessageBuffer::copy_from(&self.process.heap, t)
+            .unwrap_or_else(|_| atom_buffer(Atom::SYSTEM_LIMIT))
+    }
+
+    /// Ends the process with `reason` from a run step.
+    fn die(
+        &mut self,
+        ctx: &mut RunContext<'_, Actor>,
+        reason: MessageBuffer,
+    ) -> RunOutcome<MessageBuffer> {
+        if self.is_main && reason.term() != Term::atom(Atom::NORMAL) {
+            let text = match reason.heap() {
+                Some(h) => crate::bif::fmt::print(h, reason.term()),
+                None => crate::bif::fmt::print(&self.process.heap, reason.term()),
+            };
+            output::write_stderr(format!("act: exception exit: {text}\n").as_bytes());
+            ctx.halt(127);
+        }
+        RunOutcome::Exit(reason)
+    }
+}
+
+/// Erlang's crash report for a process that died of an error.
+fn error_report(ctx: &RunContext<'_, Actor>, pid: Pid, reason: &MessageBuffer) {
+    let text = match reason.heap() {
+        Some(h) => crate::bif::fmt::print(h, reason.term()),
+        None => crate::bif::fmt::print(&crate::heap::Heap::new(), reason.term()),
+    };
+    let ns = if deterministic() {
+        ctx.now_ns()
+    } else {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    };
+    let report = format!(
+        "=ERROR REPORT==== {} ===\nError in process {} with exit value:\n{}\n\n",
+        timestamp(ns),
+        pid_name(pid.id()),
+        text
+    );
+    output::write_stderr(report.as_bytes());
+}
+
+/// `2-Dec-2026::14:16:03.532122` (UTC) for nanoseconds since 1970.
+fn timestamp(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let micros = (ns / 1_000) % 1_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{day}-{}-{year}::{:02}:{:02}:{:02}.{micros:06}",
+        MONTHS[(month - 1) as usize],
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// How pids print (as `bif::fmt` installs it for `~p`).
+fn pid_name(id: u64) -> String {
+    let mut heap = crate::heap::Heap::new();
+    let _ = heap.ensure(0, &mut []);
+    crate::bif::fmt::print(&heap, Term::pid(id))
+}
+
+impl ProcessBody for Actor {
+    type Message = MessageBuffer;
+    type Registers = Registers;
+
+    fn run(
+        &mut self,
+        ctx: &mut RunContext<'_, Actor>,
+        regs: &mut Registers,
+        budget: u32,
+    ) -> RunOutcome<MessageBuffer> {
+        let live = live_registers();
+        match self.start.take() {
+            Some(Start::Run(args)) => {
+                // The registers hold the last process's terms: clear them,
+                // every live one is a GC root of this process now.
+                regs.x[..args.len()].copy_from_slice(&args);
+                regs.x[args.len()..live.max(args.len())].fill(Term::NIL);
+            }
+            Some(Start::Undef(reason)) => {
+                let reason = MessageBuffer::copy_from(&self.process.heap, reason)
+                    .unwrap_or_else(|_| atom_buffer(Atom::UNDEF));
+                error_report(ctx, ctx.pid(), &reason);
+                return self.die(ctx, reason);
+            }
+            None => {
+                regs.x[..self.saved_x.len()].copy_from_slice(&self.saved_x);
+                // Modules loaded since may use more registers.
+                regs.x[self.saved_x.len()..live.max(self.saved_x.len())].fill(Term::NIL);
+            }
+        }
+        if let Taken::Dies(reason) = self.take_signals(ctx, &mut regs.x[..live]) {
+            return self.die(ctx, reason);
+        }
+        let outcome = {
+            let mut services = ActorServices {
+                ctx: &mut *ctx,
+                cold: &mut self.cold,
+            };
+            services_mod::with_installed(&mut services, || {
+                interp::run(&mut self.process, regs, budget as usize)
+            })
+        };
+        ctx.charge(self.process.reductions.min(u32::MAX as usize) as u32);
+        let save = |this: &mut Actor, regs: &Registers| {
+            this.saved_x.clear();
+            this.saved_x.extend_from_slice(&regs.x[..live]);
+        };
+        match outcome {
+            Outcome::Yield => {
+                // Only the arguments of the call it stopped at are live.
+                let n = (self.process.live_x as usize).min(live);
+                self.saved_x.clear();
+                self.saved_x.extend_from_slice(&regs.x[..n]);
+                RunOutcome::Yield
+            }
+            Outcome::Wait => {
+                save(self, regs);
+                RunOutcome::Wait
+            }
+            Outcome::WaitTimeout(ms) => {
+                save(self, regs);
+                if !self.process.in_timed_receive || self.timer_tag == 0 {
+                    // A new receive: its timer starts now. (A receive woken
+                    // by a message it did not match keeps its timer.)
+                    let tag = self.next_tag;
+                    self.next_tag += 1;
+                    self.timer_tag = tag;
+                    self.process.in_timed_receive = true;
+                    ctx.set_timer(ms, tag);
+                }
+                RunOutcome::Wait
+            }
+            Outcome::Exit(ExitKind::Normal) => RunOutcome::Exit(atom_buffer(Atom::NORMAL)),
+            Outcome::Exit(ExitKind::Exception) => {
+                if self.is_main {
+                    let text = format!("act: {}", interp::format_exception(&self.process));
+                    output::write_stderr(text.as_bytes());
+                    ctx.halt(127);
+                    return RunOutcome::Exit(atom_buffer(Atom::NORMAL));
+                }
+                let class = self.process.exception[0];
+                let reason = self.exception_reason(&mut regs.x[..live]);
+                if class != Term::atom(Atom::EXIT) {
+                    error_report(ctx, ctx.pid(), &reason);
+                }
+                RunOutcome::Exit(reason)
+            }
+            Outcome::Halt(status) => {
+                output::flush();
+                ctx.halt(status);
+                RunOutcome::Exit(atom_buffer(Atom::NORMAL))
+            }
+        }
+    }
+
+    fn on_exit(&mut self, ctx: &mut RunContext<'_, Actor>, reason: &MessageBuffer) {
+        let me = ctx.pid();
+        if let Some(cold) = self.cold.take() {
+            let killed = atom_buffer(Atom::KILLED);
+            let link_reason = if reason.term() == Term::atom(Atom::KILL) {
+                &killed
+            } else {
+                reason
+            };
+            for &link in &cold.links {
+                ctx.send(
+                    link,
+                    Signal::Exit {
+                        from: me,
+                        reason: duplicate(link_reason),
+                    },
+                );
+            }
+            for &(reference, watcher) in &cold.watchers {
+                ctx.send(
+                    watcher,
+                    Signal::Down {
+                        from: me,
+                        reference,
+                        reason: duplicate(reason),
+                    },
+                );
+            }
+            for &(reference, target) in &cold.monitors {
+                ctx.send(
+                    target,
+                    Signal::Demonitor {
+                        from: me,
+                        reference,
+                    },
+                );
+            }
+        }
+        // Links and monitors that raced with this exit hear `noproc`.
+        while let Some(signal) = ctx.take_signal() {
+            match signal {
+                Signal::Link(from) => {
+                    ctx.send(
+                        from,
+                        Signal::Exit {
+                            from: me,
+                            reason: atom_buffer(Atom::NOPROC),
+                        },
+                    );
+                }
+                Signal::Monitor { from, reference } => {
+                    ctx.send(
+                        from,
+                        Signal::Down {
+                            from: me,
+                            reference,
+                            reason: atom_buffer(Atom::NOPROC),
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The BIF services of a running actor: its run context and cold part.
+struct ActorServices<'a, 'b> {
+    ctx: &'a mut RunContext<'b, Actor>,
+    cold: &'a mut Option<Box<Cold>>,
+}
+
+impl ActorServices<'_, '_> {
+    fn cold(&mut self) -> &mut Cold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+}
+
+impl Services for ActorServices<'_, '_> {
+    fn self_pid(&self) -> Pid {
+        self.ctx.pid()
+    }
+
+    fn send(&mut self, to: Pid, message: MessageBuffer) {
+        self.ctx.send_message(to, message);
+    }
+
+    fn spawn(&mut self, spawn: Spawn) -> Option<Pid> {
+        let me = self.ctx.pid();
+        let Spawn {
+            process,
+            start,
+            link,
+            monitor,
+        } = spawn;
+        let pid = self
+            .ctx
+            .spawn(|_| {
+                let mut child = Actor::new(process, start, false);
+                if link || monitor.is_some() {
+                    let cold = child.cold();
+                    if link {
+                        cold.links.push(me);
+                    }
+                    if let Some(reference) = monitor {
+                        cold.watchers.push((reference, me));
+                    }
+                }
+                child
+            })
+            .ok()?;
+        if link {
+            self.cold().links.push(pid);
+        }
+        if let Some(reference) = monitor {
+            self.cold().monitors.push((reference, pid));
+        }
+        Some(pid)
+    }
+
+    fn link(&mut self, pid: Pid) -> bool {
+        let me = self.ctx.pid();
+        if pid == me {
+            return true;
+        }
+        if self.cold().links.contains(&pid) {
+            return self.ctx.is_alive(pid);
+        }
+        if self.ctx.send(pid, Signal::Link(me)) == Delivery::NoProcess {
+            return false;
+        }
+        self.cold().links.push(pid);
+        true
+    }
+
+    fn unlink(&mut self, pid: Pid) {
+        let me = self.ctx.pid();
+        if let Some(c) = self.cold.as_mut() {
+            c.links.retain(|&l| l != pid);
+        }
+        self.ctx.send(pid, Signal::Unlink(me));
+    }
+
+    fn monitor(&mut self, pid: Pid) -> u64 {
+        let me = self.ctx.pid();
+        let reference = self.ctx.make_ref();
+        self.cold().monitors.push((reference, pid));
+        if self.ctx.send(
+            pid,
+            Signal::Monitor {
+                from: me,
+                reference,
+            },
+        ) == Delivery::NoProcess
+        {
+            // The target is gone: the 'DOWN' comes at once, in order.
+            self.ctx.send(
+                me,
+                Signal::Down {
+                    from: pid,
+                    reference,
+                    reason: atom_buffer(Atom::NOPROC),
+                },
+            );
+        }
+        reference
+    }
+
+    fn demonitor(&mut self, reference: u64) -> bool {
+        let me = self.ctx.pid();
+        let Some(c) = self.cold.as_mut() else {
+            return false;
+        };
+        let Some(i) = c.monitors.iter().position(|&(r, _)| r == reference) else {
+            return false;
+        };
+        let (_, target) = c.monitors.swap_remove(i);
+        self.ctx.send(
+            target,
+            Signal::Demonitor {
+                from: me,
+                reference,
+            },
+        );
+        true
+    }
+
+    fn exit_signal(&mut self, to: Pid, from: Pid, reason: MessageBuffer) {
+        self.ctx.send(to, Signal::Exit { from, reason });
+    }
+
+    fn set_trap_exit(&mut self, on: bool) -> bool {
+        if !on && self.cold.is_none() {
+            return false;
+        }
+        std::mem::replace(&mut self.cold().trap_exit, on)
+    }
+
+    fn trap_exit(&self) -> bool {
+        self.cold.as_ref().is_some_and(|c| c.trap_exit)
+    }
+
+    fn register(&mut self, name: Atom, pid: Pid) -> bool {
+        self.ctx.register(name, pid)
+    }
+
+    fn unregister(&mut self, name: Atom) -> bool {
+        self.ctx.unregister(name)
+    }
+
+    fn whereis(&self, name: Atom) -> Option<Pid> {
+        self.ctx.whereis(name)
+    }
+
+    fn registered(&self) -> Vec<Atom> {
+        self.ctx.registered()
+    }
+
+    fn is_alive(&self, pid: Pid) -> bool {
+        self.ctx.is_alive(pid)
+    }
+
+    fn processes(&self) -> Vec<Pid> {
+        self.ctx.processes()
+    }
+
+    fn process_count(&self) -> usize {
+        self.ctx.process_count()
+    }
+
+    fn schedulers(&self) -> usize {
+        self.ctx.schedulers()
+    }
+
+    fn total_reductions(&self) -> u64 {
+        self.ctx.total_reductions()
+    }
+
+    fn make_ref(&mut self) -> u64 {
+        self.ctx.make_ref()
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.ctx.now_ns()
+    }
+}
+
+/// Runs `process` (about to run main/1, `args` in x0...) as the main
+/// process of a runtime set up by `config`; returns the exit status:
+/// 0 when main returns, 127 for an uncaught error in main, N for halt(N).
+/// `stats` asks for the `--stats` report on stderr.
+pub fn run_main(config: Config, process: Process, args: Vec<Term>, stats: bool) -> i32 {
+    DETERMINISTIC.store(config.deterministic, Ordering::Relaxed);
+    let finished = sched::run(config, move |_| Actor::new(process, Start::Run(args), true));
+    output::flush();
+    if stats {
+        let mut text = Vec::new();
+        let _ = finished.stats.write(&mut text);
+        output::write_stderr(&text);
+    }
+    match finished.finish {
+        Finish::MainExited(_) => 0,
+        Finish::Halted(status) => status,
+        Finish::Deadlock => {
+            output::write_stderr(b"act: every process waits for a message that can never arrive\n");
+            1
+        }
+        Finish::Panicked(message) => {
+            output::write_stderr(format!("act: internal error: {message}\n").as_bytes());
+            70
+        }
+    }
+}
+
+/// The runtime options of this run, set from the command line before
+/// the program starts (`--schedulers`, `--reductions`, `--max-processes`,
+/// `--deterministic`, `--stats`).
+fn options() -> &'static std::sync::Mutex<(Config, bool)> {
+    static OPTIONS: std::sync::OnceLock<std::sync::Mutex<(Config, bool)>> =
+        std::sync::OnceLock::new();
+    OPTIONS.get_or_init(|| std::sync::Mutex::new((Config::default(), false)))
+}
+
+/// Applies one runtime option (`Ok(false)`: not a runtime option).
+pub fn apply_option(name: &str, value: Option<&str>) -> Result<bool, String> {
+    let mut options = options().lock().unwrap_or_else(|e| e.into_inner());
+    if name == "--stats" {
+        options.1 = true;
+        return Ok(true);
+    }
+    options.0.apply_option(name, value)
+}
+
+/// Whether a runtime option takes a value after it.
+pub fn option_takes_value(name: &str) -> bool {
+    Config::option_takes_value(name)
+}
+
+/// The configuration the options set, and whether `--stats` was given.
+pub fn configured() -> (Config, bool) {
+    options().lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
