@@ -163,3 +163,26 @@ fn help_lists_the_shell_commands() {
         assert!(text.contains(command), "help() lacks {command}:\n{text}");
     }
 }
+
+#[test]
+fn the_shell_is_a_process_that_spawns_sends_receives_and_flushes() {
+    insta::assert_snapshot!(shell(
+        "Me = self(), is_pid(Me).\n\
+         self() ! hello, self() ! {more, 1}.\n\
+         flush().\n\
+         flush().\n\
+         P = spawn(fun() -> receive {From, M} -> From ! {echo, M} end end), is_pid(P).\n\
+         P ! {self(), hi}, sent.\n\
+         receive R -> R after 5000 -> timeout end.\n\
+         1 + a.\n\
+         self() =:= Me.\n\
+         receive after 10 -> waited end.\n"
+    ));
+}
+
+#[test]
+fn funs_made_before_a_redefinition_keep_their_version() {
+    insta::assert_snapshot!(shell(
+        "g() -> 1.\nF = fun() -> g() end.\ng() -> 2.\n{F(), g()}.\n"
+    ));
+}

@@ -11,6 +11,7 @@ pub mod io;
 pub mod lists;
 pub mod maps;
 pub mod process;
+pub mod shell;
 
 use crate::process::{Class, Process};
 use crate::term::{Atom, Term};
@@ -210,6 +211,11 @@ bifs! {
         "$bs_get", 4 => erlang::bs_get_4;
         "$bs_end", 2 => erlang::bs_end_2;
         "node", 1 => erlang::node_1, auto;
+    }
+    "$shell" => {
+        "take", 0 => shell::take_0;
+        "reply", 1 => shell::reply_1;
+        "interrupted", 0 => shell::interrupted_0;
     }
     "io" => {
         "format", 1 => io::format_1;

@@ -24,10 +24,10 @@
 //! is an immediate or a literal); `store` is rebuilt from scratch after
 //! each evaluation, so garbage never accumulates there.
 
-use super::interrupt;
-use crate::heap::Heap;
+use super::server::{Reply, Server};
+use crate::heap::{Heap, MessageBuffer};
 use crate::heap::{copy_term, size_of};
-use crate::interp::{self, ExitKind, Outcome, Registers};
+use crate::interp;
 use crate::process::Process;
 use crate::syntax::ast::{Expr, ExprKind, Form};
 use crate::syntax::span::Span;
@@ -39,6 +39,8 @@ use std::collections::BTreeSet;
 pub const SHELL_MODULE: &str = "shell_default";
 /// The function that evaluates one input.
 const EVAL_FUNCTION: &str = "$eval";
+/// The function behind `flush()`.
+const FLUSH_FUNCTION: &str = "$flush";
 /// The variable that holds the input's value inside `'$eval'`.
 const VALUE_VAR: &str = "ActShellValue__";
 /// How many results `v(N)` can recall (erl keeps 20 too).
@@ -72,6 +74,8 @@ pub struct Shell {
     /// The last results: (command number, value on `store`).
     history: Vec<(u64, Term)>,
     store: Heap,
+    /// The runtime the evaluations run on (started by the first one).
+    server: Option<Server>,
     /// The number of the next input (the prompt's `N>`).
     pub counter: u64,
 }
@@ -99,6 +103,7 @@ impl Shell {
             bindings: Vec::new(),
             history: Vec::new(),
             store: Heap::new(),
+            server: None,
             counter: 1,
         }
     }
@@ -213,6 +218,7 @@ impl Shell {
             .iter()
             .map(|d| format!("{}/{}", quote_atom(&d.name), d.arity))
             .collect();
+        exports.push(format!("'{FLUSH_FUNCTION}'/0"));
         if exprs.is_some() {
             exports.push(format!("'{EVAL_FUNCTION}'/{}", params.len()));
         }
@@ -224,6 +230,11 @@ impl Shell {
             user_from: 0,
             user_len: 0,
         };
+        // flush(): the evaluator's mailbox, as erl shows it.
+        generated.source.push_str(&format!(
+            "'{FLUSH_FUNCTION}'() -> receive M -> io:format(\"Shell got ~p~n\", [M]), \
+             '{FLUSH_FUNCTION}'() after 0 -> ok end.\n"
+        ));
         for (i, d) in self.definitions.iter().enumerate() {
             if let Some((index, from)) = user
                 && index == i
@@ -295,8 +306,8 @@ impl Shell {
         self.run(module, &params, &results)
     }
 
-    /// Loads the compiled shell module and runs `'$eval'` with the current
-    /// bindings as arguments.
+    /// Loads the compiled shell module and runs `'$eval'` in the shell's
+    /// evaluator process with the current bindings as arguments.
     fn run(
         &mut self,
         module: crate::code::Module,
@@ -304,68 +315,52 @@ impl Shell {
         results: &[String],
     ) -> Evaluated {
         let module = crate::runtime::load(module);
-        let key = (Atom::intern(EVAL_FUNCTION), params.len() as u32);
-        let Some(&index) = module.local_functions.get(&key) else {
-            return Evaluated::Error("* the shell module has no '$eval'\n".to_string());
-        };
-        let entry = module.functions[index as usize].entry;
-        let mut process = Process::new(module, entry);
-        let mut regs = Registers::new();
         let values: Vec<Term> = self.bindings.iter().map(|(_, v)| *v).collect();
-        let words: usize = values
-            .iter()
-            .map(|&v| size_of(&self.store, v).unwrap_or(usize::MAX / 4))
-            .fold(0usize, |a, b| a.saturating_add(b));
-        if process
-            .ensure_heap(words, &mut regs.x[..0], &mut [])
-            .is_err()
-        {
-            return Evaluated::Error("** the bindings do not fit in memory\n".to_string());
+        debug_assert_eq!(values.len(), params.len());
+        if let Err(text) = self.server() {
+            return Evaluated::Error(text);
         }
-        for (i, &v) in values.iter().enumerate() {
-            regs.x[i] = copy_term(&self.store, v, &mut process.heap);
-        }
-        regs.used = regs.used.max(values.len() + 1);
-        interrupt::clear();
-        loop {
-            if interrupt::take() {
-                crate::runtime::output::flush();
-                return Evaluated::Error("** exception exit: killed (interrupted)\n".to_string());
-            }
-            match interp::run(&mut process, &mut regs, interp::CONTEXT_REDS) {
-                Outcome::Yield => continue,
-                Outcome::Exit(ExitKind::Normal) => break,
-                Outcome::Exit(ExitKind::Exception) => {
-                    crate::runtime::output::flush();
-                    return Evaluated::Error(format_error(&process));
-                }
-                Outcome::Halt(status) => {
-                    crate::runtime::output::flush();
-                    return Evaluated::Halt(status);
-                }
-                Outcome::WaitTimeout(ms) => {
-                    crate::runtime::output::flush();
-                    if !interrupt::sleep(ms) {
-                        continue;
-                    }
-                    process.ip = process.timeout_ip;
-                }
-                Outcome::Wait => {
-                    crate::runtime::output::flush();
-                    return Evaluated::Error(
-                        "** exception error: the shell waits for a message that can never arrive\n"
-                            .to_string(),
-                    );
-                }
-            }
-        }
+        let Some(server) = self.server.as_mut() else {
+            return Evaluated::Error("** the shell has no runtime\n".to_string());
+        };
+        let reply = server.call(
+            module.name,
+            Atom::intern(EVAL_FUNCTION),
+            &self.store,
+            &values,
+        );
         crate::runtime::output::flush();
-        // x0 = {Value, {Bindings...}}
-        let heap = &process.heap;
-        let Some([value, bound]) = heap
-            .as_tuple(regs.x[0])
-            .and_then(|t| <[Term; 2]>::try_from(t).ok())
-        else {
+        let buffer = match reply {
+            Reply::Value(buffer) => buffer,
+            Reply::Exception(buffer) => return Evaluated::Error(exception_text(&module, &buffer)),
+            Reply::Died(buffer) => {
+                let empty = Heap::new();
+                let heap = buffer.heap().unwrap_or(&empty);
+                let reason = heap
+                    .as_tuple(buffer.term())
+                    .and_then(|t| t.get(1).copied())
+                    .unwrap_or(Term::NIL);
+                return Evaluated::Error(format!(
+                    "** exception exit: {}\n",
+                    crate::bif::fmt::print(heap, reason)
+                ));
+            }
+            Reply::Interrupted => {
+                return Evaluated::Error(
+                    "** exception exit: killed (interrupted by Ctrl-C; the shell has a new process)\n"
+                        .to_string(),
+                );
+            }
+            Reply::Ended(status) => return Evaluated::Halt(status),
+        };
+        // {value, {Value, {Bindings...}}}
+        let empty = Heap::new();
+        let heap = buffer.heap().unwrap_or(&empty);
+        let pair = heap
+            .as_tuple(buffer.term())
+            .and_then(|t| t.get(1).copied())
+            .and_then(|r| heap.as_tuple(r));
+        let Some([value, bound]) = pair.and_then(|t| <[Term; 2]>::try_from(t).ok()) else {
             return Evaluated::Error("** the shell lost its result\n".to_string());
         };
         let bound: Vec<Term> = heap
@@ -379,6 +374,23 @@ impl Shell {
             .last()
             .map_or(String::new(), |(_, v)| self.show(*v));
         Evaluated::Value(shown)
+    }
+
+    /// The evaluator's runtime, started on first use.
+    fn server(&mut self) -> Result<&mut Server, String> {
+        if self.server.is_none() {
+            self.server = Some(Server::start()?);
+        }
+        self.server
+            .as_mut()
+            .ok_or_else(|| "** the shell has no runtime\n".to_string())
+    }
+
+    /// Stops the runtime (q()).
+    pub fn quit(&mut self) {
+        if let Some(server) = self.server.as_mut() {
+            server.quit();
+        }
     }
 
     /// Records a failed or valueless input in the count only.
@@ -518,11 +530,34 @@ fn format_error(process: &Process) -> String {
     for (i, line) in text.lines().enumerate() {
         if i == 0 {
             out.push_str("** ");
-        } else if line.contains(EVAL_FUNCTION) {
+        } else if line.contains(EVAL_FUNCTION) || line.contains("act_shell:") {
             continue;
         }
         out.push_str(line);
         out.push('\n');
     }
     out
+}
+
+/// The text of an `{exception, Class, Reason, Stack}` reply: the terms go
+/// onto a scratch process so the interpreter's formatter can show them.
+fn exception_text(module: &std::sync::Arc<crate::code::Module>, buffer: &MessageBuffer) -> String {
+    let empty = Heap::new();
+    let heap = buffer.heap().unwrap_or(&empty);
+    let mut process = Process::new(module.clone(), 0);
+    // One copy of the whole tuple: a second copy could collect the heap
+    // and lose the first (a scratch process has no other roots).
+    let Ok(tuple) = process.heap.copy_in(heap, buffer.term(), &mut []) else {
+        return "** exception error: system_limit\n".to_string();
+    };
+    let Some([_, class, reason, stack]) = process
+        .heap
+        .as_tuple(tuple)
+        .and_then(|t| <[Term; 4]>::try_from(t).ok())
+    else {
+        return "** exception error: (unreadable)\n".to_string();
+    };
+    let copied = [class, reason, stack];
+    process.exception = copied;
+    format_error(&process)
 }

@@ -13,6 +13,7 @@
 pub mod complete;
 pub mod eval;
 pub mod interrupt;
+pub mod server;
 
 use crate::syntax::ast::{CallTarget, Expr, ExprKind};
 use crate::syntax::{self, ReplInput};
@@ -103,21 +104,26 @@ impl Session {
                     return step;
                 }
                 let result = syntax::with_big_stack(|| self.shell.eval(input, &exprs));
-                let step = match result {
-                    Evaluated::Value(text) => {
-                        out.push_str(&text);
-                        out.push('\n');
-                        Step::Continue
-                    }
-                    Evaluated::Error(text) => {
-                        out.push_str(&text);
-                        Step::Continue
-                    }
-                    Evaluated::Halt(status) => Step::Exit(status),
-                };
+                let step = self.show(result, out);
                 self.shell.next();
                 step
             }
+        }
+    }
+
+    /// Writes what an evaluation came to.
+    fn show(&mut self, result: Evaluated, out: &mut String) -> Step {
+        match result {
+            Evaluated::Value(text) => {
+                out.push_str(&text);
+                out.push('\n');
+                Step::Continue
+            }
+            Evaluated::Error(text) => {
+                out.push_str(&text);
+                Step::Continue
+            }
+            Evaluated::Halt(status) => Step::Exit(status),
         }
     }
 
@@ -136,7 +142,10 @@ impl Session {
         let arg = args.first().map(|a| &a.kind);
         match (name.as_str(), arg) {
             ("help", None) => out.push_str(HELP),
-            ("q", None) | ("halt", None) => return Some(Step::Exit(0)),
+            ("q", None) | ("halt", None) => {
+                self.shell.quit();
+                return Some(Step::Exit(0));
+            }
             ("b", None) => {
                 out.push_str(&self.shell.show_bindings());
                 out.push_str("ok\n");
@@ -161,7 +170,14 @@ impl Session {
                     )),
                 }
             }
-            ("flush", None) => out.push_str("ok\n"),
+            ("flush", None) => {
+                let text = "'$flush'().";
+                let Ok(exprs) = syntax::parse_exprs(text) else {
+                    return None;
+                };
+                let result = self.shell.eval(text, &exprs);
+                return Some(self.show(result, out));
+            }
             ("c", Some(kind)) => {
                 let file = match kind {
                     ExprKind::Atom(a) => format!("{a}.act"),
