@@ -124,6 +124,7 @@ fn main() -> ExitCode {
         }
         Ok(Command::Shell) => {
             let status = act::repl::run();
+            act::runtime::output::flush();
             ExitCode::from(status.clamp(0, 255) as u8)
         }
         Ok(Command::Disasm(file)) => {

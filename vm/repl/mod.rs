@@ -458,3 +458,40 @@ fn run_terminal() -> i32 {
     crate::runtime::output::flush();
     status
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_input_cuts_after_the_first_dot_token_only() {
+        assert_eq!(split_input("1 + 2"), None);
+        assert_eq!(split_input("{1,\n2"), None);
+        // A period inside a float or a string is no end of form.
+        assert_eq!(split_input("1.5 + \"a. b\""), None);
+        let (first, rest) = split_input("X = 1. Y = 2.\n").expect("a form");
+        assert_eq!(first, "X = 1.");
+        assert_eq!(
+            split_input(&rest).map(|(f, _)| f),
+            Some(" Y = 2.".to_string())
+        );
+        assert!(is_blank(" % a comment\n  "));
+    }
+
+    #[test]
+    fn completion_offers_modules_functions_builtins_commands_and_variables() {
+        let names = Names {
+            variables: vec!["Count".to_string(), "Cat".to_string()],
+            functions: vec![("fac".to_string(), 1)],
+            modules: ["lists", "io"].iter().map(|s| s.to_string()).collect(),
+        };
+        assert_eq!(complete::candidates(&names, "Co"), vec!["Count"]);
+        assert!(complete::candidates(&names, "lis").contains(&"lists:".to_string()));
+        assert!(complete::candidates(&names, "io:form").contains(&"io:format(".to_string()));
+        assert!(complete::candidates(&names, "fa").contains(&"fac(".to_string()));
+        assert!(complete::candidates(&names, "self").contains(&"self(".to_string()));
+        assert!(complete::candidates(&names, "hel").contains(&"help(".to_string()));
+        // The shell's own built-ins are not offered.
+        assert!(complete::candidates(&names, "$").is_empty());
+    }
+}

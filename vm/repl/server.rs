@@ -34,9 +34,17 @@ serve(E) ->
         quit ->
             ok;
         {eval, M, F, Args} ->
-            {Pid, _} = E,
+            {Pid, _} = E2 = alive(E),
             Pid ! {'$shell_eval', self(), M, F, Args},
-            serve(wait(E))
+            serve(wait(E2))
+    end.
+
+%% The evaluator, or a new one if it died between inputs (an exit
+%% signal from a linked process).
+alive({Pid, Ref} = E) ->
+    receive
+        {'DOWN', Ref, process, Pid, _} -> evaluator()
+    after 0 -> E
     end.
 
 wait({Pid, Ref} = E) ->
