@@ -16,8 +16,13 @@ struct Run {
 
 /// Runs `act ARGS` in `dir` and waits at most `timeout`.
 fn act(dir: &Path, args: &[&str], timeout: Duration) -> Run {
+    act_env(dir, args, timeout, &[])
+}
+
+fn act_env(dir: &Path, args: &[&str], timeout: Duration, env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_act"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -246,4 +251,42 @@ fn disasm_of_clause_selection_by_jump_table() {
     let text = disasm("dispatch");
     assert!(text.contains("select_val"), "{text}");
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn programs_print_the_same_when_every_heap_test_collects() {
+    // GC stress: a collection at every safepoint moves every term; a BIF
+    // or instruction that kept a stale term would print garbage or crash.
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    for name in [
+        "lists_module",
+        "maps_basic",
+        "closures",
+        "try_catch",
+        "binaries",
+        "binary_patterns",
+        "conversions",
+        "list_comprehension",
+        "classic_algorithms",
+        "exceptions_nested",
+        "error_caught_kinds",
+        "state_machine",
+        "pretty_print_wrapping",
+        "factorial_bignum",
+    ] {
+        let file = format!("{name}.act");
+        let normal = act(&cases, &[&file], SHORT);
+        let stressed = act_env(
+            &cases,
+            &[&file],
+            Duration::from_secs(120),
+            &[("ACT_GC_STRESS", "1")],
+        );
+        assert_eq!(
+            (normal.stdout, normal.status),
+            (stressed.stdout, stressed.status),
+            "{name} under GC stress: {}",
+            stressed.stderr
+        );
+    }
 }

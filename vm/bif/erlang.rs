@@ -9,7 +9,7 @@ use crate::term::order;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use num_bigint::BigInt;
-use num_traits::{Num, ToPrimitive};
+use num_traits::Num;
 use std::cmp::Ordering;
 
 // ---------------------------------------------------------------------
@@ -1094,9 +1094,4 @@ pub fn node_1(_: &mut Context, args: &mut [Term]) -> BifResult {
     } else {
         Err(BifError::Badarg)
     }
-}
-
-#[allow(dead_code)]
-fn to_i64(i: &BigInt) -> Option<i64> {
-    i.to_i64()
 }

@@ -500,7 +500,13 @@ pub fn process_flag_2(_: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn register_2(_: &mut Context, args: &mut [Term]) -> BifResult {
     let name = args[0].as_atom().ok_or(BifError::Badarg)?;
     let pid = pid_of(args[1])?;
-    if name == Atom::UNDEFINED || !services(|s| s.register(name, pid)) {
+    // A process has at most one name.
+    let named = services(|s| {
+        s.registered()
+            .into_iter()
+            .any(|n| s.whereis(n) == Some(pid))
+    });
+    if name == Atom::UNDEFINED || named || !services(|s| s.register(name, pid)) {
         return Err(BifError::Badarg);
     }
     Ok(Term::atom(Atom::TRUE))

@@ -72,10 +72,11 @@ macro_rules! debug_operand {
 }
 debug_operand!(ArithOp, CmpOp, TypeTest, Tail);
 
-/// A literal as Erlang's `~w` would print it.
+/// A literal as Erlang's `~p` prints it, on one line.
 pub fn show_term(t: Term) -> String {
     thread_local!(static EMPTY: crate::heap::Heap = crate::heap::Heap::new());
-    EMPTY.with(|heap| crate::bif::fmt::write(heap, t))
+    // ~p on one long line: strings read as strings.
+    EMPTY.with(|heap| crate::term::print::print(heap, t, 1, 100_000))
 }
 
 /// The listing of a whole module: each function with its instructions,
@@ -102,7 +103,12 @@ pub fn disassemble(module: &Module) -> String {
             next_function += 1;
         }
         let mut line = format!("  {ip:>4}  {}", instr.name());
-        for operand in instr.operands(module) {
+        let mut operands = instr.operands(module);
+        // A BIF's index depends on the table's order; its name does not.
+        if let Instr::Bif { bif, .. } = *instr {
+            operands[0] = crate::bif::name_of(bif as usize).0;
+        }
+        for operand in operands {
             line.push(' ');
             line.push_str(&operand);
         }

@@ -444,8 +444,10 @@ impl<'a> Fc<'a> {
                 let lowered = self.lower_comprehension(head, quals, e.span)?;
                 return self.expr(&lowered, ctx);
             }
+            // Literals became constants above; an integer too large for
+            // the literal area is the only way here.
             ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => {
-                unreachable_constant()
+                return error(e.span, "literal too large");
             }
         };
         Ok(self.deliver(value, ctx))
@@ -1105,11 +1107,6 @@ enum CallKind {
     ApplyFunList,
 }
 
-fn unreachable_constant() -> Src {
-    // Literal expressions were turned into constants above.
-    Src::lit(0)
-}
-
 pub(super) fn bif_index(module: &str, name: &str, arity: u32, span: Span) -> Result<u16> {
     match crate::bif::lookup(module, name, arity) {
         Some(i) => Ok(i),
@@ -1191,14 +1188,10 @@ pub(super) fn as_constant(e: &Expr) -> Option<Constant> {
             let items: Option<Vec<Constant>> = elements.iter().map(as_constant).collect();
             Some(Constant::Tuple(items?))
         }
-        ExprKind::UnaryOp(UnaryOp::Minus, a) => match &a.kind {
-            ExprKind::Integer(i) => Some(Constant::Integer(-i.clone())),
-            ExprKind::Float(f) => Some(Constant::Float(-f)),
-            _ => None,
-        },
-        ExprKind::UnaryOp(UnaryOp::Plus, a) => match &a.kind {
-            ExprKind::Integer(_) | ExprKind::Float(_) => as_constant(a),
-            _ => None,
+        // Erlang folds arithmetic on number literals (`-1`, `1 + 1`).
+        ExprKind::UnaryOp(..) | ExprKind::BinaryOp(..) => match crate::syntax::fold::number(e)? {
+            crate::syntax::lexer::Number::Integer(i) => Some(Constant::Integer(i)),
+            crate::syntax::lexer::Number::Float(f) => Some(Constant::Float(f)),
         },
         _ => None,
     }

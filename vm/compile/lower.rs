@@ -4,7 +4,7 @@
 //! Every walk here keeps an explicit stack, so no source nesting can
 //! overflow the Rust stack.
 
-use super::expr::{Ctx, Fc};
+use super::expr::Fc;
 use super::{ModuleCompiler, PendingFunction, Result, error};
 use crate::code::{Dst, FunDef, Src};
 use crate::syntax::ast::{self, CallTarget, Expr, ExprKind, Fun, Qualifier};
@@ -519,11 +519,6 @@ impl Fc<'_> {
                 Ok(Expr::new(ExprKind::Call(Box::new(target), args), span))
             }
         }
-    }
-
-    #[allow(dead_code)]
-    fn value(&mut self, e: &Expr) -> Result<Src> {
-        self.expr(e, Ctx::Value(None))
     }
 }
 

@@ -5,7 +5,7 @@ use super::expr::{Ctx, Fc, as_constant};
 use super::{Result, error};
 use crate::code::{Dst, Instr, Label, Src, TypeTest};
 use crate::syntax::ast::{self, BinaryOp, CallTarget, Expr, ExprKind, UnaryOp};
-use crate::term::{Atom, Constant, Term};
+use crate::term::{Atom, Term};
 use std::collections::HashSet;
 
 impl Fc<'_> {
@@ -91,7 +91,8 @@ impl Fc<'_> {
                     }
                 }
             }
-            ExprKind::String(_) => unreachable_pattern(),
+            // Strings are constants, matched above.
+            ExprKind::String(_) => {}
             ExprKind::BinaryOp(BinaryOp::Append, prefix, rest) => {
                 // "abc" ++ Rest is [$a, $b, $c | Rest].
                 let chars = match &prefix.kind {
@@ -636,8 +637,6 @@ fn is_wildcard(e: &Expr) -> bool {
     matches!(&e.kind, ExprKind::Var(n) if n == "_")
 }
 
-fn unreachable_pattern() {}
-
 fn is_comparison(op: BinaryOp) -> bool {
     use BinaryOp::*;
     matches!(
@@ -666,9 +665,4 @@ fn type_test(name: &str, arity: usize) -> Option<TypeTest> {
         "is_reference" => TypeTest::Reference,
         _ => return None,
     })
-}
-
-#[allow(dead_code)]
-fn atom_constant(name: &str) -> Constant {
-    Constant::Atom(Atom::intern(name).name().to_string())
 }

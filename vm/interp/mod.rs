@@ -254,12 +254,13 @@ fn interpret(
                     ))
                 }
                 Instr::Allocate { slots, .. } => {
-                    p.y_base = p.stack.len() as u32;
-                    p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
-                    if p.stack_bytes() > p.stack_reserved_bytes() && p.reserve_stack().is_err() {
-                        p.stack.truncate(p.y_base as usize);
+                    if p.stack.len() + slots as usize > p.stack.capacity()
+                        && p.grow_stack(slots as usize).is_err()
+                    {
                         raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
                     }
+                    p.y_base = p.stack.len() as u32;
+                    p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
                 }
                 Instr::Deallocate {} => {
                     p.stack.truncate(p.y_base as usize);
@@ -296,15 +297,14 @@ fn interpret(
                 Instr::Jump { to } => ip = to.0 as usize,
 
                 Instr::Call { target, arity } => {
+                    if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
+                        raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
+                    }
                     p.frames.push(Frame {
                         return_ip: ip as u32,
                         y_base: p.y_base,
                         module: None,
                     });
-                    if p.stack_bytes() > p.stack_reserved_bytes() && p.reserve_stack().is_err() {
-                        p.frames.pop();
-                        raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
-                    }
                     ip = target.0 as usize;
                     charge!(cost::CALL, arity);
                 }
@@ -877,13 +877,16 @@ fn enter(
     p: &mut Process,
     module: &mut Arc<Module>,
     ip: &mut usize,
-    target: Arc<Module>,
+    target: &Arc<Module>,
     entry: u32,
     tail: Tail,
-) {
-    let same = Arc::ptr_eq(&target, module);
+) -> bool {
+    let same = Arc::ptr_eq(target, module);
     match tail {
         Tail::No => {
+            if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
+                return false;
+            }
             let saved = if same { None } else { Some(module.clone()) };
             p.frames.push(Frame {
                 return_ip: *ip as u32,
@@ -904,9 +907,10 @@ fn enter(
         }
     }
     if !same {
-        *module = target;
+        *module = target.clone();
     }
     *ip = entry as usize;
+    true
 }
 
 /// Calls `m:f/arity` with the arguments in x0..: a BIF, or the newest
@@ -950,7 +954,10 @@ fn call_mfa(
     let Some(entry) = target.exported(f, arity as u32) else {
         return exception::undef(p, x, module, ip, m, f, arity);
     };
-    enter(p, module, ip, target, entry, tail);
+    if !enter(p, module, ip, &target, entry, tail) {
+        let reason = Term::atom(Atom::SYSTEM_LIMIT);
+        return exception::raise(p, x, module, ip, Class::Error, reason, None);
+    }
     if p.reductions >= p.reduction_budget {
         p.live_x = arity as u32;
         return Flow::Stop(Outcome::Yield);
@@ -993,7 +1000,10 @@ fn call_fun(
             x[arity..arity + free].copy_from_slice(captured);
             let target_entry = entry.module.functions[def.function as usize].entry;
             p.reductions += cost::CALL;
-            enter(p, module, ip, entry.module.clone(), target_entry, tail);
+            if !enter(p, module, ip, &entry.module, target_entry, tail) {
+                let reason = Term::atom(Atom::SYSTEM_LIMIT);
+                return exception::raise(p, x, module, ip, Class::Error, reason, None);
+            }
             if p.reductions >= p.reduction_budget {
                 p.live_x = (arity + free) as u32;
                 return Flow::Stop(Outcome::Yield);

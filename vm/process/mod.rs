@@ -117,19 +117,8 @@ pub struct Process {
     stack_reserved: usize,
 }
 
-/// Stack growth is reserved from the budget in chunks of this many bytes.
+/// A stack smaller than this is not worth shrinking.
 const STACK_CHUNK: usize = 1 << 20;
-
-/// The reservation for a stack of `bytes`: powers of two from 1 KiB up to
-/// a chunk, then whole chunks. Small, since a million processes each
-/// reserve their own (a fixed 1 MiB each would exhaust the budget).
-fn stack_reservation(bytes: usize) -> usize {
-    if bytes < STACK_CHUNK {
-        (bytes + 1).next_power_of_two().max(1 << 10)
-    } else {
-        (bytes / STACK_CHUNK + 1) * STACK_CHUNK
-    }
-}
 
 impl Process {
     /// A process about to run instruction `ip` of `module`.
@@ -161,34 +150,57 @@ impl Process {
         self.stack.len() * 8 + self.frames.len() * FRAME_BYTES
     }
 
-    #[inline]
-    pub fn stack_reserved_bytes(&self) -> usize {
-        self.stack_reserved
+    /// Bytes the stack's storage takes (what the budget is charged).
+    fn stack_capacity_bytes(&self) -> usize {
+        self.stack.capacity() * 8 + self.frames.capacity() * FRAME_BYTES
     }
 
-    /// Accounts for stack growth: fails with `SystemLimit` when the memory
-    /// budget says no. Called by the interpreter when the stack has grown
-    /// past what was reserved.
-    pub fn reserve_stack(&mut self) -> Result<(), SystemLimit> {
-        let bytes = self.stack_bytes();
-        if bytes <= self.stack_reserved {
-            return Ok(());
+    /// Brings the budget charge in line with the storage after it changed.
+    fn account_stack(&mut self) {
+        let now = self.stack_capacity_bytes();
+        if now > self.stack_reserved {
+            budget::force_reserve(now - self.stack_reserved);
+        } else {
+            budget::release(self.stack_reserved - now);
         }
-        let want = stack_reservation(bytes);
-        budget::reserve(want - self.stack_reserved)?;
-        self.stack_reserved = want;
-        Ok(())
+        self.stack_reserved = now;
     }
 
-    /// Gives back stack reservations above the current use (after an
-    /// exception unwound a deep stack).
+    /// Makes room for one more frame, doubling the frame storage after
+    /// asking the memory budget: `SystemLimit` when it says no, which the
+    /// interpreter raises as `system_limit` (deep recursion never crashes).
+    #[cold]
+    pub fn grow_frames(&mut self) -> Result<(), SystemLimit> {
+        let cap = self.frames.capacity();
+        let new = (cap * 2).max(64);
+        budget::reserve((new - cap) * FRAME_BYTES)?;
+        let reserved = self
+            .frames
+            .try_reserve_exact(new - self.frames.len())
+            .is_ok();
+        budget::release((new - cap) * FRAME_BYTES);
+        self.account_stack();
+        if reserved { Ok(()) } else { Err(SystemLimit) }
+    }
+
+    /// Makes room for `slots` more Y slots (see `grow_frames`).
+    #[cold]
+    pub fn grow_stack(&mut self, slots: usize) -> Result<(), SystemLimit> {
+        let cap = self.stack.capacity();
+        let new = (cap * 2).max(self.stack.len() + slots).max(256);
+        budget::reserve((new - cap) * 8)?;
+        let reserved = self.stack.try_reserve_exact(new - self.stack.len()).is_ok();
+        budget::release((new - cap) * 8);
+        self.account_stack();
+        if reserved { Ok(()) } else { Err(SystemLimit) }
+    }
+
+    /// Gives storage back after an exception unwound a deep stack.
     pub fn shrink_stack(&mut self) {
-        let want = stack_reservation(self.stack_bytes());
-        if want < self.stack_reserved {
-            budget::release(self.stack_reserved - want);
-            self.stack_reserved = want;
+        if self.stack_capacity_bytes() > 4 * self.stack_bytes() + STACK_CHUNK {
             self.stack.shrink_to(self.stack.len() * 2);
             self.frames.shrink_to(self.frames.len() * 2);
+            self.account_stack();
         }
     }
 

@@ -28,7 +28,7 @@ pub type Loader = dyn Fn(&str) -> Option<Result<Module, String>> + Send + Sync;
 
 struct Registry {
     modules: RwLock<HashMap<Atom, Arc<Module>>>,
-    funs: RwLock<Vec<FunEntry>>,
+    funs: FunTable,
     loader: OnceLock<Box<Loader>>,
     /// Modules the loader failed or declined to load (so we ask once).
     missing: Mutex<HashMap<Atom, Option<String>>>,
@@ -38,7 +38,7 @@ fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| Registry {
         modules: RwLock::new(HashMap::new()),
-        funs: RwLock::new(Vec::new()),
+        funs: FunTable::new(),
         loader: OnceLock::new(),
         missing: Mutex::new(HashMap::new()),
     })
@@ -61,18 +61,24 @@ pub fn max_x() -> usize {
 /// their global indices.
 pub fn load(mut module: Module) -> Arc<Module> {
     let r = registry();
-    let mut funs = r.funs.write().unwrap_or_else(|e| e.into_inner());
-    module.fun_base = funs.len() as u32;
+    // Entries are appended under the table's lock, so a module's funs
+    // get consecutive indices.
+    let mut next = r.funs.next.lock().unwrap_or_else(|e| e.into_inner());
+    module.fun_base = *next;
     MAX_X.fetch_max(module.max_x as usize, std::sync::atomic::Ordering::Relaxed);
     let count = module.funs.len() as u32;
     let module = Arc::new(module);
     for i in 0..count {
-        funs.push(FunEntry {
-            module: module.clone(),
-            fun: i,
-        });
+        r.funs.publish(
+            *next,
+            FunEntry {
+                module: module.clone(),
+                fun: i,
+            },
+        );
+        *next += 1;
     }
-    drop(funs);
+    drop(next);
     r.modules
         .write()
         .unwrap_or_else(|e| e.into_inner())
@@ -118,12 +124,48 @@ pub fn lookup(name: Atom) -> Result<Option<Arc<Module>>, String> {
     }
 }
 
-/// The fun with global index `index`.
-pub fn fun_entry(index: u32) -> Option<FunEntry> {
-    registry()
-        .funs
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(index as usize)
-        .cloned()
+/// The fun with global index `index`. Lock-free.
+pub fn fun_entry(index: u32) -> Option<&'static FunEntry> {
+    registry().funs.get(index)
+}
+
+const FUN_CHUNK: usize = 4096;
+type FunChunk = Box<[OnceLock<FunEntry>]>;
+const FUN_CHUNKS: usize = 4096;
+
+/// The global fun table: append-only, read without a lock. Slots live in
+/// fixed-size chunks allocated once and published through `OnceLock`, so
+/// a reader only ever follows initialised pointers and an entry never
+/// moves (the same scheme as the atom table).
+struct FunTable {
+    chunks: Box<[OnceLock<FunChunk>]>,
+    /// The next free index; also serialises appends.
+    next: Mutex<u32>,
+}
+
+impl FunTable {
+    fn new() -> FunTable {
+        FunTable {
+            chunks: (0..FUN_CHUNKS).map(|_| OnceLock::new()).collect(),
+            next: Mutex::new(0),
+        }
+    }
+
+    fn publish(&self, index: u32, entry: FunEntry) {
+        let i = index as usize;
+        if let Some(chunk) = self.chunks.get(i / FUN_CHUNK) {
+            let chunk = chunk.get_or_init(|| (0..FUN_CHUNK).map(|_| OnceLock::new()).collect());
+            let _ = chunk[i % FUN_CHUNK].set(entry);
+        }
+    }
+
+    #[inline]
+    fn get(&self, index: u32) -> Option<&FunEntry> {
+        let i = index as usize;
+        self.chunks
+            .get(i / FUN_CHUNK)?
+            .get()?
+            .get(i % FUN_CHUNK)?
+            .get()
+    }
 }

@@ -149,7 +149,12 @@ impl Actor {
                     Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),
                 },
                 Signal::Exit { from, reason } => {
-                    if let Some(c) = self.cold.as_mut() {
+                    // A link whose other end died is gone (an `exit/2`
+                    // from a live linked process leaves the link).
+                    if let Some(c) = self.cold.as_mut()
+                        && c.links.contains(&from)
+                        && !ctx.is_alive(from)
+                    {
                         c.links.retain(|&l| l != from);
                     }
                     let r = reason.term();

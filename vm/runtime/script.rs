@@ -76,12 +76,9 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     compile_source(&source, &name, &stem)
 }
 
-/// Runs a script; returns the exit status. With `ACT_GC_STRESS=1` in the
-/// environment every heap test collects (the test mode of DESIGN.md).
+/// Runs a script; returns the exit status. (`ACT_GC_STRESS=1` in the
+/// environment makes every heap test collect: see `heap`.)
 pub fn run_script(file: &str, args: &[String]) -> i32 {
-    if std::env::var_os("ACT_GC_STRESS").is_some_and(|v| v == "1") {
-        crate::heap::set_gc_stress(true);
-    }
     let module = match compile_file(file) {
         Ok(m) => m,
         Err(text) => {
