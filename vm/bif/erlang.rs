@@ -1095,3 +1095,73 @@ pub fn node_1(_: &mut Context, args: &mut [Term]) -> BifResult {
         Err(BifError::Badarg)
     }
 }
+
+// ---------------------------------------------------------------------
+// Time.
+
+/// Nanoseconds in `unit` (`second`, `millisecond`, `microsecond`,
+/// `nanosecond`, `native`, or parts per second as an integer).
+fn per_second(unit: Term) -> Result<i128, BifError> {
+    if let Some(n) = unit.as_small() {
+        return if n > 0 {
+            Ok(n as i128)
+        } else {
+            Err(BifError::Badarg)
+        };
+    }
+    match unit.as_atom().map(|a| a.name()) {
+        Some("second" | "seconds") => Ok(1),
+        Some("millisecond" | "milli_seconds") => Ok(1_000),
+        Some("microsecond" | "micro_seconds") => Ok(1_000_000),
+        Some("nanosecond" | "nano_seconds" | "native" | "perf_counter") => Ok(1_000_000_000),
+        _ => Err(BifError::Badarg),
+    }
+}
+
+fn time_in(ctx: &mut Context, args: &mut [Term], nanos: i128, unit: Term) -> BifResult {
+    let per = per_second(unit)?;
+    let v = nanos * per / 1_000_000_000;
+    make_integer(ctx, BigInt::from(v), args)
+}
+
+fn monotonic_nanos() -> i128 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as i128
+}
+
+fn system_nanos() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+pub fn monotonic_time_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    time_in(
+        ctx,
+        args,
+        monotonic_nanos(),
+        Term::atom(Atom::intern("native")),
+    )
+}
+
+pub fn monotonic_time_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let unit = args[0];
+    time_in(ctx, args, monotonic_nanos(), unit)
+}
+
+pub fn system_time_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    time_in(
+        ctx,
+        args,
+        system_nanos(),
+        Term::atom(Atom::intern("native")),
+    )
+}
+
+pub fn system_time_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let unit = args[0];
+    time_in(ctx, args, system_nanos(), unit)
+}
