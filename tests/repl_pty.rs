@@ -81,6 +81,15 @@ fn prompt_multiline_completion_interrupt_and_history() {
     p.exp_string("43").expect("history recall");
     p.exp_string("10> ").unwrap();
 
+    // Ctrl-C at the prompt drops an unfinished input.
+    p.send_line("{dropped,").unwrap();
+    p.exp_string(".. ").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("10> ").expect("a fresh prompt after Ctrl-C");
+    p.send_line("kept.").unwrap();
+    p.exp_string("kept").unwrap();
+    p.exp_string("11> ").unwrap();
+
     p.send_control('d').unwrap();
     p.exp_eof().expect("Ctrl-D leaves");
 
@@ -95,8 +104,8 @@ fn prompt_multiline_completion_interrupt_and_history() {
     q.send(UP).unwrap();
     q.send(UP).unwrap();
     q.send_line("").unwrap();
-    q.exp_string("6")
-        .expect("a line of the last session, recalled: X + 1.");
+    q.exp_string("kept")
+        .expect("a line of the last session, recalled: kept.");
     q.send_line("q().").unwrap();
     q.exp_eof().expect("q() leaves");
 }

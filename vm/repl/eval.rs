@@ -403,7 +403,13 @@ impl Shell {
     /// `new` (terms on `from`) replace all bindings when given.
     fn rebuild_store(&mut self, value: Option<(&Heap, Term)>, new: &[(String, Term)]) {
         let mut words = 0usize;
-        let keep = self.history.len().saturating_sub(HISTORY - 1);
+        // Room for the new result, if there is one.
+        let room = if value.is_some() {
+            HISTORY - 1
+        } else {
+            HISTORY
+        };
+        let keep = self.history.len().saturating_sub(room);
         let old_history = &self.history[keep..];
         for (_, v) in old_history {
             words = words.saturating_add(size_of(&self.store, *v).unwrap_or(0));
