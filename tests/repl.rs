@@ -186,3 +186,10 @@ fn funs_made_before_a_redefinition_keep_their_version() {
         "g() -> 1.\nF = fun() -> g() end.\ng() -> 2.\n{F(), g()}.\n"
     ));
 }
+
+#[test]
+fn an_undefined_remote_function_is_named_like_erl_names_it() {
+    insta::assert_snapshot!(shell(
+        "foo:bar().\nX = [1], lists:reverse(X), lists:nosuch(X, 2).\nlists:reverse([1, 2]).\n"
+    ));
+}

@@ -303,7 +303,7 @@ impl Shell {
             }
         };
         let results: Vec<String> = candidates.into_iter().collect();
-        self.run(module, &params, &results)
+        self.run(module, &params, &results, exprs)
     }
 
     /// Loads the compiled shell module and runs `'$eval'` in the shell's
@@ -313,6 +313,7 @@ impl Shell {
         module: crate::code::Module,
         params: &[String],
         results: &[String],
+        exprs: &[Expr],
     ) -> Evaluated {
         let module = crate::runtime::load(module);
         let values: Vec<Term> = self.bindings.iter().map(|(_, v)| *v).collect();
@@ -332,7 +333,19 @@ impl Shell {
         crate::runtime::output::flush();
         let buffer = match reply {
             Reply::Value(buffer) => buffer,
-            Reply::Exception(buffer) => return Evaluated::Error(exception_text(&module, &buffer)),
+            Reply::Exception(buffer) => {
+                let mut text = exception_text(&module, &buffer);
+                if text == "** exception error: undefined function\n"
+                    && let Some((m, f, a)) = first_undefined_call(exprs)
+                {
+                    text = format!(
+                        "** exception error: undefined function {}:{}/{a}\n",
+                        quote_atom(&m),
+                        quote_atom(&f)
+                    );
+                }
+                return Evaluated::Error(text);
+            }
             Reply::Died(buffer) => {
                 let empty = Heap::new();
                 let heap = buffer.heap().unwrap_or(&empty);
@@ -566,4 +579,33 @@ fn exception_text(module: &std::sync::Arc<crate::code::Module>, buffer: &Message
     let copied = [class, reason, stack];
     process.exception = copied;
     format_error(&process)
+}
+
+/// The first remote call `m:f(...)` with literal names in `exprs` (in
+/// source order) that names no function: the likely cause of an `undef`
+/// (the interpreter's stack trace does not name the missing callee).
+fn first_undefined_call(exprs: &[Expr]) -> Option<(String, String, u32)> {
+    use crate::syntax::ast::CallTarget;
+    let mut calls = Vec::new();
+    let mut pending: Vec<&Expr> = exprs.iter().rev().collect();
+    while let Some(e) = pending.pop() {
+        if let ExprKind::Call(target, args) = &e.kind
+            && let CallTarget::Remote(m, f) = target.as_ref()
+            && let (ExprKind::Atom(m), ExprKind::Atom(f)) = (&m.kind, &f.kind)
+        {
+            calls.push((e.span.start, m.clone(), f.clone(), args.len() as u32));
+        }
+        syntax::walk::children(e, &mut pending);
+    }
+    calls.sort_by_key(|c| c.0);
+    calls.into_iter().find_map(|(_, m, f, a)| {
+        // erlang:apply/2,3 are instructions, not BIFs.
+        let defined = (m == "erlang" && f == "apply")
+            || crate::bif::lookup(&m, &f, a).is_some()
+            || crate::runtime::lookup(Atom::intern(&m))
+                .ok()
+                .flatten()
+                .is_some_and(|module| module.exported(Atom::intern(&f), a).is_some());
+        (!defined).then_some((m, f, a))
+    })
 }
