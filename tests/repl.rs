@@ -193,3 +193,27 @@ fn an_undefined_remote_function_is_named_like_erl_names_it() {
         "foo:bar().\nX = [1], lists:reverse(X), lists:nosuch(X, 2).\nlists:reverse([1, 2]).\n"
     ));
 }
+
+#[test]
+fn input_that_is_not_utf8_or_lacks_a_final_newline_is_still_read() {
+    let (text, status) = shell_in(&temp_dir("bytes"), "X = 1.\n\"\u{fffd}\".\nX + 1.");
+    assert_eq!((text.as_str(), status), ("1\n[65533]\n2\n", Some(0)));
+    // Raw bytes through a file handle: an invalid byte becomes U+FFFD.
+    let dir = temp_dir("raw");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_act"))
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("act starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(b"\"\xff\".\nok.\n").expect("write");
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().expect("waitable").is_none() {
+        assert!(Instant::now() < deadline, "the shell timed out");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[65533]\nok\n");
+}

@@ -340,7 +340,7 @@ pub fn run() -> i32 {
 
 /// The scripted shell: reads forms from `input` until its end, writes
 /// each result on its own line, no prompts. Status 0 at the end of input.
-pub fn run_script(input: impl BufRead, out: &mut impl Write) -> i32 {
+pub fn run_script(mut input: impl BufRead, out: &mut impl Write) -> i32 {
     let mut session = Session::new();
     let mut buffer = String::new();
     let emit = |text: &str, out: &mut dyn Write| {
@@ -348,10 +348,19 @@ pub fn run_script(input: impl BufRead, out: &mut impl Write) -> i32 {
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
     };
-    for line in input.lines() {
-        let Ok(line) = line else { break };
-        buffer.push_str(&line);
-        buffer.push('\n');
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // Bytes, not `lines()`: a line that is not UTF-8 is read with
+        // replacement characters instead of ending the input.
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        buffer.push_str(&String::from_utf8_lossy(&line));
+        if !buffer.ends_with('\n') {
+            buffer.push('\n');
+        }
         while let Some((form, rest)) = split_input(&buffer) {
             buffer = rest;
             let mut text = String::new();
