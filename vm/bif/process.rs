@@ -23,6 +23,9 @@ use std::cell::Cell;
 pub enum Start {
     /// Run the process's code with these terms (on its own heap) in x0...
     Run(Vec<Term>),
+    /// The function is a BIF (`spawn(io, format, [...])`): the process
+    /// calls it with these arguments (on its heap) and exits.
+    Bif(u16, Vec<Term>),
     /// The function does not exist: the process exits at once with this
     /// reason (`{undef, [{M, F, Args, []}]}`) on its own heap.
     Undef(Term),
@@ -281,6 +284,11 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
                 return Err(BifError::Badarg);
             };
             let args = super::erlang::list_elements(heap, a).ok_or(BifError::Badarg)?;
+            if let Some(index) = super::lookup_atoms(m, f, args.len() as u32) {
+                let mut child = Process::new(ctx.process.module.clone(), 0);
+                let copied = copy_args(heap, &args, &mut child)?;
+                return Ok((child, Start::Bif(index, copied)));
+            }
             let found = match crate::runtime::lookup(m) {
                 Ok(Some(module)) => module
                     .exported(f, args.len() as u32)
@@ -311,18 +319,23 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
     if args.len() >= crate::interp::X_REGISTERS {
         return Err(BifError::SystemLimit);
     }
+    let copied = copy_args(heap, &args, &mut child)?;
+    Ok((child, Start::Run(copied)))
+}
+
+/// Copies `args` from `heap` onto the child's heap.
+fn copy_args(heap: &heap::Heap, args: &[Term], child: &mut Process) -> Result<Vec<Term>, BifError> {
     let mut words = 0;
-    for &t in &args {
+    for &t in args {
         words += heap::size_of(heap, t).map_err(|_| BifError::SystemLimit)?;
     }
     child
         .ensure_heap(words, &mut [], &mut [])
         .map_err(|_| BifError::SystemLimit)?;
-    let copied = args
+    Ok(args
         .iter()
         .map(|&t| heap::copy_term(heap, t, &mut child.heap))
-        .collect();
-    Ok((child, Start::Run(copied)))
+        .collect())
 }
 
 enum SpawnOf {

@@ -172,7 +172,7 @@ impl Process {
     #[cold]
     pub fn grow_frames(&mut self) -> Result<(), SystemLimit> {
         let cap = self.frames.capacity();
-        let new = (cap * 2).max(64);
+        let new = (cap * 2).max(8);
         budget::reserve((new - cap) * FRAME_BYTES)?;
         let reserved = self
             .frames
@@ -187,7 +187,7 @@ impl Process {
     #[cold]
     pub fn grow_stack(&mut self, slots: usize) -> Result<(), SystemLimit> {
         let cap = self.stack.capacity();
-        let new = (cap * 2).max(self.stack.len() + slots).max(256);
+        let new = (cap * 2).max(self.stack.len() + slots).max(16);
         budget::reserve((new - cap) * 8)?;
         let reserved = self.stack.try_reserve_exact(new - self.stack.len()).is_ok();
         budget::release((new - cap) * 8);

@@ -268,6 +268,72 @@ impl Actor {
             .unwrap_or_else(|_| atom_buffer(Atom::SYSTEM_LIMIT))
     }
 
+    /// A process spawned on a BIF: calls it once and exits (`normal`, or
+    /// `{Reason, [{M, F, Args, []}]}` with a report if it fails).
+    fn run_bif(
+        &mut self,
+        ctx: &mut RunContext<'_, Actor>,
+        regs: &mut Registers,
+        index: u16,
+        args: &mut [Term],
+    ) -> RunOutcome<MessageBuffer> {
+        let live = live_registers();
+        regs.x[..live].fill(Term::NIL);
+        let entry = &crate::bif::TABLE[index as usize];
+        let result = {
+            let mut services = ActorServices {
+                ctx: &mut *ctx,
+                cold: &mut self.cold,
+            };
+            services_mod::with_installed(&mut services, || {
+                let mut bif_ctx = crate::bif::Context {
+                    process: &mut self.process,
+                    x: &mut regs.x[..live],
+                };
+                (entry.func)(&mut bif_ctx, args)
+            })
+        };
+        let reason = match result {
+            Ok(_) => return RunOutcome::Exit(atom_buffer(Atom::NORMAL)),
+            Err(crate::bif::BifError::Halt(status)) => {
+                output::flush();
+                ctx.halt(status);
+                return RunOutcome::Exit(atom_buffer(Atom::NORMAL));
+            }
+            Err(crate::bif::BifError::Raise(Class::Exit, r)) => {
+                return RunOutcome::Exit(
+                    MessageBuffer::copy_from(&self.process.heap, r)
+                        .unwrap_or_else(|_| atom_buffer(Atom::SYSTEM_LIMIT)),
+                );
+            }
+            Err(crate::bif::BifError::Raise(_, r)) => r,
+            Err(crate::bif::BifError::Badarith) => Term::atom(Atom::BADARITH),
+            Err(crate::bif::BifError::SystemLimit) => Term::atom(Atom::SYSTEM_LIMIT),
+            Err(_) => Term::atom(Atom::BADARG),
+        };
+        let list_words = 2 * args.len();
+        let mut roots = [reason];
+        if self
+            .process
+            .ensure_heap(list_words + 5 + 2 + 3, args, &mut roots)
+            .is_err()
+        {
+            return RunOutcome::Exit(atom_buffer(Atom::SYSTEM_LIMIT));
+        }
+        let list = self.process.heap.list(args);
+        let (m, f) = (Atom::intern(entry.module), Atom::intern(entry.name));
+        let mfa = self
+            .process
+            .heap
+            .tuple(&[Term::atom(m), Term::atom(f), list, Term::NIL]);
+        let stack = self.process.heap.cons(mfa, Term::NIL);
+        let t = self.process.heap.tuple(&[roots[0], stack]);
+        let reason = MessageBuffer::copy_from(&self.process.heap, t)
+            .unwrap_or_else(|_| atom_buffer(Atom::SYSTEM_LIMIT));
+        error_report(ctx, ctx.pid(), &reason);
+        RunOutcome::Exit(reason)
+    }
+
     /// Ends the process with `reason` from a run step.
     fn die(
         &mut self,
@@ -361,6 +427,9 @@ impl ProcessBody for Actor {
                 regs.x[..args.len()].copy_from_slice(&args);
                 regs.x[args.len()..live.max(args.len())].fill(Term::NIL);
             }
+            Some(Start::Bif(index, mut args)) => {
+                return self.run_bif(ctx, regs, index, &mut args);
+            }
             Some(Start::Undef(reason)) => {
                 let reason = MessageBuffer::copy_from(&self.process.heap, reason)
                     .unwrap_or_else(|_| atom_buffer(Atom::UNDEF));
@@ -386,9 +455,19 @@ impl ProcessBody for Actor {
             })
         };
         ctx.charge(self.process.reductions.min(u32::MAX as usize) as u32);
+        // Registers past the last non-nil one need no saving: a restore
+        // fills them with nil again. (An idle process keeps only the few it
+        // wrote, not the `live` most any module uses.)
         let save = |this: &mut Actor, regs: &Registers| {
+            let n = regs.x[..live]
+                .iter()
+                .rposition(|&t| t != Term::NIL)
+                .map_or(0, |i| i + 1);
+            if this.saved_x.capacity() > 2 * n {
+                this.saved_x = Vec::with_capacity(n);
+            }
             this.saved_x.clear();
-            this.saved_x.extend_from_slice(&regs.x[..live]);
+            this.saved_x.extend_from_slice(&regs.x[..n]);
         };
         match outcome {
             Outcome::Yield => {
@@ -739,4 +818,26 @@ pub fn option_takes_value(name: &str) -> bool {
 /// The configuration the options set, and whether `--stats` was given.
 pub fn configured() -> (Config, bool) {
     options().lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_actor_stays_small() {
+        let actor = std::mem::size_of::<Actor>();
+        let process = std::mem::size_of::<Process>();
+        eprintln!("Actor {actor} B, Process {process} B");
+        assert!(actor <= 512, "Actor is {actor} bytes");
+    }
+
+    #[test]
+    fn timestamps_read_like_erlangs() {
+        assert_eq!(timestamp(0), "1-Jan-1970::00:00:00.000000");
+        assert_eq!(
+            timestamp(1_795_000_000_123_456_000),
+            "18-Nov-2026::11:06:40.123456"
+        );
+    }
 }
