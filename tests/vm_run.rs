@@ -290,3 +290,16 @@ fn programs_print_the_same_when_every_heap_test_collects() {
         );
     }
 }
+
+#[test]
+fn a_script_named_like_a_library_module_does_not_hide_it() {
+    let src = "main(_) -> io:format(\"~p~n\", [lists:seq(1, 3)]).\n";
+    let dir = scratch("named_lists", &[("lists.act", src)]);
+    let r = act(&dir, &["lists.act"], SHORT);
+    assert_eq!(
+        (r.stdout.as_str(), r.status),
+        ("[1,2,3]\n", 0),
+        "{}",
+        r.stderr
+    );
+}

@@ -67,9 +67,16 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     let source =
         std::fs::read_to_string(file).map_err(|e| format!("act: cannot read {file}: {e}\n"))?;
     let path = Path::new(file);
-    let stem = path
+    let mut stem = path
         .file_stem()
         .map_or("main".to_string(), |s| s.to_string_lossy().into_owned());
+    // A script named like a library module (lists.act) must not hide it:
+    // without a -module attribute it gets a name of its own, as escript
+    // gives every script one.
+    let library = ["erlang", "io", "io_lib"];
+    if STDLIB.iter().any(|(n, _)| *n == stem) || library.contains(&stem.as_str()) {
+        stem.push_str("_script");
+    }
     let name = path
         .file_name()
         .map_or(file.to_string(), |s| s.to_string_lossy().into_owned());
