@@ -217,3 +217,51 @@ fn input_that_is_not_utf8_or_lacks_a_final_newline_is_still_read() {
     let out = child.wait_with_output().expect("output");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "[65533]\nok\n");
 }
+
+#[test]
+fn what_a_process_prints_between_inputs_shows_without_more_input() {
+    use std::io::Read;
+    let dir = temp_dir("async");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_act"))
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("act starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 256];
+            while let Ok(n) = stdout.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        })
+    };
+    stdin
+        .write_all(
+            b"spawn(fun() -> receive after 200 -> io:format(\"late~n\") end end), started.\n",
+        )
+        .expect("write");
+    stdin.flush().expect("flush");
+    // stdin stays open: the shell is waiting for input when `late` comes.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !seen.lock().unwrap().contains("late") {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the late output never showed: {:?}", seen.lock().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(stdin);
+    let _ = child.wait();
+    let _ = reader.join();
+    assert_eq!(seen.lock().unwrap().as_str(), "started\nlate\n");
+}

@@ -329,6 +329,7 @@ fn is_blank(text: &str) -> bool {
 
 /// Runs the shell on this process's stdin and stdout; the exit status.
 pub fn run() -> i32 {
+    start_flusher();
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         run_terminal()
     } else {
@@ -336,6 +337,20 @@ pub fn run() -> i32 {
         let mut out = std::io::stdout();
         run_script(stdin.lock(), &mut out)
     }
+}
+
+/// Flushes the VM's stdout every 50 ms, so that what processes print
+/// while the shell waits for input (a spawned process, a timer) shows at
+/// once rather than with the next result.
+fn start_flusher() {
+    let _ = std::thread::Builder::new()
+        .name("act shell output".to_string())
+        .spawn(|| {
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                crate::runtime::output::flush();
+            }
+        });
 }
 
 /// The scripted shell: reads forms from `input` until its end, writes
