@@ -13,16 +13,21 @@
 //!     {'$value', {X, Y, Z}}.
 //! ```
 //!
-//! (`'$value'` stands for a variable name no user writes.) Calling it
-//! returns the value and the new values of all bindings, so a variable
-//! that is already bound is matched, not rebound, exactly as in erl. Each
+//! (`'$value'` stands for a variable name no user writes.) Calling it (in
+//! the evaluator process, see `server`) returns the value and the new
+//! values of all bindings, so a variable that is already bound is
+//! matched, not rebound, exactly as in erl. Which variables the input
+//! binds is left to the checker: every variable the input mentions is a
+//! candidate, and those it reports unbound or unsafe at the end are
+//! dropped and the module rebuilt. Each
 //! load makes a new version of `shell_default`; funs made by older inputs
 //! keep their own version (DESIGN.md "Code"), so they keep working after
 //! a redefinition.
 //!
 //! Invariant: every term in `bindings` and `history` lives on `store` (or
-//! is an immediate or a literal); `store` is rebuilt from scratch after
-//! each evaluation, so garbage never accumulates there.
+//! is an immediate, or a literal, whose block is never freed even when its
+//! module version is); `store` is rebuilt from scratch after each
+//! evaluation, so garbage never accumulates there.
 
 use super::server::{Reply, Server};
 use crate::heap::{Heap, MessageBuffer};
