@@ -65,8 +65,10 @@ fn prompt_multiline_completion_interrupt_and_history() {
     p.send_line("loop() -> loop().").unwrap();
     p.exp_string("ok").unwrap();
     p.exp_string("7> ").unwrap();
-    p.send_line("loop().").unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The loop announces itself, so Ctrl-C surely comes while it runs.
+    p.send_line("io:format(\"looping~n\"), loop().").unwrap();
+    p.exp_string("looping\r\n").expect("the loop started");
+    std::thread::sleep(std::time::Duration::from_millis(100));
     p.send_control('c').unwrap();
     p.exp_string("interrupted")
         .expect("Ctrl-C interrupts the evaluation");
