@@ -211,10 +211,6 @@ bifs! {
         "$bs_get", 4 => erlang::bs_get_4;
         "$bs_end", 2 => erlang::bs_end_2;
         "node", 1 => erlang::node_1, auto;
-        "monotonic_time", 0 => erlang::monotonic_time_0;
-        "monotonic_time", 1 => erlang::monotonic_time_1;
-        "system_time", 0 => erlang::system_time_0;
-        "system_time", 1 => erlang::system_time_1;
     }
     "$shell" => {
         "take", 0 => shell::take_0;

@@ -1,10 +1,10 @@
 //! A process: its heap, its stack of frames and Y slots, where it is in
 //! the code, its catches, mailbox and dictionary.
 //!
-//! For now a process runs on its own (sequential programs); the fields
-//! that signals and scheduling need come with processes. The hot fields
-//! (code position, stack bounds, reductions) come first; the cold ones
-//! (dictionary) are boxed lazily.
+//! This is what the interpreter runs; `runtime::processes::Actor` wraps
+//! it for the scheduler (saved registers, links, monitors, timers), and
+//! moves arriving messages into `heap` and `mailbox`. The hot fields
+//! (code position, stack bounds, reductions) come first.
 //!
 //! Invariant: every term the process can reach is in `heap` or the
 //! literal area, and is rooted in one of: the X registers of the
