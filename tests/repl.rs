@@ -265,3 +265,10 @@ fn what_a_process_prints_between_inputs_shows_without_more_input() {
     let _ = reader.join();
     assert_eq!(seen.lock().unwrap().as_str(), "started\nlate\n");
 }
+
+#[test]
+fn v_recalls_results_inside_expressions_too() {
+    insta::assert_snapshot!(shell(
+        "X = 10.\n{a, X}.\nY = v(1) + 5.\nelement(2, v(-2)) * 2.\n[v(N) || N <- [1, 3]].\nv(99).\nh(1) -> one.\nh(2).\n"
+    ));
+}

@@ -44,6 +44,8 @@ use std::collections::BTreeSet;
 pub const SHELL_MODULE: &str = "shell_default";
 /// The function that evaluates one input.
 const EVAL_FUNCTION: &str = "$eval";
+/// The parameter that carries the results for `v(N)` inside expressions.
+const HISTORY_VAR: &str = "ActShellHistory__";
 /// The function behind `flush()`.
 const FLUSH_FUNCTION: &str = "$flush";
 /// The variable that holds the input's value inside `'$eval'`.
@@ -81,6 +83,9 @@ pub struct Shell {
     store: Heap,
     /// The runtime the evaluations run on (started by the first one).
     server: Option<Server>,
+    /// Whether the input being evaluated calls `v/1`: then `'$eval'`
+    /// takes the results as one more argument and `v/1` is defined.
+    with_history: bool,
     /// The number of the next input (the prompt's `N>`).
     pub counter: u64,
 }
@@ -109,6 +114,7 @@ impl Shell {
             history: Vec::new(),
             store: Heap::new(),
             server: None,
+            with_history: false,
             counter: 1,
         }
     }
@@ -194,6 +200,7 @@ impl Shell {
             .iter()
             .position(|d| d.name == function.name && d.arity == function.arity)
             .unwrap_or(0);
+        self.with_history = false;
         let generated = self.generate(None, &[], &[], Some((at, span.start as usize)));
         match compile(&generated, input) {
             Ok(module) => {
@@ -224,6 +231,12 @@ impl Shell {
             .map(|d| format!("{}/{}", quote_atom(&d.name), d.arity))
             .collect();
         exports.push(format!("'{FLUSH_FUNCTION}'/0"));
+        let history = self.with_history && exprs.is_some();
+        let mut params = params.to_vec();
+        if history {
+            params.push(HISTORY_VAR.to_string());
+            exports.push("v/1".to_string());
+        }
         if exprs.is_some() {
             exports.push(format!("'{EVAL_FUNCTION}'/{}", params.len()));
         }
@@ -240,6 +253,16 @@ impl Shell {
             "'{FLUSH_FUNCTION}'() -> receive M -> io:format(\"Shell got ~p~n\", [M]), \
              '{FLUSH_FUNCTION}'() after 0 -> ok end.\n"
         ));
+        // v(N) inside an expression: the results the shell passes in.
+        if history {
+            generated.source.push_str(
+                "v(N) ->\n\
+                 H = get('$shell_history'),\n\
+                 Found = if N < 0, length(H) + N >= 0 -> lists:nth(length(H) + N + 1, H);\n\
+                 true -> lists:keyfind(N, 1, H) end,\n\
+                 case Found of {_, V} -> V; _ -> erlang:error({bad_history, N}) end.\n",
+            );
+        }
         for (i, d) in self.definitions.iter().enumerate() {
             if let Some((index, from)) = user
                 && index == i
@@ -254,6 +277,9 @@ impl Shell {
         if let Some((text, from, _)) = exprs {
             let s = &mut generated.source;
             s.push_str(&format!("'{EVAL_FUNCTION}'({}) ->\n", params.join(", ")));
+            if history {
+                s.push_str(&format!("put('$shell_history', {HISTORY_VAR}),\n"));
+            }
             s.push_str(&format!("{VALUE_VAR} = begin\n"));
             generated.user_at = s.len();
             generated.user_from = from;
@@ -276,6 +302,11 @@ impl Shell {
         let to = last.span.end as usize;
         let text = &input[from..to];
         let params: Vec<String> = self.binding_names();
+        self.with_history = calls_v(exprs)
+            && !self
+                .definitions
+                .iter()
+                .any(|d| d.name == "v" && d.arity == 1);
         // Candidates for the bindings after the input: the old ones and
         // every variable the input mentions; those the checker says are
         // not bound (or unsafe) at the end are dropped, one round each.
@@ -334,6 +365,7 @@ impl Shell {
             Atom::intern(EVAL_FUNCTION),
             &self.store,
             &values,
+            self.with_history.then_some(&self.history[..]),
         );
         crate::runtime::output::flush();
         let buffer = match reply {
@@ -557,6 +589,14 @@ fn format_error(process: &Process) -> String {
         } else if line.contains(EVAL_FUNCTION) || line.contains("act_shell:") {
             continue;
         }
+        // Lines of the generated shell module mean nothing to the user.
+        let line = match line.find(&format!("{SHELL_MODULE}:")) {
+            Some(_) => line
+                .split(&format!(" ({INPUT_NAME}, line"))
+                .next()
+                .unwrap_or(line),
+            None => line,
+        };
         out.push_str(line);
         out.push('\n');
     }
@@ -613,4 +653,21 @@ fn first_undefined_call(exprs: &[Expr]) -> Option<(String, String, u32)> {
                 .is_some_and(|module| module.exported(Atom::intern(&f), a).is_some());
         (!defined).then_some((m, f, a))
     })
+}
+
+/// Whether `exprs` call `v/1` (the shell's result history) anywhere.
+fn calls_v(exprs: &[Expr]) -> bool {
+    use crate::syntax::ast::CallTarget;
+    let mut pending: Vec<&Expr> = exprs.iter().collect();
+    while let Some(e) = pending.pop() {
+        if let ExprKind::Call(target, args) = &e.kind
+            && let CallTarget::Local(name, _) = target.as_ref()
+            && name == "v"
+            && args.len() == 1
+        {
+            return true;
+        }
+        syntax::walk::children(e, &mut pending);
+    }
+    false
 }

@@ -133,24 +133,46 @@ impl Server {
     }
 
     /// Runs `module:function(Args...)` in the evaluator, `args` being
-    /// terms on `heap`, and waits for the outcome.
-    pub fn call(&mut self, module: Atom, function: Atom, heap: &Heap, args: &[Term]) -> Reply {
+    /// terms on `heap`, and waits for the outcome. With `history`, one
+    /// more argument follows: the list of `{N, Value}` results (on `heap`
+    /// too), for `v(N)` inside expressions.
+    pub fn call(
+        &mut self,
+        module: Atom,
+        function: Atom,
+        heap: &Heap,
+        args: &[Term],
+        history: Option<&[(u64, Term)]>,
+    ) -> Reply {
         if let Some(status) = self.ended {
             return Reply::Ended(status);
         }
-        let mut temp = Heap::new();
+        let size = |t: Term| crate::heap::size_of(heap, t).unwrap_or(0);
+        let entries = history.unwrap_or(&[]);
         let words: usize = args
             .iter()
-            .map(|&a| crate::heap::size_of(heap, a).unwrap_or(0))
+            .map(|&a| size(a))
+            .chain(entries.iter().map(|&(_, v)| size(v) + 3 + 2))
             .fold(0usize, usize::saturating_add)
-            .saturating_add(2 * args.len() + 8);
+            .saturating_add(2 * args.len() + 8 + 2);
+        let mut temp = Heap::new();
         if temp.ensure(words, &mut []).is_err() {
             return Reply::Interrupted;
         }
-        let copied: Vec<Term> = args
+        let mut copied: Vec<Term> = args
             .iter()
             .map(|&a| crate::heap::copy_term(heap, a, &mut temp))
             .collect();
+        if history.is_some() {
+            let pairs: Vec<Term> = entries
+                .iter()
+                .map(|&(n, v)| {
+                    let v = crate::heap::copy_term(heap, v, &mut temp);
+                    temp.tuple(&[Term::small(n as i64), v])
+                })
+                .collect();
+            copied.push(temp.list(&pairs));
+        }
         let list = temp.list(&copied);
         let request = temp.tuple(&[
             Term::atom(Atom::intern("eval")),
