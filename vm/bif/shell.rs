@@ -21,7 +21,10 @@ use std::sync::{Mutex, OnceLock};
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 struct Door {
+    /// Pushed by the editor's thread, popped by the server process.
     requests: Mutex<VecDeque<MessageBuffer>>,
+    /// Set by the editor's thread (`open`); used by the server process
+    /// and, once, by the runtime's thread when the runtime ends.
     replies: Mutex<Option<Sender<MessageBuffer>>>,
 }
 

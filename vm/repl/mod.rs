@@ -51,7 +51,8 @@ Shell commands:
   b()          show all variable bindings
   f()          forget all variable bindings
   f(X)         forget the binding of X
-  v(N)         the value of input N (v(-1): the one before)
+  v(N)         the result of input N (v(-1): the last one), also inside
+               expressions
   c(File)      compile and load a module from File (\"m.act\" or m)
   l(Mod)       reload module Mod from its file
   m(Mod)       list the functions Mod exports
