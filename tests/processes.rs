@@ -70,6 +70,16 @@ fn request_reply_rounds_behind_10000_unmatched_messages() {
     assert_ok(&out, "1000 rounds, 10000 junk left\n");
 }
 
+/// The reference trick: a receive for a fresh reference skips the backlog
+/// queued before the reference was made. Scanning 20,000 messages in each
+/// of 100,000 rounds would take about a minute; with the mark it takes
+/// well under a second, so the 30 s timeout tells the two apart.
+#[test]
+fn fresh_reference_rounds_skip_the_backlog() {
+    let out = run(&[], "selective.act", &["20000", "100000"], 30);
+    assert_ok(&out, "100000 rounds, 20000 junk left\n");
+}
+
 #[test]
 fn spawn_past_max_processes_raises_system_limit() {
     let out = run(&["--max-processes", "100"], "max_processes.act", &[], 60);
@@ -85,4 +95,35 @@ fn deterministic_runs_print_the_same() {
         let again = run(&["--deterministic"], "deterministic.act", &[], 60);
         assert_eq!(again.stdout, first.stdout);
     }
+}
+
+#[test]
+fn an_error_in_main_ends_the_program_with_127_whatever_else_runs() {
+    let out = run(&[], "main_crash.act", &[], 60);
+    assert_eq!(out.status, Some(127), "{out:?}");
+    assert_eq!(out.stdout, "before\n");
+    assert!(
+        out.stderr.contains("no match of right hand side value 2"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_budget_of_one_reduction_still_runs_every_program_right() {
+    let out = run(&["--reductions", "1"], "ring.act", &["1000", "3"], 60);
+    assert_ok(&out, "ring of 1000: 3000 hops\n");
+}
+
+#[test]
+fn stats_are_reported_on_stderr() {
+    let out = run(&["--stats"], "ring.act", &["100", "1"], 60);
+    assert_ok(&out, "ring of 100: 100 hops\n");
+    assert!(out.stderr.contains("processes spawned: 100"), "{out:?}");
+}
+
+#[test]
+fn a_bad_runtime_option_is_a_usage_error() {
+    let out = run(&["--schedulers", "0"], "ring.act", &["10", "1"], 60);
+    assert_eq!(out.status, Some(2), "{out:?}");
+    assert!(out.stderr.contains("--schedulers"), "{out:?}");
 }

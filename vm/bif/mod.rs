@@ -183,6 +183,7 @@ bifs! {
         "$badbool", 1 => erlang::badbool_1;
         "$bs_build", 1 => erlang::bs_build_1;
         "send", 2 => process::send_2;
+        "$recv_use", 1 => process::recv_use_1;
         "spawn", 1 => process::spawn_1, auto;
         "spawn", 3 => process::spawn_3, auto;
         "spawn_link", 1 => process::spawn_link_1, auto;

@@ -246,7 +246,22 @@ pub fn self_0(_: &mut Context, _: &mut [Term]) -> BifResult {
 
 pub fn make_ref_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let id = services(|s| s.make_ref());
+    ctx.process.mailbox.set_mark(id);
     reference(ctx, args, id)
+}
+
+/// `erlang:'$recv_use'(Ref)`, emitted by the compiler before a receive
+/// whose every pattern needs the bound `Ref`: starts the scan past the
+/// messages queued before `Ref` was made (none of them can hold it).
+/// Anything but the newest reference leaves the scan where it is.
+pub fn recv_use_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(id) = reference_id(&ctx.process.heap, args[0]) {
+        let at = ctx.process.mailbox.mark_of(id);
+        if ctx.process.save < at {
+            ctx.process.save = at;
+        }
+    }
+    Ok(args[0])
 }
 
 // ---------------------------------------------------------------------
@@ -630,4 +645,110 @@ pub fn system_time_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn system_time_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let v = time_in(args[0], system_ns())?;
     int(ctx, args, v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Services that answer with a chosen pid.
+    struct Fixed(Solo, Pid);
+
+    impl Services for Fixed {
+        fn self_pid(&self) -> Pid {
+            self.1
+        }
+        fn send(&mut self, to: Pid, m: MessageBuffer) {
+            self.0.send(to, m)
+        }
+        fn spawn(&mut self, s: Spawn) -> Option<Pid> {
+            self.0.spawn(s)
+        }
+        fn link(&mut self, p: Pid) -> bool {
+            self.0.link(p)
+        }
+        fn unlink(&mut self, p: Pid) {
+            self.0.unlink(p)
+        }
+        fn monitor(&mut self, p: Pid) -> u64 {
+            self.0.monitor(p)
+        }
+        fn demonitor(&mut self, r: u64) -> bool {
+            self.0.demonitor(r)
+        }
+        fn exit_signal(&mut self, to: Pid, from: Pid, r: MessageBuffer) {
+            self.0.exit_signal(to, from, r)
+        }
+        fn set_trap_exit(&mut self, on: bool) -> bool {
+            self.0.set_trap_exit(on)
+        }
+        fn trap_exit(&self) -> bool {
+            self.0.trap_exit()
+        }
+        fn register(&mut self, n: Atom, p: Pid) -> bool {
+            self.0.register(n, p)
+        }
+        fn unregister(&mut self, n: Atom) -> bool {
+            self.0.unregister(n)
+        }
+        fn whereis(&self, n: Atom) -> Option<Pid> {
+            self.0.whereis(n)
+        }
+        fn registered(&self) -> Vec<Atom> {
+            self.0.registered()
+        }
+        fn is_alive(&self, p: Pid) -> bool {
+            self.0.is_alive(p)
+        }
+        fn processes(&self) -> Vec<Pid> {
+            self.0.processes()
+        }
+        fn process_count(&self) -> usize {
+            self.0.process_count()
+        }
+        fn schedulers(&self) -> usize {
+            self.0.schedulers()
+        }
+        fn total_reductions(&self) -> u64 {
+            self.0.total_reductions()
+        }
+        fn make_ref(&mut self) -> u64 {
+            self.0.make_ref()
+        }
+        fn now_ns(&self) -> u64 {
+            self.0.now_ns()
+        }
+    }
+
+    #[test]
+    fn installed_services_are_seen_only_inside_the_scope_and_one_at_a_time() {
+        // Outside any run step: the lone process's services (pid 0).
+        assert_eq!(services(|s| s.self_pid()), Pid::from_id(0));
+        let mut outer = Fixed(Solo::default(), Pid::from_id(7));
+        with_installed(&mut outer, || {
+            assert_eq!(services(|s| s.self_pid()), Pid::from_id(7));
+            // While a BIF holds them, nobody else can: a nested look-up
+            // sees none installed rather than a second `&mut`.
+            services(|_| assert_eq!(services(|s| s.self_pid()), Pid::from_id(0)));
+            // Nested scopes restore the outer one.
+            let mut inner = Fixed(Solo::default(), Pid::from_id(9));
+            with_installed(&mut inner, || {
+                assert_eq!(services(|s| s.self_pid()), Pid::from_id(9));
+            });
+            assert_eq!(services(|s| s.self_pid()), Pid::from_id(7));
+            assert_eq!(services(|s| s.make_ref()), 1);
+            assert_eq!(services(|s| s.make_ref()), 2);
+        });
+        assert_eq!(services(|s| s.self_pid()), Pid::from_id(0));
+    }
+
+    #[test]
+    fn a_panic_inside_the_scope_uninstalls_the_services() {
+        let mut fixed = Fixed(Solo::default(), Pid::from_id(5));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_installed(&mut fixed, || services(|_| panic!("inside a BIF")))
+        }));
+        assert!(result.is_err());
+        assert_eq!(services(|s| s.self_pid()), Pid::from_id(0));
+    }
 }

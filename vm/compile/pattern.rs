@@ -435,6 +435,16 @@ impl Fc<'_> {
         let head = self.m.new_label();
         let no_message = self.m.new_label();
         let message = self.temp();
+        // The reference trick: a receive that only takes messages holding
+        // an already bound variable may skip what was queued before that
+        // reference was made (checked at run time by `$recv_use`).
+        // Which of the common variables holds the newest reference is
+        // known only at run time, so each is offered (a few at most).
+        for var in common_bound_vars(clauses, &self.bound).iter().take(4) {
+            let index = super::expr::bif_index("erlang", "$recv_use", 1, ast_span(clauses))?;
+            let src = self.var_src(var);
+            self.emit_bif(index, &[src], message);
+        }
         self.m.bind(head);
         self.m.emit(Instr::LoopRec {
             fail: no_message,
@@ -624,6 +634,43 @@ impl Fc<'_> {
         self.x_floor = floor;
         Ok(())
     }
+}
+
+/// The variables bound before a receive that every clause's pattern
+/// contains (so every message the receive takes holds their values).
+fn common_bound_vars(clauses: &[ast::Clause], bound: &HashSet<String>) -> Vec<String> {
+    let mut common: Option<HashSet<String>> = None;
+    for c in clauses {
+        let Some(pattern) = c.patterns.first() else {
+            return Vec::new();
+        };
+        let mut vars = HashSet::new();
+        // An explicit stack: patterns may nest deeply.
+        let mut stack = vec![pattern];
+        while let Some(e) = stack.pop() {
+            if let ExprKind::Var(name) = &e.kind
+                && bound.contains(name)
+            {
+                vars.insert(name.clone());
+            }
+            crate::syntax::walk::children(e, &mut stack);
+        }
+        common = Some(match common {
+            None => vars,
+            Some(acc) => acc.intersection(&vars).cloned().collect(),
+        });
+    }
+    let mut names: Vec<String> = common.unwrap_or_default().into_iter().collect();
+    names.sort();
+    names
+}
+
+fn ast_span(clauses: &[ast::Clause]) -> crate::syntax::span::Span {
+    clauses
+        .first()
+        .and_then(|c| c.patterns.first())
+        .map(|p| p.span)
+        .unwrap_or_default()
 }
 
 fn merge_bound(acc: &mut Option<HashSet<String>>, bound: &HashSet<String>) {

@@ -4,6 +4,14 @@
 //! A ring buffer, so that taking the oldest message (the common case) and
 //! the newest (a reply matched by a fresh reference behind a backlog) are
 //! both O(1); only a match in the middle shifts messages.
+//!
+//! The reference mark (BEAM's receive marker): `make_ref` records the
+//! queue length beside the new reference's id. No message queued before
+//! can contain that reference, so a receive whose every pattern needs it
+//! (the compiler proves that and emits `erlang:'$recv_use'(Ref)`) starts
+//! its scan at the mark, not at the oldest message. Invariant: `mark`
+//! counts the messages queued before the reference was made that are
+//! still queued (`remove` keeps it so).
 
 use crate::term::Term;
 use std::collections::VecDeque;
@@ -11,6 +19,8 @@ use std::collections::VecDeque;
 #[derive(Default, Debug)]
 pub struct Mailbox {
     queue: VecDeque<Term>,
+    /// The newest reference's id and the queue length when it was made.
+    mark: Option<(u64, usize)>,
 }
 
 impl Mailbox {
@@ -37,11 +47,33 @@ impl Mailbox {
     /// Takes the message at `index` out of the queue.
     #[inline]
     pub fn remove(&mut self, index: usize) -> Option<Term> {
+        if let Some((_, at)) = &mut self.mark
+            && index < *at
+        {
+            *at -= 1;
+        }
         self.queue.remove(index)
     }
 
     pub fn retain(&mut self, keep: impl FnMut(&Term) -> bool) {
         self.queue.retain(keep);
+        self.mark = None;
+    }
+
+    /// Records that the reference `id` is made now.
+    #[inline]
+    pub fn set_mark(&mut self, id: u64) {
+        self.mark = Some((id, self.queue.len()));
+    }
+
+    /// Where a scan for messages holding reference `id` may start: after
+    /// every message queued before it was made (0 if `id` is not marked).
+    #[inline]
+    pub fn mark_of(&self, id: u64) -> usize {
+        match self.mark {
+            Some((marked, at)) if marked == id => at,
+            _ => 0,
+        }
     }
 
     /// The messages as two slices (oldest first), for the collector.

@@ -56,8 +56,9 @@ pub struct Actor {
     process: Process,
     /// Live X registers between run steps.
     saved_x: Vec<Term>,
-    /// How the process starts, until its first run step.
-    start: Option<Start>,
+    /// How the process starts, until its first run step (boxed: it is
+    /// used once, and an idle process should not carry its space).
+    start: Option<Box<Start>>,
     cold: Option<Box<Cold>>,
     /// The tag of the pending receive timer, or 0.
     timer_tag: u64,
@@ -71,7 +72,7 @@ impl Actor {
         Actor {
             process,
             saved_x: Vec::new(),
-            start: Some(start),
+            start: Some(Box::new(start)),
             cold: None,
             timer_tag: 0,
             next_tag: 1,
@@ -420,7 +421,7 @@ impl ProcessBody for Actor {
         budget: u32,
     ) -> RunOutcome<MessageBuffer> {
         let live = live_registers();
-        match self.start.take() {
+        match self.start.take().map(|b| *b) {
             Some(Start::Run(args)) => {
                 // The registers hold the last process's terms: clear them,
                 // every live one is a GC root of this process now.
