@@ -14,4 +14,5 @@ pub mod runtime;
 pub mod syntax;
 pub mod term;
 // Out of alphabetical order only to merge cleanly with parallel branches.
+pub mod repl;
 pub mod sched;

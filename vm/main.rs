@@ -16,6 +16,7 @@ const USAGE: &str = "\
 act: a small Erlang on a bytecode VM
 
 Usage:
+  act                  start the interactive shell
   act check FILE...    check files for syntax and compile errors
   act FILE [ARGS...]   run FILE's main/1 with ARGS as a list of strings
   act run FILE [ARGS...]
@@ -40,14 +41,19 @@ enum Command {
     Help,
     Version,
     Check(Vec<String>),
-    Run { file: String, args: Vec<String> },
+    Run {
+        file: String,
+        args: Vec<String>,
+    },
     Disasm(String),
+    /// No arguments: the interactive shell.
+    Shell,
 }
 
 /// Reads the arguments after the program name.
 fn parse_args(args: &[String]) -> Result<Command, String> {
     match args.first().map(String::as_str) {
-        None => Err("no command given".to_string()),
+        None => Ok(Command::Shell),
         Some("-h" | "--help" | "help") => Ok(Command::Help),
         Some("-V" | "--version") => Ok(Command::Version),
         Some("check") => {
@@ -113,6 +119,11 @@ fn main() -> ExitCode {
             // The interpreter never recurses on the Rust stack; the big
             // stack is only a margin for the compiler's passes.
             let status = syntax::with_big_stack(|| act::runtime::script::run_script(&file, &args));
+            act::runtime::output::flush();
+            ExitCode::from(status.clamp(0, 255) as u8)
+        }
+        Ok(Command::Shell) => {
+            let status = act::repl::run();
             act::runtime::output::flush();
             ExitCode::from(status.clamp(0, 255) as u8)
         }

@@ -12,6 +12,7 @@ pub mod library;
 pub mod lists;
 pub mod maps;
 pub mod process;
+pub mod shell;
 
 use crate::process::{Class, Process};
 use crate::term::{Atom, Term};
@@ -212,6 +213,11 @@ bifs! {
         "$bs_get", 4 => erlang::bs_get_4;
         "$bs_end", 2 => erlang::bs_end_2;
         "node", 1 => erlang::node_1, auto;
+    }
+    "$shell" => {
+        "take", 0 => shell::take_0;
+        "reply", 1 => shell::reply_1;
+        "interrupted", 0 => shell::interrupted_0;
     }
     "io" => {
         "format", 1 => io::format_1;

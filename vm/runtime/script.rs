@@ -47,7 +47,7 @@ pub fn compile_source(
 }
 
 /// Finds module `name`: the embedded stdlib, then `name.act` in `dir`.
-fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module, String>> {
+pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module, String>> {
     if let Some((_, source)) = STDLIB.iter().find(|(n, _)| *n == name) {
         return Some(compile_source(source, &format!("{name}.act"), name));
     }

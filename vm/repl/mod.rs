@@ -1,0 +1,522 @@
+//! The interactive shell: `act` with no file. An Erlang-style read, eval,
+//! print loop on rustyline.
+//!
+//! Input is read until a complete form (a `.` token) and may span lines.
+//! A form is a shell command (`b()`, `f(X)`, `c("m.act")`, ...), a
+//! function definition, or an expression sequence to evaluate with the
+//! bindings (`eval`). On a terminal the prompt counts inputs (`1>`), lines
+//! are edited with history (`~/.act_history`, or `$ACT_HISTORY`) and tab
+//! completion, and Ctrl-C interrupts an evaluation. When stdin is not a
+//! terminal there is no prompt: each result is printed on its own line,
+//! so the shell can be scripted.
+
+pub mod complete;
+pub mod eval;
+pub mod interrupt;
+pub mod server;
+
+use crate::syntax::ast::{CallTarget, Expr, ExprKind};
+use crate::syntax::{self, ReplInput};
+use crate::term::Atom;
+use complete::{COMMANDS, Names, ShellHelper};
+use eval::{Evaluated, INPUT_NAME, Shell};
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// What the loop does after one input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+    Continue,
+    /// Leave the shell with this exit status.
+    Exit(i32),
+}
+
+/// The shell and what it remembers besides bindings: which file each
+/// module was compiled from (for `l(Mod)`).
+pub struct Session {
+    pub shell: Shell,
+    sources: HashMap<String, PathBuf>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+const HELP: &str = "\
+Shell commands:
+  b()          show all variable bindings
+  f()          forget all variable bindings
+  f(X)         forget the binding of X
+  v(N)         the result of input N (v(-1): the last one), also inside
+               expressions
+  c(File)      compile and load a module from File (\"m.act\" or m)
+  l(Mod)       reload module Mod from its file
+  m(Mod)       list the functions Mod exports
+  flush()      print and empty the shell's mailbox
+  help()       this text
+  q(), halt()  leave the shell (so does Ctrl-D)
+Define a function by typing it: fac(0) -> 1; fac(N) -> N * fac(N - 1).
+";
+
+impl Session {
+    /// A new shell; modules load from the embedded library and from
+    /// `name.act` files in the current directory.
+    pub fn new() -> Session {
+        crate::runtime::set_loader(Box::new(|name| {
+            crate::runtime::script::load_module(Path::new("."), name)
+        }));
+        // The printer names funs and pids the runtime's way.
+        let heap = crate::heap::Heap::new();
+        let _ = crate::bif::fmt::print(&heap, crate::term::Term::NIL);
+        Session {
+            shell: Shell::new(),
+            sources: HashMap::new(),
+        }
+    }
+
+    /// Handles one complete input (ending in a dot); writes what it shows
+    /// to `out`.
+    pub fn handle(&mut self, input: &str, out: &mut String) -> Step {
+        // Line numbers in messages count from the input's first line.
+        let input = input.trim_start();
+        let parsed = syntax::with_big_stack(|| syntax::parse_repl(input));
+        match parsed {
+            Err(diagnostics) => {
+                out.push_str(&syntax::render(&diagnostics, INPUT_NAME, input));
+                Step::Continue
+            }
+            Ok(ReplInput::Form(form)) => {
+                match self.shell.define(input, &form) {
+                    Ok(()) => out.push_str("ok\n"),
+                    Err(text) => out.push_str(&text),
+                }
+                self.shell.next();
+                Step::Continue
+            }
+            Ok(ReplInput::Exprs(exprs)) => {
+                if let [single] = exprs.as_slice()
+                    && let Some(step) = self.command(single, out)
+                {
+                    self.shell.next();
+                    return step;
+                }
+                let result = syntax::with_big_stack(|| self.shell.eval(input, &exprs));
+                let step = self.show(result, out);
+                self.shell.next();
+                step
+            }
+        }
+    }
+
+    /// Writes what an evaluation came to.
+    fn show(&mut self, result: Evaluated, out: &mut String) -> Step {
+        match result {
+            Evaluated::Value(text) => {
+                out.push_str(&text);
+                out.push('\n');
+                Step::Continue
+            }
+            Evaluated::Error(text) => {
+                out.push_str(&text);
+                Step::Continue
+            }
+            Evaluated::Halt(status) => Step::Exit(status),
+        }
+    }
+
+    /// A shell command, if `expr` is one: `help()`, `b()`, `c(File)`...
+    fn command(&mut self, expr: &Expr, out: &mut String) -> Option<Step> {
+        let ExprKind::Call(target, args) = &expr.kind else {
+            return None;
+        };
+        let CallTarget::Local(name, _) = target.as_ref() else {
+            return None;
+        };
+        let arity = args.len() as u32;
+        if !COMMANDS.contains(&(name.as_str(), arity)) {
+            return None;
+        }
+        let arg = args.first().map(|a| &a.kind);
+        match (name.as_str(), arg) {
+            ("help", None) => out.push_str(HELP),
+            ("q", None) | ("halt", None) => {
+                self.shell.quit();
+                return Some(Step::Exit(0));
+            }
+            ("b", None) => {
+                out.push_str(&self.shell.show_bindings());
+                out.push_str("ok\n");
+            }
+            ("f", None) => {
+                self.shell.forget_all();
+                out.push_str("ok\n");
+            }
+            ("f", Some(ExprKind::Var(v))) => {
+                self.shell.forget(v);
+                out.push_str("ok\n");
+            }
+            ("v", Some(_)) => {
+                let n = integer_arg(&args[0])?;
+                match self.shell.recall(n) {
+                    Some(text) => {
+                        out.push_str(&text);
+                        out.push('\n');
+                    }
+                    None => out.push_str(&format!(
+                        "** exception error: no result {n} in the history\n"
+                    )),
+                }
+            }
+            ("flush", None) => {
+                let text = "'$flush'().";
+                let Ok(exprs) = syntax::parse_exprs(text) else {
+                    return None;
+                };
+                let result = self.shell.eval(text, &exprs);
+                return Some(self.show(result, out));
+            }
+            ("c", Some(kind)) => {
+                let file = match kind {
+                    ExprKind::Atom(a) => format!("{a}.act"),
+                    ExprKind::String(s) => {
+                        let s: String = s.iter().filter_map(|&c| char::from_u32(c)).collect();
+                        if Path::new(&s).extension().is_none() {
+                            format!("{s}.act")
+                        } else {
+                            s
+                        }
+                    }
+                    _ => return None,
+                };
+                self.compile_file(&file, out);
+            }
+            ("l", Some(ExprKind::Atom(m))) => {
+                let path = self
+                    .sources
+                    .get(m)
+                    .cloned()
+                    .unwrap_or_else(|| PathBuf::from(format!("{m}.act")));
+                self.reload(m, &path, out);
+            }
+            ("m", Some(ExprKind::Atom(m))) => self.list_module(m, out),
+            _ => return None,
+        }
+        Some(Step::Continue)
+    }
+
+    /// `c(File)`: compiles and loads a module; `{ok,Mod}` or `error`.
+    fn compile_file(&mut self, file: &str, out: &mut String) {
+        match syntax::with_big_stack(|| crate::runtime::script::compile_file(file)) {
+            Ok(module) => {
+                let name = module.name.name().to_string();
+                crate::runtime::load(module);
+                self.sources.insert(name.clone(), PathBuf::from(file));
+                out.push_str(&format!("{{ok,{}}}\n", quote(&name)));
+            }
+            Err(text) => {
+                out.push_str(&text);
+                out.push_str("error\n");
+            }
+        }
+    }
+
+    /// `l(Mod)`: loads the newest source of Mod; `{module,Mod}`.
+    fn reload(&mut self, name: &str, path: &Path, out: &mut String) {
+        let file = path.to_string_lossy().into_owned();
+        let compiled = if path.exists() {
+            Some(syntax::with_big_stack(|| {
+                crate::runtime::script::compile_file(&file)
+            }))
+        } else {
+            syntax::with_big_stack(|| crate::runtime::script::load_module(Path::new("."), name))
+        };
+        match compiled {
+            Some(Ok(module)) => {
+                let loaded = module.name.name().to_string();
+                crate::runtime::load(module);
+                out.push_str(&format!("{{module,{}}}\n", quote(&loaded)));
+            }
+            Some(Err(text)) => {
+                out.push_str(&text);
+                out.push_str("error\n");
+            }
+            None => out.push_str("{error,nofile}\n"),
+        }
+    }
+
+    /// `m(Mod)`: the module's exported functions.
+    fn list_module(&mut self, name: &str, out: &mut String) {
+        let functions = complete::module_functions(name);
+        let known = crate::runtime::lookup(Atom::intern(name))
+            .ok()
+            .flatten()
+            .is_some();
+        if functions.is_empty() && !known {
+            out.push_str(&format!(
+                "** exception error: undefined module {}\n",
+                quote(name)
+            ));
+            return;
+        }
+        out.push_str(&format!("Module: {}\nExports:\n", quote(name)));
+        for (f, a) in functions {
+            out.push_str(&format!("  {}/{a}\n", quote(&f)));
+        }
+        out.push_str("ok\n");
+    }
+
+    /// What completion can offer now.
+    pub fn names(&self) -> Names {
+        let mut modules: BTreeSet<String> = crate::bif::TABLE
+            .iter()
+            .map(|b| b.module.to_string())
+            .collect();
+        modules.extend(["lists", "maps", "string"].map(String::from));
+        modules.extend(self.sources.keys().cloned());
+        modules.insert(eval::SHELL_MODULE.to_string());
+        if let Ok(dir) = std::fs::read_dir(".") {
+            for entry in dir.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "act")
+                    && let Some(stem) = path.file_stem()
+                {
+                    modules.insert(stem.to_string_lossy().into_owned());
+                }
+            }
+        }
+        Names {
+            variables: self.shell.binding_names(),
+            functions: self.shell.function_names(),
+            modules,
+        }
+    }
+}
+
+/// An integer literal argument (`v(3)`, `v(-1)`).
+fn integer_arg(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Integer(i) => i64::try_from(i).ok(),
+        ExprKind::UnaryOp(crate::syntax::ast::UnaryOp::Minus, inner) => {
+            integer_arg(inner).map(|i| -i)
+        }
+        _ => None,
+    }
+}
+
+fn quote(atom: &str) -> String {
+    let mut s = String::new();
+    crate::term::print::write_atom(&mut s, Atom::intern(atom));
+    s
+}
+
+/// Splits the first complete form off `buffer`: the text up to and
+/// including its dot. `None` while no dot has been typed.
+pub fn split_input(buffer: &str) -> Option<(String, String)> {
+    let tokens = crate::syntax::lexer::tokenize(buffer);
+    let (_, _, end) = tokens
+        .iter()
+        .find(|(_, t, _)| *t == crate::syntax::lexer::Token::Dot)?;
+    Some((buffer[..*end].to_string(), buffer[*end..].to_string()))
+}
+
+/// True when `text` holds no tokens (only blanks and comments).
+fn is_blank(text: &str) -> bool {
+    crate::syntax::lexer::tokenize(text).is_empty()
+}
+
+/// Runs the shell on this process's stdin and stdout; the exit status.
+pub fn run() -> i32 {
+    start_flusher();
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        run_terminal()
+    } else {
+        let stdin = std::io::stdin();
+        let mut out = std::io::stdout();
+        run_script(stdin.lock(), &mut out)
+    }
+}
+
+/// Flushes the VM's stdout every 50 ms, so that what processes print
+/// while the shell waits for input (a spawned process, a timer) shows at
+/// once rather than with the next result.
+fn start_flusher() {
+    let _ = std::thread::Builder::new()
+        .name("act shell output".to_string())
+        .spawn(|| {
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                crate::runtime::output::flush();
+            }
+        });
+}
+
+/// The scripted shell: reads forms from `input` until its end, writes
+/// each result on its own line, no prompts. Status 0 at the end of input.
+pub fn run_script(mut input: impl BufRead, out: &mut impl Write) -> i32 {
+    let mut session = Session::new();
+    let mut buffer = String::new();
+    let emit = |text: &str, out: &mut dyn Write| {
+        crate::runtime::output::flush();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    };
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // Bytes, not `lines()`: a line that is not UTF-8 is read with
+        // replacement characters instead of ending the input.
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        buffer.push_str(&String::from_utf8_lossy(&line));
+        if !buffer.ends_with('\n') {
+            buffer.push('\n');
+        }
+        while let Some((form, rest)) = split_input(&buffer) {
+            buffer = rest;
+            let mut text = String::new();
+            let step = session.handle(&form, &mut text);
+            emit(&text, out);
+            if let Step::Exit(status) = step {
+                return status;
+            }
+        }
+    }
+    if !is_blank(&buffer) {
+        let mut text = String::new();
+        session.handle(&buffer, &mut text);
+        emit(&text, out);
+    }
+    0
+}
+
+/// Where the history file is: `$ACT_HISTORY`, else `~/.act_history`.
+pub fn history_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ACT_HISTORY") {
+        return Some(PathBuf::from(p));
+    }
+    std::env::var_os("HOME").map(|h| Path::new(&h).join(".act_history"))
+}
+
+/// The interactive shell on a terminal.
+fn run_terminal() -> i32 {
+    use rustyline::error::ReadlineError;
+    let names = Arc::new(Mutex::new(Names::default()));
+    let config = rustyline::Config::builder()
+        .auto_add_history(false)
+        .max_history_size(1000)
+        .map(|b| b.build())
+        .unwrap_or_default();
+    let mut editor = match rustyline::Editor::<ShellHelper, _>::with_config(config) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("act: cannot start the line editor: {e}");
+            let stdin = std::io::stdin();
+            return run_script(stdin.lock(), &mut std::io::stdout());
+        }
+    };
+    editor.set_helper(Some(ShellHelper {
+        names: names.clone(),
+    }));
+    let history = history_path();
+    if let Some(path) = &history {
+        let _ = editor.load_history(path);
+    }
+    interrupt::install();
+    let mut session = Session::new();
+    println!(
+        "act {} shell (help(). for help, q(). or Ctrl-D to leave)",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut buffer = String::new();
+    let status = 'outer: loop {
+        if let Ok(mut n) = names.lock() {
+            *n = session.names();
+        }
+        let prompt = if is_blank(&buffer) {
+            format!("{}> ", session.shell.counter)
+        } else {
+            format!(
+                "{}.. ",
+                " ".repeat(session.shell.counter.to_string().len().saturating_sub(1))
+            )
+        };
+        match editor.readline(&prompt) {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                    if let Some(path) = &history {
+                        let _ = editor.append_history(path);
+                    }
+                }
+                buffer.push_str(&line);
+                buffer.push('\n');
+                while let Some((form, rest)) = split_input(&buffer) {
+                    buffer = if is_blank(&rest) { String::new() } else { rest };
+                    let mut text = String::new();
+                    let step = session.handle(&form, &mut text);
+                    crate::runtime::output::flush();
+                    print!("{text}");
+                    let _ = std::io::stdout().flush();
+                    if let Step::Exit(status) = step {
+                        break 'outer status;
+                    }
+                }
+            }
+            Err(ReadlineError::Interrupted) => {
+                // Ctrl-C at the prompt drops the unfinished input.
+                buffer.clear();
+                interrupt::clear();
+            }
+            Err(ReadlineError::Eof) => break 0,
+            Err(e) => {
+                eprintln!("act: {e}");
+                break 1;
+            }
+        }
+    };
+    crate::runtime::output::flush();
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_input_cuts_after_the_first_dot_token_only() {
+        assert_eq!(split_input("1 + 2"), None);
+        assert_eq!(split_input("{1,\n2"), None);
+        // A period inside a float or a string is no end of form.
+        assert_eq!(split_input("1.5 + \"a. b\""), None);
+        let (first, rest) = split_input("X = 1. Y = 2.\n").expect("a form");
+        assert_eq!(first, "X = 1.");
+        assert_eq!(
+            split_input(&rest).map(|(f, _)| f),
+            Some(" Y = 2.".to_string())
+        );
+        assert!(is_blank(" % a comment\n  "));
+    }
+
+    #[test]
+    fn completion_offers_modules_functions_builtins_commands_and_variables() {
+        let names = Names {
+            variables: vec!["Count".to_string(), "Cat".to_string()],
+            functions: vec![("fac".to_string(), 1)],
+            modules: ["lists", "io"].iter().map(|s| s.to_string()).collect(),
+        };
+        assert_eq!(complete::candidates(&names, "Co"), vec!["Count"]);
+        assert!(complete::candidates(&names, "lis").contains(&"lists:".to_string()));
+        assert!(complete::candidates(&names, "io:form").contains(&"io:format(".to_string()));
+        assert!(complete::candidates(&names, "fa").contains(&"fac(".to_string()));
+        assert!(complete::candidates(&names, "self").contains(&"self(".to_string()));
+        assert!(complete::candidates(&names, "hel").contains(&"help(".to_string()));
+        // The shell's own built-ins are not offered.
+        assert!(complete::candidates(&names, "$").is_empty());
+    }
+}
