@@ -330,46 +330,29 @@ fn interpret(
                     charge!(cost::CALL, arity);
                 }
                 Instr::CallExt { arity, import } => {
-                    let i = &m.imports[import as usize];
-                    let (m, f) = (i.module, i.function);
-                    flow!(call_mfa(
-                        p,
-                        x,
-                        module,
-                        ip_slot,
-                        m,
-                        f,
-                        arity as usize,
-                        Tail::No
-                    ));
+                    flow!(call_import(p, x, module, ip_slot, import, arity, Tail::No))
                 }
                 Instr::CallExtLast { arity, import } => {
-                    let i = &m.imports[import as usize];
-                    let (m, f) = (i.module, i.function);
-                    flow!(call_mfa(
+                    flow!(call_import(
                         p,
                         x,
                         module,
                         ip_slot,
-                        m,
-                        f,
-                        arity as usize,
+                        import,
+                        arity,
                         Tail::Last
-                    ));
+                    ))
                 }
                 Instr::CallExtOnly { arity, import } => {
-                    let i = &m.imports[import as usize];
-                    let (m, f) = (i.module, i.function);
-                    flow!(call_mfa(
+                    flow!(call_import(
                         p,
                         x,
                         module,
                         ip_slot,
-                        m,
-                        f,
-                        arity as usize,
+                        import,
+                        arity,
                         Tail::Only
-                    ));
+                    ))
                 }
                 Instr::CallFun { arity, tail } => {
                     flow!(call_fun(p, x, module, ip_slot, arity as usize, tail));
@@ -993,8 +976,8 @@ fn call_mfa(
     arity: usize,
     tail: Tail,
 ) -> Flow {
-    p.reductions += cost::CALL;
     if let Some(index) = bif::lookup_atoms(m, f, arity as u32) {
+        p.reductions += cost::CALL;
         let entry = &bif::TABLE[index as usize];
         let mut a = [Term::NIL; 4];
         a[..arity].copy_from_slice(&x[..arity]);
@@ -1014,6 +997,39 @@ fn call_mfa(
             Err(e) => bif_error(p, x, module, ip, e),
         };
     }
+    call_export(p, x, module, ip, m, f, arity, tail)
+}
+
+/// `call_ext`: an import names an exported function, never a BIF (the
+/// compiler emits BIF calls directly), so this skips `call_mfa`'s BIF
+/// lookup, which hashes the names on every call.
+fn call_import(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut Arc<Module>,
+    ip: &mut usize,
+    import: u32,
+    arity: u16,
+    tail: Tail,
+) -> Flow {
+    let i = &module.imports[import as usize];
+    let (m, f) = (i.module, i.function);
+    call_export(p, x, module, ip, m, f, arity as usize, tail)
+}
+
+/// Calls the newest version of the exported function `m:f/arity`.
+#[allow(clippy::too_many_arguments)]
+fn call_export(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut Arc<Module>,
+    ip: &mut usize,
+    m: Atom,
+    f: Atom,
+    arity: usize,
+    tail: Tail,
+) -> Flow {
+    p.reductions += cost::CALL;
     let target = match crate::runtime::lookup(m) {
         Ok(Some(t)) => t,
         Ok(None) | Err(_) => return exception::undef(p, x, module, ip, m, f, arity),
