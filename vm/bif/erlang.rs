@@ -5,9 +5,9 @@ use super::{BifError, BifResult, Context};
 use crate::heap::{self, Heap};
 use crate::process::Class;
 use crate::term::arith::{self, ArithError, Number};
-use crate::term::order;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
+use crate::term::{iolist, order};
 use num_bigint::BigInt;
 use num_traits::Num;
 use std::cmp::Ordering;
@@ -83,29 +83,7 @@ pub fn text_of(heap: &Heap, t: Term) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The bytes of an iolist (bytes and binaries, nested); `None` if it is not one.
-pub fn iolist_bytes(heap: &Heap, t: Term, out: &mut Vec<u8>) -> Option<()> {
-    let mut stack = vec![t];
-    while let Some(t) = stack.pop() {
-        if t.is_nil() {
-            continue;
-        }
-        if t.is_cons() {
-            let (h, tail) = heap.cons_parts(t);
-            stack.push(tail);
-            if let Some(b) = h.as_small() {
-                out.push(u8::try_from(b).ok()?);
-            } else {
-                stack.push(h);
-            }
-            continue;
-        }
-        out.extend_from_slice(heap.binary_bytes(t)?);
-    }
-    Some(())
-}
-
-/// Like `iolist_bytes`, but characters above 255 are written as UTF-8
+/// Like `term::iolist::iolist_bytes`, but characters above 255 are written as UTF-8
 /// (Erlang's chardata, for output).
 pub fn chardata_bytes(heap: &Heap, t: Term, out: &mut Vec<u8>) -> Option<()> {
     let mut stack = vec![t];
@@ -684,15 +662,13 @@ pub fn iolist_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if ctx.process.heap.is_binary(args[0]) {
         return Ok(args[0]);
     }
-    let mut bytes = Vec::new();
-    iolist_bytes(&ctx.process.heap, args[0], &mut bytes).ok_or(BifError::Badarg)?;
+    let bytes = iolist::iolist_bytes(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
     make_binary(ctx, bytes, args)
 }
 
 pub fn iolist_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let mut bytes = Vec::new();
-    iolist_bytes(&ctx.process.heap, args[0], &mut bytes).ok_or(BifError::Badarg)?;
-    Ok(Term::small(bytes.len() as i64))
+    let size = iolist::iolist_size(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    Ok(Term::small(size as i64))
 }
 
 // ---------------------------------------------------------------------
