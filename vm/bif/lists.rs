@@ -7,22 +7,22 @@ use crate::term::order;
 
 /// lists:reverse/1, sort/1 and usort/1 are Erlang functions in OTP, so a
 /// bad argument is a `function_clause` there, not a `badarg`.
-fn function_clause_unless_list(ctx: &Context, list: Term) -> Result<(), BifError> {
-    match list_length(&ctx.process.heap, list) {
-        Some(_) => Ok(()),
-        None => Err(BifError::Raise(
-            crate::process::Class::Error,
-            Term::atom(crate::term::Atom::FUNCTION_CLAUSE),
-        )),
-    }
+fn function_clause() -> BifError {
+    BifError::Raise(
+        crate::process::Class::Error,
+        Term::atom(crate::term::Atom::FUNCTION_CLAUSE),
+    )
 }
 
 pub fn reverse_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    function_clause_unless_list(ctx, args[0])?;
     let mut two = [args[0], Term::NIL];
     let r = reverse_2(ctx, &mut two);
     args[0] = two[0];
-    r
+    // With `[]` as the tail, only a non-list first argument fails.
+    r.map_err(|e| match e {
+        BifError::Badarg => function_clause(),
+        other => other,
+    })
 }
 
 pub fn reverse_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -76,24 +76,25 @@ pub fn keyfind_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `lists:sort/1`: a stable merge sort in term order. The heap space for
 /// the result is ensured first, so the terms read afterwards stay valid.
-pub fn sort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    function_clause_unless_list(ctx, args[0])?;
-    let n = list_length(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+/// The elements of the list in `args[0]` in term order, with room made
+/// on the heap for the sorted list.
+fn sorted(ctx: &mut Context, args: &mut [Term]) -> Result<Vec<Term>, BifError> {
+    let n = list_length(&ctx.process.heap, args[0]).ok_or_else(function_clause)?;
     ctx.ensure(2 * n, args)?;
     let heap = &ctx.process.heap;
     let mut items = list_elements(heap, args[0]).unwrap_or_default();
     items.sort_by(|&a, &b| order::compare(heap, a, b));
+    Ok(items)
+}
+
+pub fn sort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let items = sorted(ctx, args)?;
     Ok(ctx.process.heap.list(&items))
 }
 
-/// `lists:usort/1`: sorted, without duplicates (`==`).
 pub fn usort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    function_clause_unless_list(ctx, args[0])?;
-    let n = list_length(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
-    ctx.ensure(2 * n, args)?;
+    let mut items = sorted(ctx, args)?;
     let heap = &ctx.process.heap;
-    let mut items = list_elements(heap, args[0]).unwrap_or_default();
-    items.sort_by(|&a, &b| order::compare(heap, a, b));
     items.dedup_by(|a, b| order::eq(heap, *a, *b));
     Ok(ctx.process.heap.list(&items))
 }
