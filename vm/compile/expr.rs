@@ -659,6 +659,8 @@ impl<'a> Fc<'a> {
         let dst = self.target(hint);
         let fail = self.fail_label();
         let instr = match op {
+            // The three commonest have instructions of their own, with
+            // small-integer fast paths.
             BinaryOp::Add => Instr::Add {
                 a: x,
                 b: y,
@@ -677,111 +679,26 @@ impl<'a> Fc<'a> {
                 fail,
                 dst,
             },
-            BinaryOp::Div => Instr::Arith {
-                op: ArithOp::Div,
-                a: x,
-                b: y,
-                fail,
-                dst,
-            },
-            BinaryOp::IntDiv => Instr::Arith {
-                op: ArithOp::IntDiv,
-                a: x,
-                b: y,
-                fail,
-                dst,
-            },
-            BinaryOp::Rem => Instr::Arith {
-                op: ArithOp::Rem,
-                a: x,
-                b: y,
-                fail,
-                dst,
-            },
-            BinaryOp::Band => Instr::Arith {
-                op: ArithOp::Band,
-                a: x,
-                b: y,
-                fail,
-                dst,
-            },
-            BinaryOp::Bor => Instr::Arith {
-                op: ArithOp::Bor,
-                a: x,
-                b: y,
-                fail,
-                dst,
-            },
-            BinaryOp::Bxor => Instr::Arith {
-                op: ArithOp::Bxor,
-                a: x,
-                b: y,
-                fail,
-                dst,
-            },
-            BinaryOp::Bsl => Instr::Arith {
-                op: ArithOp::Bsl,
-                a: x,
-                b: y,
-                fail,
-                dst,
-            },
-            BinaryOp::Bsr => Instr::Arith {
-                op: ArithOp::Bsr,
-                a: x,
-                b: y,
-                fail,
-                dst,
-            },
-            BinaryOp::Eq => Instr::Compare {
-                op: CmpOp::Eq,
-                a: x,
-                b: y,
-                dst,
-            },
-            BinaryOp::NotEq => Instr::Compare {
-                op: CmpOp::Ne,
-                a: x,
-                b: y,
-                dst,
-            },
-            BinaryOp::ExactEq => Instr::Compare {
-                op: CmpOp::ExactEq,
-                a: x,
-                b: y,
-                dst,
-            },
-            BinaryOp::ExactNotEq => Instr::Compare {
-                op: CmpOp::ExactNe,
-                a: x,
-                b: y,
-                dst,
-            },
-            BinaryOp::Less => Instr::Compare {
-                op: CmpOp::Lt,
-                a: x,
-                b: y,
-                dst,
-            },
-            BinaryOp::LessEq => Instr::Compare {
-                op: CmpOp::Le,
-                a: x,
-                b: y,
-                dst,
-            },
-            BinaryOp::Greater => Instr::Compare {
-                op: CmpOp::Gt,
-                a: x,
-                b: y,
-                dst,
-            },
-            BinaryOp::GreaterEq => Instr::Compare {
-                op: CmpOp::Ge,
-                a: x,
-                b: y,
-                dst,
-            },
-            _ => return error(span, "unsupported operator"),
+            _ => {
+                if let Some(op) = arith_op(op) {
+                    Instr::Arith {
+                        op,
+                        a: x,
+                        b: y,
+                        fail,
+                        dst,
+                    }
+                } else if let Some(op) = compare_op(op) {
+                    Instr::Compare {
+                        op,
+                        a: x,
+                        b: y,
+                        dst,
+                    }
+                } else {
+                    return error(span, "unsupported operator");
+                }
+            }
         };
         self.m.emit(instr);
         Ok(dst.src())
@@ -1196,4 +1113,34 @@ pub(super) fn as_constant(e: &Expr) -> Option<Constant> {
         },
         _ => None,
     }
+}
+
+/// The generic arithmetic instruction's operation for `op`, if it is one.
+fn arith_op(op: BinaryOp) -> Option<ArithOp> {
+    Some(match op {
+        BinaryOp::Div => ArithOp::Div,
+        BinaryOp::IntDiv => ArithOp::IntDiv,
+        BinaryOp::Rem => ArithOp::Rem,
+        BinaryOp::Band => ArithOp::Band,
+        BinaryOp::Bor => ArithOp::Bor,
+        BinaryOp::Bxor => ArithOp::Bxor,
+        BinaryOp::Bsl => ArithOp::Bsl,
+        BinaryOp::Bsr => ArithOp::Bsr,
+        _ => return None,
+    })
+}
+
+/// The comparison instruction's operation for `op`, if it is one.
+fn compare_op(op: BinaryOp) -> Option<CmpOp> {
+    Some(match op {
+        BinaryOp::Eq => CmpOp::Eq,
+        BinaryOp::NotEq => CmpOp::Ne,
+        BinaryOp::ExactEq => CmpOp::ExactEq,
+        BinaryOp::ExactNotEq => CmpOp::ExactNe,
+        BinaryOp::Less => CmpOp::Lt,
+        BinaryOp::LessEq => CmpOp::Le,
+        BinaryOp::Greater => CmpOp::Gt,
+        BinaryOp::GreaterEq => CmpOp::Ge,
+        _ => return None,
+    })
 }
