@@ -217,6 +217,20 @@ fn interpret(
                 raise!(Class::Error, t)
             }};
         }
+        macro_rules! arith_arm {
+            ($a:ident, $b:ident, $fail:ident, $dst:ident, $fast:ident, $slow:ident) => {{
+                let (va, vb) = (get!(p, x, m, $a), get!(p, x, m, $b));
+                if let Some(r) = arith::$fast(va, vb) {
+                    put!(p, x, $dst, r);
+                    continue;
+                }
+                let r = arith::$slow(&p.heap, va, vb);
+                match place_number(p, x, &m, r) {
+                    Ok(v) => put!(p, x, $dst, v),
+                    Err(reason) => fail_or_raise!($fail, reason),
+                }
+            }};
+        }
         macro_rules! flow {
             ($e:expr) => {{
                 *ip_slot = ip;
@@ -427,42 +441,11 @@ fn interpret(
                     }
                 }
 
-                Instr::Add { a, b, fail, dst } => {
-                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
-                    if let Some(r) = arith::add_small(va, vb) {
-                        put!(p, x, dst, r);
-                        continue;
-                    }
-                    let r = arith::add(&p.heap, va, vb);
-                    match place_number(p, x, &m, r) {
-                        Ok(v) => put!(p, x, dst, v),
-                        Err(reason) => fail_or_raise!(fail, reason),
-                    }
-                }
-                Instr::Sub { a, b, fail, dst } => {
-                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
-                    if let Some(r) = arith::sub_small(va, vb) {
-                        put!(p, x, dst, r);
-                        continue;
-                    }
-                    let r = arith::sub(&p.heap, va, vb);
-                    match place_number(p, x, &m, r) {
-                        Ok(v) => put!(p, x, dst, v),
-                        Err(reason) => fail_or_raise!(fail, reason),
-                    }
-                }
-                Instr::Mul { a, b, fail, dst } => {
-                    let (va, vb) = (get!(p, x, m, a), get!(p, x, m, b));
-                    if let Some(r) = arith::mul_small(va, vb) {
-                        put!(p, x, dst, r);
-                        continue;
-                    }
-                    let r = arith::mul(&p.heap, va, vb);
-                    match place_number(p, x, &m, r) {
-                        Ok(v) => put!(p, x, dst, v),
-                        Err(reason) => fail_or_raise!(fail, reason),
-                    }
-                }
+                // x[dst] := x[a] op x[b]: the small-integer fast path
+                // inline, anything else through `arith` and the heap.
+                Instr::Add { a, b, fail, dst } => arith_arm!(a, b, fail, dst, add_small, add),
+                Instr::Sub { a, b, fail, dst } => arith_arm!(a, b, fail, dst, sub_small, sub),
+                Instr::Mul { a, b, fail, dst } => arith_arm!(a, b, fail, dst, mul_small, mul),
                 Instr::Arith {
                     op,
                     a,
