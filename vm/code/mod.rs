@@ -13,7 +13,7 @@
 pub mod disasm;
 pub mod module;
 
-pub use module::{FunDef, FunctionInfo, Import, Module};
+pub use module::{CallTarget, FunDef, FunctionInfo, Import, Module, ModuleRef};
 
 /// A source operand, packed in 32 bits: the low 2 bits say where the value
 /// is (X register, Y slot, or the module's literal table), the rest is the

@@ -3,6 +3,8 @@
 use super::{Instr, SelectTable, Src};
 use crate::term::{Atom, Term};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One function of a module.
 #[derive(Clone, Debug)]
@@ -31,7 +33,8 @@ pub struct FunDef {
     pub free: u32,
 }
 
-/// A compiled module. Immutable once built; shared behind an `Arc`.
+/// A compiled module. Immutable once built (apart from the call caches
+/// below, which only remember lookups); shared behind an `Arc`.
 #[derive(Debug)]
 pub struct Module {
     pub name: Atom,
@@ -57,9 +60,73 @@ pub struct Module {
     /// X registers this module's code may touch (all below this index):
     /// the interpreter passes only these to the collector.
     pub max_x: u32,
+    /// One inline cache per import: the resolved target of `imports[i]`,
+    /// or null before the first call. Filled by the interpreter; valid
+    /// while the target's module version is current (not `superseded`).
+    pub import_cache: Box<[AtomicPtr<CallTarget>]>,
+    /// The call targets of this version's functions (one per entry of
+    /// `functions`), made on first need, so a cache entry can point here.
+    pub call_targets: OnceLock<Box<[CallTarget]>>,
+    /// Set once a newer version of this module is loaded: remote calls
+    /// cached to this version must look the function up again.
+    pub superseded: AtomicBool,
+    /// Set once `ModuleRef::pin` has kept this version alive for good.
+    pinned: AtomicBool,
+}
+
+/// A function of a particular module version, as a remote call site
+/// caches it: where to jump, and in which code.
+#[derive(Debug)]
+pub struct CallTarget {
+    pub module: ModuleRef,
+    /// Index of the function's `FuncInfo` instruction.
+    pub entry: u32,
 }
 
 impl Module {
+    /// A module of the given parts, with empty caches.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: Atom,
+        file: String,
+        code: Vec<Instr>,
+        lines: Vec<u32>,
+        literals: Vec<Term>,
+        operand_lists: Vec<Src>,
+        select_tables: Vec<SelectTable>,
+        functions: Vec<FunctionInfo>,
+        exports: HashMap<(Atom, u32), u32>,
+        local_functions: HashMap<(Atom, u32), u32>,
+        imports: Vec<Import>,
+        funs: Vec<FunDef>,
+        max_x: u32,
+    ) -> Module {
+        let import_cache = imports
+            .iter()
+            .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+            .collect();
+        Module {
+            name,
+            file,
+            code,
+            lines,
+            literals,
+            operand_lists,
+            select_tables,
+            functions,
+            exports,
+            local_functions,
+            imports,
+            funs,
+            fun_base: 0,
+            max_x,
+            import_cache,
+            call_targets: OnceLock::new(),
+            superseded: AtomicBool::new(false),
+            pinned: AtomicBool::new(false),
+        }
+    }
+
     /// The function whose code contains instruction `ip`.
     pub fn function_at(&self, ip: u32) -> Option<&FunctionInfo> {
         // Lowered functions are declared after their source function but
@@ -80,5 +147,102 @@ impl Module {
         self.exports
             .get(&(name, arity))
             .map(|&f| self.functions[f as usize].entry)
+    }
+}
+
+/// A module version that stays alive until the program ends: a plain
+/// shared reference, copied freely, with no reference count to update.
+/// This is what the interpreter runs, keeps in frames and catches, and
+/// what call caches point at.
+///
+/// Invariant: a `ModuleRef` is made only by `pin`, which first stores a
+/// clone of the module's `Arc` in `PINNED`, a list that is never emptied.
+/// So module versions are never freed once code may run in them (a
+/// reloaded module costs its memory for the rest of the run, as the
+/// global fun table already required for modules with funs).
+#[derive(Clone, Copy)]
+pub struct ModuleRef(&'static Module);
+
+/// Every pinned module version (see `ModuleRef`); append-only.
+static PINNED: Mutex<Vec<Arc<Module>>> = Mutex::new(Vec::new());
+
+impl ModuleRef {
+    /// Keeps `module` alive for good and returns a reference to it. After
+    /// the first call per version this is one atomic load.
+    #[inline]
+    pub fn pin(module: &Arc<Module>) -> ModuleRef {
+        if !module.pinned.load(Ordering::Acquire) {
+            let mut pinned = PINNED.lock().unwrap_or_else(|e| e.into_inner());
+            if !module.pinned.load(Ordering::Acquire) {
+                pinned.push(module.clone());
+                module.pinned.store(true, Ordering::Release);
+            }
+        }
+        // SAFETY: `PINNED` holds a clone of this `Arc` and never drops
+        // it, so the `Module` it points to lives (and stays put) until
+        // the program ends.
+        ModuleRef(unsafe { &*Arc::as_ptr(module) })
+    }
+
+    /// The module's `Arc`, for the places that keep one (a process
+    /// between time slices).
+    pub fn to_arc(self) -> Arc<Module> {
+        let ptr: *const Module = self.0;
+        // SAFETY: `self.0` came from `Arc::as_ptr` of an `Arc` that
+        // `PINNED` keeps (see `pin`), so the strong count is at least one
+        // and stays so; adding one and rebuilding an `Arc` from the same
+        // pointer is then exactly an `Arc::clone`.
+        unsafe {
+            Arc::increment_strong_count(ptr);
+            Arc::from_raw(ptr)
+        }
+    }
+
+    /// The same module version (pointer equality).
+    #[inline(always)]
+    pub fn same(self, other: ModuleRef) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+
+    /// The same module version as `arc`.
+    #[inline]
+    pub fn is(self, arc: &Arc<Module>) -> bool {
+        std::ptr::eq(self.0, Arc::as_ptr(arc))
+    }
+
+    /// The module itself, with its full lifetime.
+    #[inline(always)]
+    pub fn get(self) -> &'static Module {
+        self.0
+    }
+
+    /// The call target of this version's function `function`.
+    pub fn call_target(self, function: u32) -> &'static CallTarget {
+        let targets = self.0.call_targets.get_or_init(|| {
+            self.0
+                .functions
+                .iter()
+                .map(|f| CallTarget {
+                    module: self,
+                    entry: f.entry,
+                })
+                .collect()
+        });
+        &targets[function as usize]
+    }
+}
+
+impl std::ops::Deref for ModuleRef {
+    type Target = Module;
+    #[inline(always)]
+    fn deref(&self) -> &Module {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for ModuleRef {
+    // Only the name: the module's own call targets point back at it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ModuleRef({})", self.0.name.name())
     }
 }

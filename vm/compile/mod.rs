@@ -292,21 +292,20 @@ impl ModuleCompiler {
             .iter()
             .map(|((n, a), &i)| ((Atom::intern(n), *a), i))
             .collect();
-        Ok(Module {
-            name: self.name,
-            file: self.file,
-            code: self.code,
-            lines: self.code_lines,
-            literals: self.literals,
-            operand_lists: self.operand_lists,
-            select_tables: self.select_tables,
-            functions: self.functions,
+        Ok(Module::new(
+            self.name,
+            self.file,
+            self.code,
+            self.code_lines,
+            self.literals,
+            self.operand_lists,
+            self.select_tables,
+            self.functions,
             exports,
             local_functions,
-            imports: self.imports,
-            funs: self.funs,
-            fun_base: 0,
-            max_x: self.max_x + 1,
-        })
+            self.imports,
+            self.funs,
+            self.max_x + 1,
+        ))
     }
 }

@@ -10,21 +10,23 @@
 //! - Every X register below `Registers::used` holds a valid term of the
 //!   running process (or an immediate); they are all GC roots, so a
 //!   collection anywhere keeps them valid.
-//! - A frame's `module` is `None` only while the module current when it
-//!   was pushed is still current; a tail call that changes modules first
-//!   pins the top frame's module (`pin_return_module`).
+//! - Code runs in pinned module versions (`ModuleRef`): they are never
+//!   freed, so the loop, frames, catches and call caches hold plain
+//!   references and a call between modules updates no reference count.
 
 mod exception;
 
 use crate::bif::{self, BifError, Context};
-use crate::code::{ArithOp, CmpOp, Instr, Label, Module, SRC_X, SRC_Y, Src, Tail, TypeTest};
+use crate::code::{
+    ArithOp, CallTarget, CmpOp, Instr, Label, Module, ModuleRef, SRC_X, SRC_Y, Src, Tail, TypeTest,
+};
 use crate::process::{CatchEntry, CatchKind, Class, Frame, Process};
 use crate::term::arith::{self, ArithError, Number};
 use crate::term::order;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::Ordering as MemoryOrder;
 
 pub use exception::{format_exception, stacktrace_entries};
 
@@ -96,13 +98,15 @@ enum Flow {
 
 /// Runs `process` for at most `budget` reductions.
 pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Outcome {
-    let mut module: Arc<Module> = p.module.clone();
+    let mut module = ModuleRef::pin(&p.module);
     let mut ip = p.ip as usize;
     p.reductions = 0;
     p.reduction_budget = budget;
     let outcome = interpret(p, regs, budget, &mut module, &mut ip);
     p.ip = ip as u32;
-    p.module = module;
+    if !module.is(&p.module) {
+        p.module = module.to_arc();
+    }
     p.total_reductions += p.reductions as u64;
     outcome
 }
@@ -131,26 +135,14 @@ macro_rules! put {
     }};
 }
 
-/// Makes the top frame remember the current module before a tail call
-/// switches to another one.
-fn pin_return_module(p: &mut Process, current: &Arc<Module>) {
-    if let Some(f) = p.frames.last_mut()
-        && f.module.is_none()
-    {
-        f.module = Some(current.clone());
-    }
-}
-
 /// Pops a frame: returns to the caller, or ends the process.
 #[inline]
-fn do_return(p: &mut Process, module: &mut Arc<Module>, ip: &mut usize) -> Option<Outcome> {
+fn do_return(p: &mut Process, module: &mut ModuleRef, ip: &mut usize) -> Option<Outcome> {
     match p.frames.pop() {
         Some(f) => {
             *ip = f.return_ip as usize;
             p.y_base = f.y_base;
-            if let Some(m) = f.module {
-                *module = m;
-            }
+            *module = f.module;
             None
         }
         None => Some(Outcome::Exit(ExitKind::Normal)),
@@ -161,7 +153,7 @@ fn interpret(
     p: &mut Process,
     regs: &mut Registers,
     budget: usize,
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip_slot: &mut usize,
 ) -> Outcome {
     let x = &mut regs.x[..];
@@ -171,8 +163,8 @@ fn interpret(
     'outer: loop {
         // The current module's code in locals; a call or return that
         // changes modules goes round the outer loop to reload them.
-        let m: Arc<Module> = module.clone();
-        let code: &[Instr] = &m.code;
+        let m: ModuleRef = *module;
+        let code: &'static [Instr] = &m.get().code;
         // Charges reductions for a call; yields when the budget is spent. The
         // call's effect is already done, so resuming continues at the callee.
         macro_rules! charge {
@@ -192,7 +184,7 @@ fn interpret(
                 ip = *ip_slot;
                 match r {
                     Flow::Continue => {
-                        if !Arc::ptr_eq(&m, module) {
+                        if !m.same(*module) {
                             continue 'outer;
                         }
                         continue;
@@ -238,7 +230,7 @@ fn interpret(
                 ip = *ip_slot;
                 match r {
                     Flow::Continue => {
-                        if !Arc::ptr_eq(&m, module) {
+                        if !m.same(*module) {
                             continue 'outer;
                         }
                         continue;
@@ -248,9 +240,9 @@ fn interpret(
             }};
         }
         loop {
-            let instr = code[ip];
+            let instr: &Instr = &code[ip];
             ip += 1;
-            match instr {
+            match *instr {
                 Instr::FuncInfo { .. } => {}
                 Instr::FunctionClause { function } => {
                     let arity = m.functions[function as usize].arity as usize;
@@ -286,7 +278,7 @@ fn interpret(
                     if let Some(o) = done {
                         return o;
                     }
-                    if !Arc::ptr_eq(&m, module) {
+                    if !m.same(*module) {
                         continue 'outer;
                     }
                 }
@@ -298,7 +290,7 @@ fn interpret(
                     if let Some(o) = done {
                         return o;
                     }
-                    if !Arc::ptr_eq(&m, module) {
+                    if !m.same(*module) {
                         continue 'outer;
                     }
                 }
@@ -329,7 +321,7 @@ fn interpret(
                     p.frames.push(Frame {
                         return_ip: ip as u32,
                         y_base: p.y_base,
-                        module: None,
+                        module: m,
                     });
                     ip = target.0 as usize;
                     charge!(cost::CALL, arity);
@@ -661,7 +653,7 @@ fn interpret(
                     p.catches.push(CatchEntry {
                         kind,
                         handler: handler.0,
-                        module: m.clone(),
+                        module: m,
                         frames: p.frames.len() as u32,
                         stack_len: p.stack.len() as u32,
                         y_base: p.y_base,
@@ -858,7 +850,7 @@ fn place_number(
 fn bif_error(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     e: BifError,
 ) -> Flow {
@@ -874,12 +866,7 @@ fn bif_error(
 
 /// Finishes a call whose result is already in x0 (a BIF reached
 /// dynamically): as a return for tail calls, else go on.
-fn after_inline_call(
-    p: &mut Process,
-    module: &mut Arc<Module>,
-    ip: &mut usize,
-    tail: Tail,
-) -> Flow {
+fn after_inline_call(p: &mut Process, module: &mut ModuleRef, ip: &mut usize, tail: Tail) -> Flow {
     match tail {
         Tail::No => Flow::Continue,
         Tail::Last => {
@@ -896,52 +883,32 @@ fn after_inline_call(
     }
 }
 
-/// Enters `entry` of `target` as a call of kind `tail`.
+/// Enters `entry` of `target` as a call of kind `tail`; false if the
+/// frame stack cannot grow.
+#[inline]
 fn enter(
     p: &mut Process,
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
-    target: &Arc<Module>,
+    target: ModuleRef,
     entry: u32,
     tail: Tail,
 ) -> bool {
-    let same = Arc::ptr_eq(target, module);
     match tail {
         Tail::No => {
             if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
                 return false;
             }
-            // The caller's module moves into the frame (no count change)
-            // and the target takes its place: one reference count update
-            // per module switch instead of three.
-            let saved = if same {
-                None
-            } else {
-                Some(std::mem::replace(module, target.clone()))
-            };
             p.frames.push(Frame {
                 return_ip: *ip as u32,
                 y_base: p.y_base,
-                module: saved,
+                module: *module,
             });
-            *ip = entry as usize;
-            return true;
         }
-        Tail::Last => {
-            p.stack.truncate(p.y_base as usize);
-            if !same {
-                pin_return_module(p, module);
-            }
-        }
-        Tail::Only => {
-            if !same {
-                pin_return_module(p, module);
-            }
-        }
+        Tail::Last => p.stack.truncate(p.y_base as usize),
+        Tail::Only => {}
     }
-    if !same {
-        *module = target.clone();
-    }
+    *module = target;
     *ip = entry as usize;
     true
 }
@@ -952,7 +919,7 @@ fn enter(
 fn call_mfa(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     m: Atom,
     f: Atom,
@@ -985,19 +952,57 @@ fn call_mfa(
 
 /// `call_ext`: an import names an exported function, never a BIF (the
 /// compiler emits BIF calls directly), so this skips `call_mfa`'s BIF
-/// lookup, which hashes the names on every call.
+/// lookup. The import's inline cache in the calling module remembers
+/// the target, so a call takes the registry's lock and hashes the names
+/// only on its first run and after the target module is reloaded.
 fn call_import(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     import: u32,
     arity: u16,
     tail: Tail,
 ) -> Flow {
-    let i = &module.imports[import as usize];
-    let (m, f) = (i.module, i.function);
-    call_export(p, x, module, ip, m, f, arity as usize, tail)
+    let caller = module.get();
+    let cell = &caller.import_cache[import as usize];
+    let cached = cell.load(MemoryOrder::Acquire);
+    // SAFETY: a non-null cell holds a pointer made below from a
+    // `&'static CallTarget`: it lives in the `call_targets` of a pinned
+    // module version, which is never freed and, once made, never changed.
+    let target: &CallTarget = match unsafe { cached.as_ref() } {
+        Some(t) if !t.module.superseded.load(MemoryOrder::Acquire) => t,
+        _ => {
+            let i = &caller.imports[import as usize];
+            let (m, f) = (i.module, i.function);
+            let Some(t) = resolve_export(m, f, arity as u32) else {
+                p.reductions += cost::CALL;
+                return exception::undef(p, x, module, ip, m, f, arity as usize);
+            };
+            cell.store(
+                t as *const CallTarget as *mut CallTarget,
+                MemoryOrder::Release,
+            );
+            t
+        }
+    };
+    p.reductions += cost::CALL;
+    if !enter(p, module, ip, target.module, target.entry, tail) {
+        let reason = Term::atom(Atom::SYSTEM_LIMIT);
+        return exception::raise(p, x, module, ip, Class::Error, reason, None);
+    }
+    if p.reductions >= p.reduction_budget {
+        p.live_x = arity as u32;
+        return Flow::Stop(Outcome::Yield);
+    }
+    Flow::Continue
+}
+
+/// The newest version of exported `m:f/arity`, loading `m` on first use.
+fn resolve_export(m: Atom, f: Atom, arity: u32) -> Option<&'static CallTarget> {
+    let target = crate::runtime::lookup(m).ok()??;
+    let function = *target.exports.get(&(f, arity))?;
+    Some(ModuleRef::pin(&target).call_target(function))
 }
 
 /// Calls the newest version of the exported function `m:f/arity`.
@@ -1005,7 +1010,7 @@ fn call_import(
 fn call_export(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     m: Atom,
     f: Atom,
@@ -1013,14 +1018,10 @@ fn call_export(
     tail: Tail,
 ) -> Flow {
     p.reductions += cost::CALL;
-    let target = match crate::runtime::lookup(m) {
-        Ok(Some(t)) => t,
-        Ok(None) | Err(_) => return exception::undef(p, x, module, ip, m, f, arity),
-    };
-    let Some(entry) = target.exported(f, arity as u32) else {
+    let Some(target) = resolve_export(m, f, arity as u32) else {
         return exception::undef(p, x, module, ip, m, f, arity);
     };
-    if !enter(p, module, ip, &target, entry, tail) {
+    if !enter(p, module, ip, target.module, target.entry, tail) {
         let reason = Term::atom(Atom::SYSTEM_LIMIT);
         return exception::raise(p, x, module, ip, Class::Error, reason, None);
     }
@@ -1035,7 +1036,7 @@ fn call_export(
 fn call_fun(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     arity: usize,
     tail: Tail,
@@ -1047,8 +1048,7 @@ fn call_fun(
                 let t = exception::tuple2(p, x, Atom::BADFUN, fun);
                 return exception::raise(p, x, module, ip, Class::Error, t, None);
             };
-            let def = &entry.module.funs[entry.fun as usize];
-            if def.arity as usize != arity {
+            if entry.arity as usize != arity {
                 return exception::badarity(p, x, module, ip, fun, arity);
             }
             let free = captured.len();
@@ -1064,9 +1064,8 @@ fn call_fun(
                 );
             }
             x[arity..arity + free].copy_from_slice(captured);
-            let target_entry = entry.module.functions[def.function as usize].entry;
             p.reductions += cost::CALL;
-            if !enter(p, module, ip, &entry.module, target_entry, tail) {
+            if !enter(p, module, ip, entry.code, entry.entry, tail) {
                 let reason = Term::atom(Atom::SYSTEM_LIMIT);
                 return exception::raise(p, x, module, ip, Class::Error, reason, None);
             }
