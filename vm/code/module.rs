@@ -79,7 +79,7 @@ pub struct Module {
 #[derive(Debug)]
 pub struct CallTarget {
     pub module: ModuleRef,
-    /// Index of the function's `FuncInfo` instruction.
+    /// Where a call enters: the instruction after the function's `FuncInfo`.
     pub entry: u32,
 }
 
@@ -224,7 +224,7 @@ impl ModuleRef {
                 .iter()
                 .map(|f| CallTarget {
                     module: self,
-                    entry: f.entry,
+                    entry: f.entry + 1,
                 })
                 .collect()
         });
@@ -244,5 +244,60 @@ impl std::fmt::Debug for ModuleRef {
     // Only the name: the module's own call targets point back at it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ModuleRef({})", self.0.name.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty(name: &str) -> Module {
+        Module::new(
+            Atom::intern(name),
+            format!("{name}.act"),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            vec![FunctionInfo {
+                name: Atom::intern("f"),
+                arity: 0,
+                entry: 7,
+            }],
+            HashMap::new(),
+            HashMap::new(),
+            Vec::new(),
+            Vec::new(),
+            1,
+        )
+    }
+
+    #[test]
+    fn a_pinned_module_outlives_its_last_arc() {
+        let arc = Arc::new(empty("pinned_outlives"));
+        let r = ModuleRef::pin(&arc);
+        assert!(r.is(&arc));
+        drop(arc);
+        // Only `PINNED` keeps it now; reading it must still be valid
+        // (Miri or a sanitizer would flag a use after free here).
+        assert_eq!(r.name, Atom::intern("pinned_outlives"));
+        let again = r.to_arc();
+        assert!(r.is(&again));
+        assert!(
+            ModuleRef::pin(&again).same(r),
+            "pinning twice is the same version"
+        );
+        // PINNED's clone and `again`: to_arc counted itself.
+        assert_eq!(Arc::strong_count(&again), 2);
+    }
+
+    #[test]
+    fn a_call_target_enters_past_the_func_info_in_its_own_version() {
+        let r = ModuleRef::pin(&Arc::new(empty("call_target")));
+        let t = r.call_target(0);
+        assert_eq!(t.entry, 8);
+        assert!(t.module.same(r));
+        assert!(std::ptr::eq(t, r.call_target(0)), "made once, then reused");
     }
 }

@@ -306,6 +306,12 @@ fn interpret(
                     let v = get!(p, x, m, src);
                     put!(p, x, dst, v);
                 }
+                Instr::Move2 { a, to_a, b, to_b } => {
+                    let v = get!(p, x, m, a);
+                    put!(p, x, to_a, v);
+                    let v = get!(p, x, m, b);
+                    put!(p, x, to_b, v);
+                }
                 Instr::Swap { a, b } => {
                     let va = get!(p, x, m, a.src());
                     let vb = get!(p, x, m, b.src());
@@ -323,16 +329,16 @@ fn interpret(
                         y_base: p.y_base,
                         module: m,
                     });
-                    ip = target.0 as usize;
+                    ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
                 }
                 Instr::CallLast { target, arity } => {
                     p.stack.truncate(p.y_base as usize);
-                    ip = target.0 as usize;
+                    ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
                 }
                 Instr::CallOnly { target, arity } => {
-                    ip = target.0 as usize;
+                    ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
                 }
                 Instr::CallExt { arity, import } => {
@@ -579,6 +585,21 @@ fn interpret(
                     };
                 }
 
+                Instr::IsConsGetList {
+                    src,
+                    fail,
+                    head,
+                    tail,
+                } => {
+                    let v = get!(p, x, m, src);
+                    if v.is_cons() {
+                        let (h, t) = p.heap.cons_parts(v);
+                        put!(p, x, head, h);
+                        put!(p, x, tail, t);
+                    } else {
+                        ip = fail.0 as usize;
+                    }
+                }
                 Instr::GetList { src, head, tail } => {
                     let (h, t) = p.heap.cons_parts(get!(p, x, m, src));
                     put!(p, x, head, h);

@@ -22,7 +22,7 @@ pub struct FunEntry {
     pub fun: u32,
     /// The same module, pinned, for the interpreter's fun calls.
     pub code: ModuleRef,
-    /// Where the fun's code starts (its function's `FuncInfo`), and how
+    /// Where a call of the fun enters (past its function's `FuncInfo`), and how
     /// many arguments it takes (not counting captured variables): a fun
     /// call needs nothing else from the module's tables.
     pub entry: u32,
@@ -84,7 +84,7 @@ pub fn load(mut module: Module) -> Arc<Module> {
                 module: module.clone(),
                 fun: i,
                 code,
-                entry: module.functions[def.function as usize].entry,
+                entry: module.functions[def.function as usize].entry + 1,
                 arity: def.arity,
             },
         );
