@@ -13,6 +13,7 @@
 pub mod disasm;
 pub mod module;
 
+pub use disasm::Operands;
 pub use module::{CallTarget, FunDef, FunctionInfo, Import, Module, ModuleRef};
 
 /// A source operand, packed in 32 bits: the low 2 bits say where the value
@@ -75,6 +76,10 @@ impl Dst {
     }
 }
 
+/// Number of X registers a scheduler has; the verifier rejects code
+/// naming a register at or above it.
+pub const X_REGISTERS: usize = 1024;
+
 /// An instruction index in the module's code. `Label(0)` as a failure
 /// target means "no label: raise the error" (index 0 is never a jump
 /// target, it holds the module's first `FuncInfo`). The target of a
@@ -106,6 +111,14 @@ macro_rules! instructions {
             /// The one-line meaning from the table.
             pub fn meaning(&self) -> &'static str {
                 match self { $( Instr::$variant { .. } => concat!($($doc),*).trim_ascii(), )* }
+            }
+
+            /// Calls `f` on every register and label operand (the verifier's walk).
+            pub fn visit_operands(&self, f: &mut dyn FnMut(disasm::Operands)) {
+                #[allow(unused_variables)]
+                match self {
+                    $( Instr::$variant { $($field),* } => { $(disasm::Operand::visit($field, f);)* } )*
+                }
             }
 
             /// Rewrites every label operand through `f` (the assembler's fix-up).

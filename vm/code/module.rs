@@ -1,6 +1,6 @@
 //! A loaded module: bytecode and the tables it refers to.
 
-use super::{Instr, SelectTable, Src};
+use super::{Instr, Operands, SRC_X, SelectTable, Src, X_REGISTERS};
 use crate::term::{Atom, Term};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
@@ -35,6 +35,14 @@ pub struct FunDef {
 
 /// A compiled module. Immutable once built (apart from the call caches
 /// below, which only remember lookups); shared behind an `Arc`.
+///
+/// Invariants, checked by `Module::new` (the only way to make one), on
+/// which the interpreter's unchecked instruction fetch and register
+/// access rely:
+/// - the code is not empty and its last instruction never falls through;
+/// - every label (in instructions and jump tables) is inside the code;
+/// - every local call targets a `FuncInfo` (calls enter one past it);
+/// - every X register operand is below `X_REGISTERS`.
 #[derive(Debug)]
 pub struct Module {
     pub name: Atom,
@@ -84,7 +92,8 @@ pub struct CallTarget {
 }
 
 impl Module {
-    /// A module of the given parts, with empty caches.
+    /// A module of the given parts, with empty caches; `Err` says which
+    /// invariant (see `Module`) the code breaks.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: Atom,
@@ -100,12 +109,13 @@ impl Module {
         imports: Vec<Import>,
         funs: Vec<FunDef>,
         max_x: u32,
-    ) -> Module {
+    ) -> Result<Module, String> {
+        verify(&code, &operand_lists, &select_tables)?;
         let import_cache = imports
             .iter()
             .map(|_| AtomicPtr::new(std::ptr::null_mut()))
             .collect();
-        Module {
+        Ok(Module {
             name,
             file,
             code,
@@ -124,7 +134,7 @@ impl Module {
             call_targets: OnceLock::new(),
             superseded: AtomicBool::new(false),
             pinned: AtomicBool::new(false),
-        }
+        })
     }
 
     /// The function whose code contains instruction `ip`.
@@ -148,6 +158,66 @@ impl Module {
             .get(&(name, arity))
             .map(|&f| self.functions[f as usize].entry)
     }
+}
+
+/// Checks the invariants of `Module` on its code.
+fn verify(
+    code: &[Instr],
+    operand_lists: &[Src],
+    select_tables: &[SelectTable],
+) -> Result<(), String> {
+    let ends = matches!(
+        code.last(),
+        Some(
+            Instr::FunctionClause { .. }
+                | Instr::Jump { .. }
+                | Instr::Return {}
+                | Instr::DeallocateReturn {}
+                | Instr::CallLast { .. }
+                | Instr::CallOnly { .. }
+                | Instr::CallExtLast { .. }
+                | Instr::CallExtOnly { .. }
+        )
+    );
+    if !ends {
+        return Err("the code is empty or falls off its end".to_string());
+    }
+    let in_code = |l: super::Label| (l.0 as usize) < code.len();
+    let x_ok = |s: Src| s.kind() != SRC_X || s.index() < X_REGISTERS;
+    let mut bad = None;
+    for (ip, instr) in code.iter().enumerate() {
+        instr.visit_operands(&mut |o| {
+            let ok = match o {
+                Operands::Src(s) => x_ok(s),
+                Operands::Dst(d) => d.is_y() || d.index() < X_REGISTERS,
+                Operands::Label(l) => in_code(l),
+            };
+            if !ok && bad.is_none() {
+                bad = Some(ip);
+            }
+        });
+        if let Instr::Call { target, .. }
+        | Instr::CallLast { target, .. }
+        | Instr::CallOnly { target, .. } = *instr
+            && !matches!(code.get(target.0 as usize), Some(Instr::FuncInfo { .. }))
+        {
+            bad = bad.or(Some(ip));
+        }
+    }
+    if let Some(ip) = bad {
+        return Err(format!("instruction {ip} has an operand out of range"));
+    }
+    if !operand_lists.iter().all(|&s| x_ok(s)) {
+        return Err("an operand list names a register out of range".to_string());
+    }
+    if !select_tables
+        .iter()
+        .flat_map(|t| &t.targets)
+        .all(|&l| in_code(l))
+    {
+        return Err("a jump table leaves the code".to_string());
+    }
+    Ok(())
 }
 
 /// A module version that stays alive until the program ends: a plain
@@ -255,15 +325,15 @@ mod tests {
         Module::new(
             Atom::intern(name),
             format!("{name}.act"),
-            Vec::new(),
-            Vec::new(),
+            vec![Instr::FuncInfo { function: 0 }, Instr::Return {}],
+            vec![0, 0],
             Vec::new(),
             Vec::new(),
             Vec::new(),
             vec![FunctionInfo {
                 name: Atom::intern("f"),
                 arity: 0,
-                entry: 7,
+                entry: 0,
             }],
             HashMap::new(),
             HashMap::new(),
@@ -271,6 +341,7 @@ mod tests {
             Vec::new(),
             1,
         )
+        .expect("valid code")
     }
 
     #[test]
@@ -296,8 +367,52 @@ mod tests {
     fn a_call_target_enters_past_the_func_info_in_its_own_version() {
         let r = ModuleRef::pin(&Arc::new(empty("call_target")));
         let t = r.call_target(0);
-        assert_eq!(t.entry, 8);
+        assert_eq!(t.entry, 1);
         assert!(t.module.same(r));
         assert!(std::ptr::eq(t, r.call_target(0)), "made once, then reused");
+    }
+}
+
+#[cfg(test)]
+mod verify_tests {
+    use super::*;
+    use crate::code::{Dst, Label};
+
+    fn check(code: Vec<Instr>) -> Result<(), String> {
+        verify(&code, &[], &[])
+    }
+
+    #[test]
+    fn the_verifier_rejects_code_that_could_run_off_its_end() {
+        assert!(check(vec![]).is_err());
+        assert!(check(vec![Instr::FuncInfo { function: 0 }]).is_err());
+        assert!(check(vec![Instr::FuncInfo { function: 0 }, Instr::Return {}]).is_ok());
+    }
+
+    #[test]
+    fn the_verifier_rejects_labels_and_registers_out_of_range() {
+        let ret = Instr::Return {};
+        assert!(check(vec![Instr::Jump { to: Label(2) }, ret]).is_err());
+        assert!(check(vec![Instr::Jump { to: Label(1) }, ret]).is_ok());
+        let far = Instr::Move {
+            src: Src::x(X_REGISTERS as u32),
+            dst: Dst::x(0),
+        };
+        assert!(check(vec![far, ret]).is_err());
+        let far = Instr::Move {
+            src: Src::x(0),
+            dst: Dst::x(X_REGISTERS as u16),
+        };
+        assert!(check(vec![far, ret]).is_err());
+    }
+
+    #[test]
+    fn the_verifier_rejects_a_call_that_is_not_to_a_function_entry() {
+        let call = |t| Instr::CallOnly {
+            arity: 0,
+            target: Label(t),
+        };
+        assert!(check(vec![Instr::FuncInfo { function: 0 }, call(0)]).is_ok());
+        assert!(check(vec![Instr::Return {}, call(0)]).is_err());
     }
 }

@@ -324,28 +324,12 @@ impl ModuleCompiler {
         for (i, f) in self.functions.iter_mut().enumerate() {
             f.entry = positions[self.function_labels[i].0 as usize];
         }
-        // Calls enter past the target's `FuncInfo` (see `code::Label`).
-        for instr in &self.code {
-            if let Instr::Call { target, .. }
-            | Instr::CallLast { target, .. }
-            | Instr::CallOnly { target, .. } = *instr
-                && !matches!(
-                    self.code.get(target.0 as usize),
-                    Some(Instr::FuncInfo { .. })
-                )
-            {
-                return Err(CompileError {
-                    span: Span::default(),
-                    message: format!("internal: a call to @{} is not a function entry", target.0),
-                });
-            }
-        }
         let local_functions = self
             .local_functions
             .iter()
             .map(|((n, a), &i)| ((Atom::intern(n), *a), i))
             .collect();
-        Ok(Module::new(
+        Module::new(
             self.name,
             self.file,
             self.code,
@@ -359,7 +343,11 @@ impl ModuleCompiler {
             self.imports,
             self.funs,
             self.max_x + 1,
-        ))
+        )
+        .map_err(|e| CompileError {
+            span: Span::default(),
+            message: format!("internal: {e}"),
+        })
     }
 }
 

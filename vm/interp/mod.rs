@@ -40,8 +40,7 @@ pub mod cost {
     pub const GC: usize = 10;
 }
 
-/// Number of X registers.
-pub const X_REGISTERS: usize = 1024;
+pub use crate::code::X_REGISTERS;
 
 /// The X registers of a scheduler.
 pub struct Registers {
@@ -115,7 +114,9 @@ macro_rules! get {
     ($p:expr, $x:expr, $m:expr, $s:expr) => {{
         let s: Src = $s;
         match s.kind() {
-            SRC_X => $x[s.index()],
+            // The mask is exact (the verifier keeps X operands below
+            // X_REGISTERS) and lets the compiler drop the bounds check.
+            SRC_X => $x[s.index() & (X_REGISTERS - 1)],
             SRC_Y => $p.stack[$p.y_base as usize + s.index()],
             _ => $m.literals[s.index()],
         }
@@ -130,7 +131,7 @@ macro_rules! put {
             let i = $p.y_base as usize + d.index();
             $p.stack[i] = v;
         } else {
-            $x[d.index()] = v;
+            $x[d.index() & (X_REGISTERS - 1)] = v;
         }
     }};
 }
@@ -156,7 +157,14 @@ fn interpret(
     module: &mut ModuleRef,
     ip_slot: &mut usize,
 ) -> Outcome {
-    let x = &mut regs.x[..];
+    if regs.x.len() != X_REGISTERS {
+        regs.x.resize(X_REGISTERS, Term::NIL);
+    }
+    // A fixed-size array, so register indices masked to its size need
+    // no bounds check.
+    let Ok(x) = <&mut [Term; X_REGISTERS]>::try_from(&mut regs.x[..]) else {
+        return Outcome::Exit(ExitKind::Exception);
+    };
     // The instruction pointer lives in a local (a register); helpers that
     // move it get it through `ip_slot`, synchronised around each call.
     let mut ip: usize = *ip_slot;
@@ -165,6 +173,10 @@ fn interpret(
         // changes modules goes round the outer loop to reload them.
         let m: ModuleRef = *module;
         let code: &'static [Instr] = &m.get().code;
+        // Entering a module's code (at the start, or after a call or
+        // return switched modules) is where `ip` is checked; inside, every
+        // way it moves stays in the code (see the invariants of `Module`).
+        let entered_in_code = ip < code.len();
         // Charges reductions for a call; yields when the budget is spent. The
         // call's effect is already done, so resuming continues at the callee.
         macro_rules! charge {
@@ -205,7 +217,8 @@ fn interpret(
         }
         macro_rules! error_tuple {
             ($tag:expr, $value:expr) => {{
-                let t = exception::tuple2(p, x, $tag, $value);
+                let value = $value;
+                let t = exception::tuple2(p, x, $tag, value);
                 raise!(Class::Error, t)
             }};
         }
@@ -239,8 +252,18 @@ fn interpret(
                 }
             }};
         }
+        if !entered_in_code {
+            raise!(Class::Error, Term::atom(Atom::UNDEF));
+        }
         loop {
-            let instr: &Instr = &code[ip];
+            // SAFETY: `ip < code.len()`. It was checked above on entering
+            // this code; within it, `ip` only steps past an instruction
+            // that falls through (never the last one), or jumps to a label,
+            // a handler or one past a call target's `FuncInfo` (all inside
+            // the code, as `Module::new` verified), or returns to a frame
+            // pushed after a call in this same code, which falls through.
+            // Any change of module goes round the outer loop and its check.
+            let instr: &Instr = unsafe { code.get_unchecked(ip) };
             ip += 1;
             match *instr {
                 Instr::FuncInfo { .. } => {}
