@@ -289,7 +289,14 @@ fn interpret(
                         raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
                     }
                     p.y_base = p.stack.len() as u32;
-                    p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
+                    // Frames are small: a fixed-size copy of []s beats
+                    // `resize`'s generic fill loop.
+                    const NILS: [Term; 8] = [Term::NIL; 8];
+                    if slots as usize <= NILS.len() {
+                        p.stack.extend_from_slice(&NILS[..slots as usize]);
+                    } else {
+                        p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
+                    }
                 }
                 Instr::Deallocate {} => {
                     p.stack.truncate(p.y_base as usize);
