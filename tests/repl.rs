@@ -272,3 +272,39 @@ fn v_recalls_results_inside_expressions_too() {
         "X = 10.\n{a, X}.\nY = v(1) + 5.\nelement(2, v(-2)) * 2.\n[v(N) || N <- [1, 3]].\nv(99).\nh(1) -> one.\nh(2).\n"
     ));
 }
+
+#[test]
+fn a_cached_remote_call_site_reaches_the_reloaded_module() {
+    // `caller` is loaded once; its call sites to `callee:value/0` cache
+    // their target on the first run and must reach each newer version
+    // after `c/1` and `l/1`, and raise undef once it is not exported.
+    let dir = temp_dir("cache");
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        std::fs::write(path, text).expect("module file");
+    };
+    write(
+        "caller.act",
+        "-module(caller).\n-export([go/0, loop/1]).\n\
+         go() -> callee:value().\n\
+         loop(0) -> callee:value();\nloop(N) -> callee:value(), loop(N - 1).\n",
+    );
+    let callee =
+        |answer: &str| format!("-module(callee).\n-export([value/0]).\nvalue() -> {answer}.\n");
+    write("v1/callee.act", &callee("first"));
+    write("v2/callee.act", &callee("second"));
+    write("callee.act", &callee("third"));
+    write(
+        "v4/callee.act",
+        "-module(callee).\n-export([other/0]).\nother() -> gone.\n",
+    );
+    let session = "c(caller).\nc(\"v1/callee.act\").\ncaller:go().\ncaller:loop(10000).\n\
+         l(callee).\ncaller:go().\n\
+         c(\"v2/callee.act\").\ncaller:go().\ncaller:loop(10000).\n\
+         c(callee).\ncaller:go().\ncaller:loop(10000).\n\
+         c(\"v4/callee.act\").\ncatch caller:go().\n";
+    let (text, status) = shell_in(&dir, session);
+    assert_eq!(status, Some(0), "{text}");
+    insta::assert_snapshot!("cached_call_reload", text);
+}

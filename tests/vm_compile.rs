@@ -135,3 +135,39 @@ fn receive_compiles_to_the_mailbox_loop() {
         assert_eq!(count(&code, name), 1, "{name} in {code:?}");
     }
 }
+
+#[test]
+fn consecutive_moves_become_one_move2() {
+    let m = compile("-module(t).\n-export([f/2]).\nf(A, B) -> g(B, A), A.\ng(X, Y) -> {X, Y}.\n");
+    let f = function(&m, "f", 2);
+    assert!(count(&f, "move2") >= 1, "{f:?}");
+}
+
+#[test]
+fn a_list_loop_tests_and_splits_the_cons_in_one_instruction() {
+    let m = compile(
+        "-module(t).\n-export([sum/2]).\nsum([H | T], N) -> sum(T, N + H);\nsum([], N) -> N.\n",
+    );
+    let f = function(&m, "sum", 2);
+    assert_eq!(count(&f, "is_nonempty_list_get_list"), 1, "{f:?}");
+    assert_eq!(count(&f, "is_nonempty_list"), 0, "{f:?}");
+    assert_eq!(count(&f, "get_list"), 0, "{f:?}");
+}
+
+#[test]
+fn every_local_call_targets_a_function_entry() {
+    // The interpreter enters a local call one past its target label;
+    // that is only right if the label is the callee's func_info.
+    let m = compile(
+        "-module(t).\n-export([f/1]).\nf(0) -> 0;\nf(N) -> 1 + f(N - 1).\n\
+         g(L) -> [X || X <- L, X > 1].\n",
+    );
+    for i in &m.code {
+        if let Instr::Call { target, .. }
+        | Instr::CallLast { target, .. }
+        | Instr::CallOnly { target, .. } = *i
+        {
+            assert!(matches!(m.code[target.0 as usize], Instr::FuncInfo { .. }));
+        }
+    }
+}

@@ -6,14 +6,26 @@ use super::{
 use crate::term::Term;
 use std::fmt::Write;
 
+/// An operand as the verifier sees it.
+pub enum Operands {
+    Src(Src),
+    Dst(Dst),
+    Label(Label),
+}
+
 /// How an operand prints in a listing.
 pub trait Operand {
     fn show(&self, module: &Module) -> String;
     /// Label operands are rewritten by the assembler; others ignore this.
     fn map_label(&mut self, _f: &mut dyn FnMut(Label) -> Label) {}
+    /// Registers and labels show themselves to the verifier.
+    fn visit(&self, _f: &mut dyn FnMut(Operands)) {}
 }
 
 impl Operand for Src {
+    fn visit(&self, f: &mut dyn FnMut(Operands)) {
+        f(Operands::Src(*self))
+    }
     fn show(&self, module: &Module) -> String {
         match self.kind() {
             SRC_X => format!("x{}", self.index()),
@@ -28,6 +40,9 @@ impl Operand for Src {
 }
 
 impl Operand for Dst {
+    fn visit(&self, f: &mut dyn FnMut(Operands)) {
+        f(Operands::Dst(*self))
+    }
     fn show(&self, _: &Module) -> String {
         if self.is_y() {
             format!("y{}", self.index())
@@ -47,6 +62,9 @@ impl Operand for Label {
     }
     fn map_label(&mut self, f: &mut dyn FnMut(Label) -> Label) {
         *self = f(*self);
+    }
+    fn visit(&self, f: &mut dyn FnMut(Operands)) {
+        f(Operands::Label(*self))
     }
 }
 

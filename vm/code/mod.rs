@@ -6,14 +6,22 @@
 //! `instructions!` table below: its operands, its one-line meaning and
 //! (through the operand types) its disassembly.
 //!
-//! Invariant: a `Module` is immutable once built. Loading a module again
-//! makes a new `Module` behind a new `Arc`; code that runs keeps the
-//! version it started in.
+//! Invariant: a `Module` is immutable once built (its call caches only
+//! remember lookups). Loading a module again makes a new `Module` behind
+//! a new `Arc` and marks the old one superseded; code that runs keeps the
+//! version it started in. Versions that code may run in are pinned for
+//! the rest of the program (`ModuleRef`), so the interpreter refers to
+//! them without reference counts. `Module::new` verifies the code (see
+//! `Module`), which lets the dispatch loop skip bounds checks.
+//!
+//! Superinstructions (`move2`, `is_nonempty_list_get_list`) are made by
+//! the compiler's `emit` from pairs the profile showed to be frequent.
 
 pub mod disasm;
 pub mod module;
 
-pub use module::{FunDef, FunctionInfo, Import, Module};
+pub use disasm::Operands;
+pub use module::{CallTarget, FunDef, FunctionInfo, Import, Module, ModuleRef};
 
 /// A source operand, packed in 32 bits: the low 2 bits say where the value
 /// is (X register, Y slot, or the module's literal table), the rest is the
@@ -75,9 +83,15 @@ impl Dst {
     }
 }
 
+/// Number of X registers a scheduler has; the verifier rejects code
+/// naming a register at or above it.
+pub const X_REGISTERS: usize = 1024;
+
 /// An instruction index in the module's code. `Label(0)` as a failure
 /// target means "no label: raise the error" (index 0 is never a jump
-/// target, it holds the module's first `FuncInfo`).
+/// target, it holds the module's first `FuncInfo`). The target of a
+/// local call is always a function's `FuncInfo` (the assembler checks
+/// it), so a call enters at the instruction after it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Label(pub u32);
 
@@ -104,6 +118,14 @@ macro_rules! instructions {
             /// The one-line meaning from the table.
             pub fn meaning(&self) -> &'static str {
                 match self { $( Instr::$variant { .. } => concat!($($doc),*).trim_ascii(), )* }
+            }
+
+            /// Calls `f` on every register and label operand (the verifier's walk).
+            pub fn visit_operands(&self, f: &mut dyn FnMut(disasm::Operands)) {
+                #[allow(unused_variables)]
+                match self {
+                    $( Instr::$variant { $($field),* } => { $(disasm::Operand::visit($field, f);)* } )*
+                }
             }
 
             /// Rewrites every label operand through `f` (the assembler's fix-up).
@@ -143,16 +165,18 @@ instructions! {
     TestHeap "test_heap" { words: u32, live: u16 }
     /// dst := src
     Move "move" { src: Src, dst: Dst }
+    /// to_a := a, then to_b := b (two `move`s in one dispatch; the second reads after the first wrote)
+    Move2 "move2" { a: Src, to_a: Dst, b: Src, to_b: Dst }
     /// swap two registers
     Swap "swap" { a: Dst, b: Dst }
     /// jump to label
     Jump "jump" { to: Label }
 
-    /// call local function at `target` with `arity` args in x[0..]; result in x[0]
+    /// call local function at `target` (its func_info, which the call skips) with `arity` args in x[0..]; result in x[0]
     Call "call" { arity: u16, target: Label }
-    /// deallocate the frame, then jump to local `target` (a tail call)
+    /// deallocate the frame, then jump past local `target`'s func_info (a tail call)
     CallLast "call_last" { arity: u16, target: Label }
-    /// jump to local `target` (a tail call from a function with no frame)
+    /// jump past local `target`'s func_info (a tail call from a function with no frame)
     CallOnly "call_only" { arity: u16, target: Label }
     /// call imports[import] (module:function/arity, newest version) with x[0..]
     CallExt "call_ext" { arity: u16, import: u32 }
@@ -213,6 +237,8 @@ instructions! {
 
     /// head := hd(src), tail := tl(src); src is known to be a cons
     GetList "get_list" { src: Src, head: Dst, tail: Dst }
+    /// jump to fail unless src is a cons; else head := hd(src), tail := tl(src) (is_nonempty_list + get_list)
+    IsConsGetList "is_nonempty_list_get_list" { src: Src, fail: Label, head: Dst, tail: Dst }
     /// dst := hd(src); src is known to be a cons
     GetHd "get_hd" { src: Src, dst: Dst }
     /// dst := tl(src); src is known to be a cons

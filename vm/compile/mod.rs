@@ -68,6 +68,8 @@ pub struct ModuleCompiler {
     code: Vec<Instr>,
     code_lines: Vec<u32>,
     current_line: u32,
+    /// The code position a label was last bound to (see `emit`).
+    last_bound: Option<usize>,
     literals: Vec<Term>,
     literal_index: HashMap<u64, u32>,
     operand_lists: Vec<Src>,
@@ -108,29 +110,7 @@ pub fn compile_module(
             }
         }
     }
-    let mut mc = ModuleCompiler {
-        name: Atom::intern(&name),
-        file: file.to_string(),
-        lines: LineIndex::new(source),
-        code: Vec::new(),
-        code_lines: Vec::new(),
-        current_line: 0,
-        literals: Vec::new(),
-        literal_index: HashMap::new(),
-        operand_lists: Vec::new(),
-        select_tables: Vec::new(),
-        functions: Vec::new(),
-        function_labels: Vec::new(),
-        local_functions: HashMap::new(),
-        imports: Vec::new(),
-        import_index: HashMap::new(),
-        funs: Vec::new(),
-        labels: vec![Some(0)],
-        pending: Vec::new(),
-        lambda_counter: 0,
-        current_source_function: (String::new(), 0),
-        max_x: 3,
-    };
+    let mut mc = ModuleCompiler::new(Atom::intern(&name), file, source);
     // Declare every source function first so calls can refer to any.
     let mut sources = Vec::new();
     for form in &module.forms {
@@ -170,7 +150,53 @@ pub fn compile_module(
     mc.finish(export_table)
 }
 
+/// The superinstruction that does `first` then `second`, if there is one.
+fn fuse(first: Instr, second: Instr) -> Option<Instr> {
+    match (first, second) {
+        (Instr::Move { src: a, dst: to_a }, Instr::Move { src: b, dst: to_b }) => {
+            Some(Instr::Move2 { a, to_a, b, to_b })
+        }
+        (Instr::IsCons { src, fail }, Instr::GetList { src: s, head, tail }) if s == src => {
+            Some(Instr::IsConsGetList {
+                src,
+                fail,
+                head,
+                tail,
+            })
+        }
+        _ => None,
+    }
+}
+
 impl ModuleCompiler {
+    /// An empty compiler for module `name` of `source`.
+    fn new(name: Atom, file: &str, source: &str) -> ModuleCompiler {
+        ModuleCompiler {
+            name,
+            file: file.to_string(),
+            lines: LineIndex::new(source),
+            code: Vec::new(),
+            code_lines: Vec::new(),
+            current_line: 0,
+            last_bound: None,
+            literals: Vec::new(),
+            literal_index: HashMap::new(),
+            operand_lists: Vec::new(),
+            select_tables: Vec::new(),
+            functions: Vec::new(),
+            function_labels: Vec::new(),
+            local_functions: HashMap::new(),
+            imports: Vec::new(),
+            import_index: HashMap::new(),
+            funs: Vec::new(),
+            labels: vec![Some(0)],
+            pending: Vec::new(),
+            lambda_counter: 0,
+            current_source_function: (String::new(), 0),
+            max_x: 3,
+        }
+    }
+
     fn declare_function(&mut self, name: &str, arity: u32) -> u32 {
         self.max_x = self.max_x.max(arity + 1);
         let index = self.functions.len() as u32;
@@ -193,9 +219,20 @@ impl ModuleCompiler {
 
     fn bind(&mut self, label: Label) {
         self.labels[label.0 as usize] = Some(self.code.len() as u32);
+        self.last_bound = Some(self.code.len());
     }
 
+    /// Appends `instr`, or fuses it with the instruction before into a
+    /// superinstruction when nothing can jump between the two (no label
+    /// is bound at this position).
     fn emit(&mut self, instr: Instr) -> usize {
+        if self.last_bound != Some(self.code.len())
+            && let Some(last) = self.code.last_mut()
+            && let Some(fused) = fuse(*last, instr)
+        {
+            *last = fused;
+            return self.code.len() - 1;
+        }
         self.code.push(instr);
         self.code_lines.push(self.current_line);
         self.code.len() - 1
@@ -292,21 +329,76 @@ impl ModuleCompiler {
             .iter()
             .map(|((n, a), &i)| ((Atom::intern(n), *a), i))
             .collect();
-        Ok(Module {
-            name: self.name,
-            file: self.file,
-            code: self.code,
-            lines: self.code_lines,
-            literals: self.literals,
-            operand_lists: self.operand_lists,
-            select_tables: self.select_tables,
-            functions: self.functions,
+        Module::new(
+            self.name,
+            self.file,
+            self.code,
+            self.code_lines,
+            self.literals,
+            self.operand_lists,
+            self.select_tables,
+            self.functions,
             exports,
             local_functions,
-            imports: self.imports,
-            funs: self.funs,
-            fun_base: 0,
-            max_x: self.max_x + 1,
+            self.imports,
+            self.funs,
+            self.max_x + 1,
+        )
+        .map_err(|e| CompileError {
+            span: Span::default(),
+            message: format!("internal: {e}"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code::Dst;
+
+    fn compiler() -> ModuleCompiler {
+        ModuleCompiler::new(Atom::intern("t"), "t.act", "")
+    }
+
+    fn mv(from: u32, to: u16) -> Instr {
+        Instr::Move {
+            src: Src::x(from),
+            dst: Dst::x(to),
+        }
+    }
+
+    #[test]
+    fn two_moves_fuse_unless_a_label_sits_between_them() {
+        let mut mc = compiler();
+        mc.emit(mv(0, 1));
+        mc.emit(mv(1, 2));
+        assert_eq!(mc.code.len(), 1);
+        assert!(matches!(mc.code[0], Instr::Move2 { .. }));
+        let l = mc.new_label();
+        mc.bind(l);
+        mc.emit(mv(2, 3));
+        assert_eq!(mc.code.len(), 2, "a jump target is never fused away");
+        assert!(matches!(mc.code[1], Instr::Move { .. }));
+        mc.emit(mv(3, 4));
+        assert!(matches!(mc.code[1], Instr::Move2 { .. }));
+    }
+
+    #[test]
+    fn a_cons_test_fuses_only_with_a_split_of_the_same_register() {
+        let fail = Label(5);
+        let get = |src| Instr::GetList {
+            src,
+            head: Dst::x(1),
+            tail: Dst::x(2),
+        };
+        let test = Instr::IsCons {
+            src: Src::x(0),
+            fail,
+        };
+        assert!(matches!(
+            fuse(test, get(Src::x(0))),
+            Some(Instr::IsConsGetList { .. })
+        ));
+        assert_eq!(fuse(test, get(Src::x(3))), None);
     }
 }

@@ -2,42 +2,35 @@
 //! and the text Erlang's shell prints for an uncaught one.
 
 use super::{ExitKind, Flow, Outcome, regs_used};
-use crate::code::Module;
+use crate::code::ModuleRef;
 use crate::process::{CatchKind, Class, Process};
 use crate::term::{Atom, Term};
-use std::sync::Arc;
 
 /// Erlang's default `backtrace_depth`.
 const TRACE_DEPTH: usize = 8;
 
 /// The functions on the stack, innermost first: module, function index,
 /// line of the current instruction or call.
-pub fn stacktrace_entries(
-    p: &Process,
-    module: &Arc<Module>,
-    ip: usize,
-) -> Vec<(Arc<Module>, u32, u32)> {
+pub fn stacktrace_entries(p: &Process, module: ModuleRef, ip: usize) -> Vec<(ModuleRef, u32, u32)> {
     let mut out = Vec::new();
     let at = ip.saturating_sub(1) as u32;
-    if let Some(i) = function_index(module, at) {
-        out.push((module.clone(), i, module.line_at(at)));
+    if let Some(i) = function_index(&module, at) {
+        out.push((module, i, module.line_at(at)));
     }
-    let mut current = module.clone();
     for f in p.frames.iter().rev() {
         if out.len() >= TRACE_DEPTH {
             break;
         }
-        let m = f.module.clone().unwrap_or_else(|| current.clone());
+        let m = f.module;
         let at = f.return_ip.saturating_sub(1);
         if let Some(i) = function_index(&m, at) {
-            out.push((m.clone(), i, m.line_at(at)));
+            out.push((m, i, m.line_at(at)));
         }
-        current = m;
     }
     out
 }
 
-fn function_index(m: &Module, ip: u32) -> Option<u32> {
+fn function_index(m: &crate::code::Module, ip: u32) -> Option<u32> {
     let f = m.function_at(ip)?;
     m.functions
         .iter()
@@ -60,14 +53,14 @@ pub(super) fn tuple2(p: &mut Process, x: &mut [Term], tag: Atom, value: Term) ->
 pub(super) fn raise(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     class: Class,
     reason: Term,
     args: Option<Vec<Term>>,
 ) -> Flow {
     p.exception = [Term::atom(class.atom()), reason, Term::NIL];
-    let entries = stacktrace_entries(p, module, *ip);
+    let entries = stacktrace_entries(p, *module, *ip);
     let arg_count = args.as_ref().map_or(0, |a| a.len());
     let mut words = 2 * arg_count;
     for (m, _, _) in &entries {
@@ -102,7 +95,7 @@ pub(super) fn raise(
 pub(super) fn unwind(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     class: Class,
 ) -> Flow {
@@ -146,7 +139,7 @@ pub(super) fn unwind(
 pub(super) fn undef(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     _m: Atom,
     _f: Atom,
@@ -167,7 +160,7 @@ pub(super) fn undef(
 pub(super) fn badarity(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     _fun: Term,
     arity: usize,

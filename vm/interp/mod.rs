@@ -10,21 +10,23 @@
 //! - Every X register below `Registers::used` holds a valid term of the
 //!   running process (or an immediate); they are all GC roots, so a
 //!   collection anywhere keeps them valid.
-//! - A frame's `module` is `None` only while the module current when it
-//!   was pushed is still current; a tail call that changes modules first
-//!   pins the top frame's module (`pin_return_module`).
+//! - Code runs in pinned module versions (`ModuleRef`): they are never
+//!   freed, so the loop, frames, catches and call caches hold plain
+//!   references and a call between modules updates no reference count.
 
 mod exception;
 
 use crate::bif::{self, BifError, Context};
-use crate::code::{ArithOp, CmpOp, Instr, Label, Module, SRC_X, SRC_Y, Src, Tail, TypeTest};
+use crate::code::{
+    ArithOp, CallTarget, CmpOp, Instr, Label, Module, ModuleRef, SRC_X, SRC_Y, Src, Tail, TypeTest,
+};
 use crate::process::{CatchEntry, CatchKind, Class, Frame, Process};
 use crate::term::arith::{self, ArithError, Number};
 use crate::term::order;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::Ordering as MemoryOrder;
 
 pub use exception::{format_exception, stacktrace_entries};
 
@@ -38,8 +40,7 @@ pub mod cost {
     pub const GC: usize = 10;
 }
 
-/// Number of X registers.
-pub const X_REGISTERS: usize = 1024;
+pub use crate::code::X_REGISTERS;
 
 /// The X registers of a scheduler.
 pub struct Registers {
@@ -96,13 +97,15 @@ enum Flow {
 
 /// Runs `process` for at most `budget` reductions.
 pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Outcome {
-    let mut module: Arc<Module> = p.module.clone();
+    let mut module = ModuleRef::pin(&p.module);
     let mut ip = p.ip as usize;
     p.reductions = 0;
     p.reduction_budget = budget;
     let outcome = interpret(p, regs, budget, &mut module, &mut ip);
     p.ip = ip as u32;
-    p.module = module;
+    if !module.is(&p.module) {
+        p.module = module.to_arc();
+    }
     p.total_reductions += p.reductions as u64;
     outcome
 }
@@ -111,7 +114,9 @@ macro_rules! get {
     ($p:expr, $x:expr, $m:expr, $s:expr) => {{
         let s: Src = $s;
         match s.kind() {
-            SRC_X => $x[s.index()],
+            // The mask is exact (the verifier keeps X operands below
+            // X_REGISTERS) and lets the compiler drop the bounds check.
+            SRC_X => $x[s.index() & (X_REGISTERS - 1)],
             SRC_Y => $p.stack[$p.y_base as usize + s.index()],
             _ => $m.literals[s.index()],
         }
@@ -126,31 +131,19 @@ macro_rules! put {
             let i = $p.y_base as usize + d.index();
             $p.stack[i] = v;
         } else {
-            $x[d.index()] = v;
+            $x[d.index() & (X_REGISTERS - 1)] = v;
         }
     }};
 }
 
-/// Makes the top frame remember the current module before a tail call
-/// switches to another one.
-fn pin_return_module(p: &mut Process, current: &Arc<Module>) {
-    if let Some(f) = p.frames.last_mut()
-        && f.module.is_none()
-    {
-        f.module = Some(current.clone());
-    }
-}
-
 /// Pops a frame: returns to the caller, or ends the process.
 #[inline]
-fn do_return(p: &mut Process, module: &mut Arc<Module>, ip: &mut usize) -> Option<Outcome> {
+fn do_return(p: &mut Process, module: &mut ModuleRef, ip: &mut usize) -> Option<Outcome> {
     match p.frames.pop() {
         Some(f) => {
             *ip = f.return_ip as usize;
             p.y_base = f.y_base;
-            if let Some(m) = f.module {
-                *module = m;
-            }
+            *module = f.module;
             None
         }
         None => Some(Outcome::Exit(ExitKind::Normal)),
@@ -161,18 +154,29 @@ fn interpret(
     p: &mut Process,
     regs: &mut Registers,
     budget: usize,
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip_slot: &mut usize,
 ) -> Outcome {
-    let x = &mut regs.x[..];
+    if regs.x.len() != X_REGISTERS {
+        regs.x.resize(X_REGISTERS, Term::NIL);
+    }
+    // A fixed-size array, so register indices masked to its size need
+    // no bounds check.
+    let Ok(x) = <&mut [Term; X_REGISTERS]>::try_from(&mut regs.x[..]) else {
+        return Outcome::Exit(ExitKind::Exception);
+    };
     // The instruction pointer lives in a local (a register); helpers that
     // move it get it through `ip_slot`, synchronised around each call.
     let mut ip: usize = *ip_slot;
     'outer: loop {
         // The current module's code in locals; a call or return that
         // changes modules goes round the outer loop to reload them.
-        let m: Arc<Module> = module.clone();
-        let code: &[Instr] = &m.code;
+        let m: ModuleRef = *module;
+        let code: &'static [Instr] = &m.get().code;
+        // Entering a module's code (at the start, or after a call or
+        // return switched modules) is where `ip` is checked; inside, every
+        // way it moves stays in the code (see the invariants of `Module`).
+        let entered_in_code = ip < code.len();
         // Charges reductions for a call; yields when the budget is spent. The
         // call's effect is already done, so resuming continues at the callee.
         macro_rules! charge {
@@ -192,7 +196,7 @@ fn interpret(
                 ip = *ip_slot;
                 match r {
                     Flow::Continue => {
-                        if !Arc::ptr_eq(&m, module) {
+                        if !m.same(*module) {
                             continue 'outer;
                         }
                         continue;
@@ -213,7 +217,8 @@ fn interpret(
         }
         macro_rules! error_tuple {
             ($tag:expr, $value:expr) => {{
-                let t = exception::tuple2(p, x, $tag, $value);
+                let value = $value;
+                let t = exception::tuple2(p, x, $tag, value);
                 raise!(Class::Error, t)
             }};
         }
@@ -238,7 +243,7 @@ fn interpret(
                 ip = *ip_slot;
                 match r {
                     Flow::Continue => {
-                        if !Arc::ptr_eq(&m, module) {
+                        if !m.same(*module) {
                             continue 'outer;
                         }
                         continue;
@@ -247,10 +252,20 @@ fn interpret(
                 }
             }};
         }
+        if !entered_in_code {
+            raise!(Class::Error, Term::atom(Atom::UNDEF));
+        }
         loop {
-            let instr = code[ip];
+            // SAFETY: `ip < code.len()`. It was checked above on entering
+            // this code; within it, `ip` only steps past an instruction
+            // that falls through (never the last one), or jumps to a label,
+            // a handler or one past a call target's `FuncInfo` (all inside
+            // the code, as `Module::new` verified), or returns to a frame
+            // pushed after a call in this same code, which falls through.
+            // Any change of module goes round the outer loop and its check.
+            let instr: &Instr = unsafe { code.get_unchecked(ip) };
             ip += 1;
-            match instr {
+            match *instr {
                 Instr::FuncInfo { .. } => {}
                 Instr::FunctionClause { function } => {
                     let arity = m.functions[function as usize].arity as usize;
@@ -274,7 +289,14 @@ fn interpret(
                         raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT))
                     }
                     p.y_base = p.stack.len() as u32;
-                    p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
+                    // Frames are small: a fixed-size copy of []s beats
+                    // `resize`'s generic fill loop.
+                    const NILS: [Term; 8] = [Term::NIL; 8];
+                    if slots as usize <= NILS.len() {
+                        p.stack.extend_from_slice(&NILS[..slots as usize]);
+                    } else {
+                        p.stack.resize(p.stack.len() + slots as usize, Term::NIL);
+                    }
                 }
                 Instr::Deallocate {} => {
                     p.stack.truncate(p.y_base as usize);
@@ -286,7 +308,7 @@ fn interpret(
                     if let Some(o) = done {
                         return o;
                     }
-                    if !Arc::ptr_eq(&m, module) {
+                    if !m.same(*module) {
                         continue 'outer;
                     }
                 }
@@ -298,7 +320,7 @@ fn interpret(
                     if let Some(o) = done {
                         return o;
                     }
-                    if !Arc::ptr_eq(&m, module) {
+                    if !m.same(*module) {
                         continue 'outer;
                     }
                 }
@@ -313,6 +335,12 @@ fn interpret(
                 Instr::Move { src, dst } => {
                     let v = get!(p, x, m, src);
                     put!(p, x, dst, v);
+                }
+                Instr::Move2 { a, to_a, b, to_b } => {
+                    let v = get!(p, x, m, a);
+                    put!(p, x, to_a, v);
+                    let v = get!(p, x, m, b);
+                    put!(p, x, to_b, v);
                 }
                 Instr::Swap { a, b } => {
                     let va = get!(p, x, m, a.src());
@@ -329,18 +357,18 @@ fn interpret(
                     p.frames.push(Frame {
                         return_ip: ip as u32,
                         y_base: p.y_base,
-                        module: None,
+                        module: m,
                     });
-                    ip = target.0 as usize;
+                    ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
                 }
                 Instr::CallLast { target, arity } => {
                     p.stack.truncate(p.y_base as usize);
-                    ip = target.0 as usize;
+                    ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
                 }
                 Instr::CallOnly { target, arity } => {
-                    ip = target.0 as usize;
+                    ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
                 }
                 Instr::CallExt { arity, import } => {
@@ -587,6 +615,21 @@ fn interpret(
                     };
                 }
 
+                Instr::IsConsGetList {
+                    src,
+                    fail,
+                    head,
+                    tail,
+                } => {
+                    let v = get!(p, x, m, src);
+                    if v.is_cons() {
+                        let (h, t) = p.heap.cons_parts(v);
+                        put!(p, x, head, h);
+                        put!(p, x, tail, t);
+                    } else {
+                        ip = fail.0 as usize;
+                    }
+                }
                 Instr::GetList { src, head, tail } => {
                     let (h, t) = p.heap.cons_parts(get!(p, x, m, src));
                     put!(p, x, head, h);
@@ -661,7 +704,7 @@ fn interpret(
                     p.catches.push(CatchEntry {
                         kind,
                         handler: handler.0,
-                        module: m.clone(),
+                        module: m,
                         frames: p.frames.len() as u32,
                         stack_len: p.stack.len() as u32,
                         y_base: p.y_base,
@@ -858,7 +901,7 @@ fn place_number(
 fn bif_error(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     e: BifError,
 ) -> Flow {
@@ -874,12 +917,7 @@ fn bif_error(
 
 /// Finishes a call whose result is already in x0 (a BIF reached
 /// dynamically): as a return for tail calls, else go on.
-fn after_inline_call(
-    p: &mut Process,
-    module: &mut Arc<Module>,
-    ip: &mut usize,
-    tail: Tail,
-) -> Flow {
+fn after_inline_call(p: &mut Process, module: &mut ModuleRef, ip: &mut usize, tail: Tail) -> Flow {
     match tail {
         Tail::No => Flow::Continue,
         Tail::Last => {
@@ -896,52 +934,32 @@ fn after_inline_call(
     }
 }
 
-/// Enters `entry` of `target` as a call of kind `tail`.
+/// Enters `entry` of `target` as a call of kind `tail`; false if the
+/// frame stack cannot grow.
+#[inline]
 fn enter(
     p: &mut Process,
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
-    target: &Arc<Module>,
+    target: ModuleRef,
     entry: u32,
     tail: Tail,
 ) -> bool {
-    let same = Arc::ptr_eq(target, module);
     match tail {
         Tail::No => {
             if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
                 return false;
             }
-            // The caller's module moves into the frame (no count change)
-            // and the target takes its place: one reference count update
-            // per module switch instead of three.
-            let saved = if same {
-                None
-            } else {
-                Some(std::mem::replace(module, target.clone()))
-            };
             p.frames.push(Frame {
                 return_ip: *ip as u32,
                 y_base: p.y_base,
-                module: saved,
+                module: *module,
             });
-            *ip = entry as usize;
-            return true;
         }
-        Tail::Last => {
-            p.stack.truncate(p.y_base as usize);
-            if !same {
-                pin_return_module(p, module);
-            }
-        }
-        Tail::Only => {
-            if !same {
-                pin_return_module(p, module);
-            }
-        }
+        Tail::Last => p.stack.truncate(p.y_base as usize),
+        Tail::Only => {}
     }
-    if !same {
-        *module = target.clone();
-    }
+    *module = target;
     *ip = entry as usize;
     true
 }
@@ -952,7 +970,7 @@ fn enter(
 fn call_mfa(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     m: Atom,
     f: Atom,
@@ -985,19 +1003,57 @@ fn call_mfa(
 
 /// `call_ext`: an import names an exported function, never a BIF (the
 /// compiler emits BIF calls directly), so this skips `call_mfa`'s BIF
-/// lookup, which hashes the names on every call.
+/// lookup. The import's inline cache in the calling module remembers
+/// the target, so a call takes the registry's lock and hashes the names
+/// only on its first run and after the target module is reloaded.
 fn call_import(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     import: u32,
     arity: u16,
     tail: Tail,
 ) -> Flow {
-    let i = &module.imports[import as usize];
-    let (m, f) = (i.module, i.function);
-    call_export(p, x, module, ip, m, f, arity as usize, tail)
+    let caller = module.get();
+    let cell = &caller.import_cache[import as usize];
+    let cached = cell.load(MemoryOrder::Acquire);
+    // SAFETY: a non-null cell holds a pointer made below from a
+    // `&'static CallTarget`: it lives in the `call_targets` of a pinned
+    // module version, which is never freed and, once made, never changed.
+    let target: &CallTarget = match unsafe { cached.as_ref() } {
+        Some(t) if !t.module.superseded.load(MemoryOrder::Acquire) => t,
+        _ => {
+            let i = &caller.imports[import as usize];
+            let (m, f) = (i.module, i.function);
+            let Some(t) = resolve_export(m, f, arity as u32) else {
+                p.reductions += cost::CALL;
+                return exception::undef(p, x, module, ip, m, f, arity as usize);
+            };
+            cell.store(
+                t as *const CallTarget as *mut CallTarget,
+                MemoryOrder::Release,
+            );
+            t
+        }
+    };
+    p.reductions += cost::CALL;
+    if !enter(p, module, ip, target.module, target.entry, tail) {
+        let reason = Term::atom(Atom::SYSTEM_LIMIT);
+        return exception::raise(p, x, module, ip, Class::Error, reason, None);
+    }
+    if p.reductions >= p.reduction_budget {
+        p.live_x = arity as u32;
+        return Flow::Stop(Outcome::Yield);
+    }
+    Flow::Continue
+}
+
+/// The newest version of exported `m:f/arity`, loading `m` on first use.
+fn resolve_export(m: Atom, f: Atom, arity: u32) -> Option<&'static CallTarget> {
+    let target = crate::runtime::lookup(m).ok()??;
+    let function = *target.exports.get(&(f, arity))?;
+    Some(ModuleRef::pin(&target).call_target(function))
 }
 
 /// Calls the newest version of the exported function `m:f/arity`.
@@ -1005,7 +1061,7 @@ fn call_import(
 fn call_export(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     m: Atom,
     f: Atom,
@@ -1013,14 +1069,10 @@ fn call_export(
     tail: Tail,
 ) -> Flow {
     p.reductions += cost::CALL;
-    let target = match crate::runtime::lookup(m) {
-        Ok(Some(t)) => t,
-        Ok(None) | Err(_) => return exception::undef(p, x, module, ip, m, f, arity),
-    };
-    let Some(entry) = target.exported(f, arity as u32) else {
+    let Some(target) = resolve_export(m, f, arity as u32) else {
         return exception::undef(p, x, module, ip, m, f, arity);
     };
-    if !enter(p, module, ip, &target, entry, tail) {
+    if !enter(p, module, ip, target.module, target.entry, tail) {
         let reason = Term::atom(Atom::SYSTEM_LIMIT);
         return exception::raise(p, x, module, ip, Class::Error, reason, None);
     }
@@ -1035,7 +1087,7 @@ fn call_export(
 fn call_fun(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     arity: usize,
     tail: Tail,
@@ -1047,8 +1099,7 @@ fn call_fun(
                 let t = exception::tuple2(p, x, Atom::BADFUN, fun);
                 return exception::raise(p, x, module, ip, Class::Error, t, None);
             };
-            let def = &entry.module.funs[entry.fun as usize];
-            if def.arity as usize != arity {
+            if entry.arity as usize != arity {
                 return exception::badarity(p, x, module, ip, fun, arity);
             }
             let free = captured.len();
@@ -1064,9 +1115,8 @@ fn call_fun(
                 );
             }
             x[arity..arity + free].copy_from_slice(captured);
-            let target_entry = entry.module.functions[def.function as usize].entry;
             p.reductions += cost::CALL;
-            if !enter(p, module, ip, &entry.module, target_entry, tail) {
+            if !enter(p, module, ip, entry.code, entry.entry, tail) {
                 let reason = Term::atom(Atom::SYSTEM_LIMIT);
                 return exception::raise(p, x, module, ip, Class::Error, reason, None);
             }

@@ -14,7 +14,7 @@ mod mailbox;
 
 pub use mailbox::Mailbox;
 
-use crate::code::Module;
+use crate::code::{Module, ModuleRef};
 use crate::heap::Heap;
 use crate::heap::budget::{self, SystemLimit};
 use crate::term::{Atom, Term};
@@ -27,10 +27,8 @@ pub struct Frame {
     pub return_ip: u32,
     /// The caller's Y base.
     pub y_base: u32,
-    /// The caller's module when the call changed modules; `None` means
-    /// "the module that was current when this frame was pushed" (see
-    /// `interp` for the rule that keeps this true across tail calls).
-    pub module: Option<Arc<Module>>,
+    /// The caller's module version, to return into.
+    pub module: ModuleRef,
 }
 
 /// What a catch entry catches: a `try` (all classes, to the handler
@@ -47,7 +45,7 @@ pub enum CatchKind {
 pub struct CatchEntry {
     pub kind: CatchKind,
     pub handler: u32,
-    pub module: Arc<Module>,
+    pub module: ModuleRef,
     pub frames: u32,
     pub stack_len: u32,
     pub y_base: u32,

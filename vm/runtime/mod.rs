@@ -8,7 +8,7 @@ pub mod output;
 pub mod processes;
 pub mod script;
 
-use crate::code::Module;
+use crate::code::{Module, ModuleRef};
 use crate::term::Atom;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -20,6 +20,13 @@ pub struct FunEntry {
     pub module: Arc<Module>,
     /// Index into `module.funs`.
     pub fun: u32,
+    /// The same module, pinned, for the interpreter's fun calls.
+    pub code: ModuleRef,
+    /// Where a call of the fun enters (past its function's `FuncInfo`), and how
+    /// many arguments it takes (not counting captured variables): a fun
+    /// call needs nothing else from the module's tables.
+    pub entry: u32,
+    pub arity: u32,
 }
 
 /// Compiles the module named `name` from a source found by the loader;
@@ -68,21 +75,33 @@ pub fn load(mut module: Module) -> Arc<Module> {
     MAX_X.fetch_max(module.max_x as usize, std::sync::atomic::Ordering::Relaxed);
     let count = module.funs.len() as u32;
     let module = Arc::new(module);
+    let code = ModuleRef::pin(&module);
     for i in 0..count {
+        let def = &module.funs[i as usize];
         r.funs.publish(
             *next,
             FunEntry {
                 module: module.clone(),
                 fun: i,
+                code,
+                entry: module.functions[def.function as usize].entry + 1,
+                arity: def.arity,
             },
         );
         *next += 1;
     }
     drop(next);
-    r.modules
+    let old = r
+        .modules
         .write()
         .unwrap_or_else(|e| e.into_inner())
         .insert(module.name, module.clone());
+    // After the registry points at the new version: a call site that
+    // sees the flag and looks again finds the new one.
+    if let Some(old) = old {
+        old.superseded
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
     module
 }
 
