@@ -883,24 +883,58 @@ fn segment_bits(size: Term, kind: &Kind, default: i64) -> Result<Option<i64>, Bi
         .ok_or(BifError::Badarg)
 }
 
-/// Appends the low `bits` bits of `i` (a multiple of 8), big- or little-endian.
-fn push_integer(bytes: &mut Vec<u8>, i: &BigInt, bits: i64, little: bool) -> Result<(), BifError> {
-    if bits % 8 != 0 {
+/// The bits of a binary under construction: segments need not be whole
+/// bytes (`<<A:4, B:4>>`), only the whole binary must be.
+/// Invariant: `bytes.len() == bits.div_ceil(8)`, and the unused low bits of
+/// the last byte are zero.
+struct BitWriter {
+    bytes: Vec<u8>,
+    bits: u64,
+}
+
+impl BitWriter {
+    /// Appends the first `n` bits of `src` (most significant bit first).
+    fn push(&mut self, src: &[u8], n: u64) {
+        if self.bits % 8 == 0 && n % 8 == 0 {
+            self.bytes.extend_from_slice(&src[..(n / 8) as usize]);
+        } else {
+            for k in 0..n {
+                let bit = (src[(k / 8) as usize] >> (7 - k % 8)) & 1;
+                if self.bits % 8 == 0 {
+                    self.bytes.push(0);
+                }
+                if let Some(last) = self.bytes.last_mut() {
+                    *last |= bit << (7 - self.bits % 8);
+                }
+                self.bits += 1;
+            }
+            return;
+        }
+        self.bits += n;
+    }
+}
+
+/// Appends the low `bits` bits of `i`, big-endian, or little-endian (whole
+/// bytes only).
+fn push_integer(out: &mut BitWriter, i: &BigInt, bits: i64, little: bool) -> Result<(), BifError> {
+    if little && bits % 8 != 0 {
         return Err(BifError::Badarg);
     }
-    let n = (bits / 8) as usize;
-    let mut le = i.to_signed_bytes_le();
+    let n = (bits as u64).div_ceil(8) as usize;
+    // Left-align the value in `n` bytes so its low `bits` bits come first.
+    let shifted = i << (n as u64 * 8 - bits as u64);
+    let mut le = shifted.to_signed_bytes_le();
     let fill = if i.sign() == num_bigint::Sign::Minus {
         0xff
     } else {
         0
     };
     le.resize(n.max(le.len()), fill);
-    if little {
-        bytes.extend(le[..n].iter());
-    } else {
-        bytes.extend(le[..n].iter().rev());
+    le.truncate(n);
+    if !little {
+        le.reverse();
     }
+    out.push(&le, bits as u64);
     Ok(())
 }
 
@@ -908,7 +942,10 @@ fn push_integer(bytes: &mut Vec<u8>, i: &BigInt, bits: i64, little: bool) -> Res
 pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let heap = &ctx.process.heap;
     let segments = heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
-    let mut bytes = Vec::new();
+    let mut out = BitWriter {
+        bytes: Vec::new(),
+        bits: 0,
+    };
     for &s in segments {
         let t = heap.as_tuple(s).ok_or(BifError::Badarg)?;
         let (value, size, kind) = (t[0], t[1], kind_of(t[2])?);
@@ -916,10 +953,12 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             1 => {
                 let b = heap.binary_bytes(value).ok_or(BifError::Badarg)?;
                 match segment_bits(size, &kind, -1)? {
-                    None => bytes.extend_from_slice(b),
+                    None => out.push(b, b.len() as u64 * 8),
                     Some(bits) => {
-                        let n = (bits / 8) as usize;
-                        bytes.extend_from_slice(b.get(..n).ok_or(BifError::Badarg)?);
+                        if bits as usize > b.len() * 8 {
+                            return Err(BifError::Badarg);
+                        }
+                        out.push(b, bits as u64);
                     }
                 }
             }
@@ -934,21 +973,26 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 if kind.little {
                     b.reverse();
                 }
-                bytes.extend_from_slice(&b);
+                out.push(&b, bits as u64);
             }
             3 => {
                 let c = char::from_u32(small(value)? as u32).ok_or(BifError::Badarg)?;
                 let mut buf = [0u8; 4];
-                bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                let encoded = c.encode_utf8(&mut buf).as_bytes();
+                out.push(encoded, encoded.len() as u64 * 8);
             }
             _ => {
                 let i = integer(heap, value)?;
                 let bits = segment_bits(size, &kind, 8)?.unwrap_or(8);
-                push_integer(&mut bytes, &i, bits, kind.little)?;
+                push_integer(&mut out, &i, bits, kind.little)?;
             }
         }
     }
-    make_binary(ctx, bytes, args)
+    // act has no bitstrings: the whole must be bytes.
+    if out.bits % 8 != 0 {
+        return Err(BifError::Badarg);
+    }
+    make_binary(ctx, out.bytes, args)
 }
 
 /// One segment of a binary pattern: `$bs_get(Bin, BitOffset, Kind, Size)`
