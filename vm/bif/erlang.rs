@@ -801,7 +801,7 @@ pub fn make_fun_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn display_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     // BEAM writes the display line straight to the terminal driver,
     // which ends it with CR LF; escript's output shows that.
-    let mut s = super::fmt::print(&ctx.process.heap, args[0]);
+    let mut s = crate::term::print::display(&ctx.process.heap, args[0]);
     s.push_str("\r\n");
     crate::runtime::output::write_stdout(s.as_bytes());
     Ok(Term::TRUE)
