@@ -510,6 +510,32 @@ pub fn integer_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     make_binary(ctx, i.to_string().into_bytes(), args)
 }
 
+pub fn integer_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let i = integer(&ctx.process.heap, args[0])?;
+    let base = small(args[1])?;
+    if !(2..=36).contains(&base) {
+        return Err(BifError::Badarg);
+    }
+    make_binary(ctx, radix_string(&i, base as u32).into_bytes(), args)
+}
+
+pub fn binary_to_integer_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let b = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    let s = std::str::from_utf8(b)
+        .map_err(|_| BifError::Badarg)?
+        .to_string();
+    let base = small(args[1])?;
+    if !(2..=36).contains(&base) {
+        return Err(BifError::Badarg);
+    }
+    let i = parse_integer(&s, base as u32).ok_or(BifError::Badarg)?;
+    make_integer(ctx, i, args)
+}
+
 fn parse_integer(s: &str, base: u32) -> Option<BigInt> {
     let (neg, digits) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
@@ -577,9 +603,47 @@ pub fn float_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn float_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let heap = &ctx.process.heap;
-    let f = float_arg(heap, args[0])?;
-    let options = list_elements(heap, args[1]).ok_or(BifError::Badarg)?;
+    let text = float_text(&ctx.process.heap, args[0], args[1])?;
+    make_string(ctx, &text, args)
+}
+
+pub fn float_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let f = float_arg(&ctx.process.heap, args[0])?;
+    make_binary(ctx, scientific(f, 20).into_bytes(), args)
+}
+
+pub fn float_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let text = float_text(&ctx.process.heap, args[0], args[1])?;
+    make_binary(ctx, text.into_bytes(), args)
+}
+
+/// `{decimals, N}`: as OTP, which rounds the fraction scaled to an
+/// integer, halves away from zero (`2.5` -> `"3"`, `0.125` -> `"0.13"`),
+/// except for huge numbers or precisions, where it uses C's exact `%.*f`.
+fn fixed_decimals(f: f64, decimals: usize) -> String {
+    let af = f.abs();
+    if af > (1u64 << 53) as f64 || decimals >= 19 {
+        return format!("{f:.decimals$}");
+    }
+    let sign = if f < 0.0 { "-" } else { "" };
+    if decimals == 0 {
+        return format!("{sign}{}", af.round() as u64);
+    }
+    let scale = 10f64.powi(decimals as i32);
+    let mut int_part = af.floor() as u64;
+    let mut frac = ((af - af.floor()) * scale).round();
+    if frac >= scale {
+        int_part += 1;
+        frac = 0.0;
+    }
+    format!("{sign}{int_part}.{:0decimals$}", frac as u64)
+}
+
+/// The text `float_to_list/2` and `float_to_binary/2` make of `float`
+/// with `options`.
+fn float_text(heap: &Heap, float: Term, options: Term) -> Result<String, BifError> {
+    let f = float_arg(heap, float)?;
+    let options = list_elements(heap, options).ok_or(BifError::Badarg)?;
     let mut text = scientific(f, 20);
     let mut compact = false;
     for o in options {
@@ -597,7 +661,7 @@ pub fn float_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         }
         let n = small(t[1])?.clamp(0, 253) as usize;
         match t[0].as_atom().map(|a| a.name()) {
-            Some("decimals") => text = format!("{f:.n$}"),
+            Some("decimals") => text = fixed_decimals(f, n),
             Some("scientific") => text = scientific(f, n),
             _ => return Err(BifError::Badarg),
         }
@@ -607,7 +671,7 @@ pub fn float_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             text.pop();
         }
     }
-    make_string(ctx, &text, args)
+    Ok(text)
 }
 
 pub fn list_to_float_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
