@@ -959,12 +959,12 @@ struct BitWriter {
 impl BitWriter {
     /// Appends the first `n` bits of `src` (most significant bit first).
     fn push(&mut self, src: &[u8], n: u64) {
-        if self.bits % 8 == 0 && n % 8 == 0 {
+        if self.bits.is_multiple_of(8) && n.is_multiple_of(8) {
             self.bytes.extend_from_slice(&src[..(n / 8) as usize]);
         } else {
             for k in 0..n {
                 let bit = (src[(k / 8) as usize] >> (7 - k % 8)) & 1;
-                if self.bits % 8 == 0 {
+                if self.bits.is_multiple_of(8) {
                     self.bytes.push(0);
                 }
                 if let Some(last) = self.bytes.last_mut() {
@@ -1053,7 +1053,7 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         }
     }
     // act has no bitstrings: the whole must be bytes.
-    if out.bits % 8 != 0 {
+    if !out.bits.is_multiple_of(8) {
         return Err(BifError::Badarg);
     }
     make_binary(ctx, out.bytes, args)
