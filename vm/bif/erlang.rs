@@ -510,6 +510,32 @@ pub fn integer_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     make_binary(ctx, i.to_string().into_bytes(), args)
 }
 
+pub fn integer_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let i = integer(&ctx.process.heap, args[0])?;
+    let base = small(args[1])?;
+    if !(2..=36).contains(&base) {
+        return Err(BifError::Badarg);
+    }
+    make_binary(ctx, radix_string(&i, base as u32).into_bytes(), args)
+}
+
+pub fn binary_to_integer_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let b = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    let s = std::str::from_utf8(b)
+        .map_err(|_| BifError::Badarg)?
+        .to_string();
+    let base = small(args[1])?;
+    if !(2..=36).contains(&base) {
+        return Err(BifError::Badarg);
+    }
+    let i = parse_integer(&s, base as u32).ok_or(BifError::Badarg)?;
+    make_integer(ctx, i, args)
+}
+
 fn parse_integer(s: &str, base: u32) -> Option<BigInt> {
     let (neg, digits) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
@@ -577,9 +603,47 @@ pub fn float_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn float_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let heap = &ctx.process.heap;
-    let f = float_arg(heap, args[0])?;
-    let options = list_elements(heap, args[1]).ok_or(BifError::Badarg)?;
+    let text = float_text(&ctx.process.heap, args[0], args[1])?;
+    make_string(ctx, &text, args)
+}
+
+pub fn float_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let f = float_arg(&ctx.process.heap, args[0])?;
+    make_binary(ctx, scientific(f, 20).into_bytes(), args)
+}
+
+pub fn float_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let text = float_text(&ctx.process.heap, args[0], args[1])?;
+    make_binary(ctx, text.into_bytes(), args)
+}
+
+/// `{decimals, N}`: as OTP, which rounds the fraction scaled to an
+/// integer, halves away from zero (`2.5` -> `"3"`, `0.125` -> `"0.13"`),
+/// except for huge numbers or precisions, where it uses C's exact `%.*f`.
+fn fixed_decimals(f: f64, decimals: usize) -> String {
+    let af = f.abs();
+    if af > (1u64 << 53) as f64 || decimals >= 19 {
+        return format!("{f:.decimals$}");
+    }
+    let sign = if f < 0.0 { "-" } else { "" };
+    if decimals == 0 {
+        return format!("{sign}{}", af.round() as u64);
+    }
+    let scale = 10f64.powi(decimals as i32);
+    let mut int_part = af.floor() as u64;
+    let mut frac = ((af - af.floor()) * scale).round();
+    if frac >= scale {
+        int_part += 1;
+        frac = 0.0;
+    }
+    format!("{sign}{int_part}.{:0decimals$}", frac as u64)
+}
+
+/// The text `float_to_list/2` and `float_to_binary/2` make of `float`
+/// with `options`.
+fn float_text(heap: &Heap, float: Term, options: Term) -> Result<String, BifError> {
+    let f = float_arg(heap, float)?;
+    let options = list_elements(heap, options).ok_or(BifError::Badarg)?;
     let mut text = scientific(f, 20);
     let mut compact = false;
     for o in options {
@@ -597,7 +661,7 @@ pub fn float_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         }
         let n = small(t[1])?.clamp(0, 253) as usize;
         match t[0].as_atom().map(|a| a.name()) {
-            Some("decimals") => text = format!("{f:.n$}"),
+            Some("decimals") => text = fixed_decimals(f, n),
             Some("scientific") => text = scientific(f, n),
             _ => return Err(BifError::Badarg),
         }
@@ -607,7 +671,7 @@ pub fn float_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             text.pop();
         }
     }
-    make_string(ctx, &text, args)
+    Ok(text)
 }
 
 pub fn list_to_float_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -801,7 +865,7 @@ pub fn make_fun_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn display_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     // BEAM writes the display line straight to the terminal driver,
     // which ends it with CR LF; escript's output shows that.
-    let mut s = super::fmt::print(&ctx.process.heap, args[0]);
+    let mut s = crate::term::print::display(&ctx.process.heap, args[0]);
     s.push_str("\r\n");
     crate::runtime::output::write_stdout(s.as_bytes());
     Ok(Term::TRUE)
@@ -883,24 +947,58 @@ fn segment_bits(size: Term, kind: &Kind, default: i64) -> Result<Option<i64>, Bi
         .ok_or(BifError::Badarg)
 }
 
-/// Appends the low `bits` bits of `i` (a multiple of 8), big- or little-endian.
-fn push_integer(bytes: &mut Vec<u8>, i: &BigInt, bits: i64, little: bool) -> Result<(), BifError> {
-    if bits % 8 != 0 {
+/// The bits of a binary under construction: segments need not be whole
+/// bytes (`<<A:4, B:4>>`), only the whole binary must be.
+/// Invariant: `bytes.len() == bits.div_ceil(8)`, and the unused low bits of
+/// the last byte are zero.
+struct BitWriter {
+    bytes: Vec<u8>,
+    bits: u64,
+}
+
+impl BitWriter {
+    /// Appends the first `n` bits of `src` (most significant bit first).
+    fn push(&mut self, src: &[u8], n: u64) {
+        if self.bits.is_multiple_of(8) && n.is_multiple_of(8) {
+            self.bytes.extend_from_slice(&src[..(n / 8) as usize]);
+        } else {
+            for k in 0..n {
+                let bit = (src[(k / 8) as usize] >> (7 - k % 8)) & 1;
+                if self.bits.is_multiple_of(8) {
+                    self.bytes.push(0);
+                }
+                if let Some(last) = self.bytes.last_mut() {
+                    *last |= bit << (7 - self.bits % 8);
+                }
+                self.bits += 1;
+            }
+            return;
+        }
+        self.bits += n;
+    }
+}
+
+/// Appends the low `bits` bits of `i`, big-endian, or little-endian (whole
+/// bytes only).
+fn push_integer(out: &mut BitWriter, i: &BigInt, bits: i64, little: bool) -> Result<(), BifError> {
+    if little && bits % 8 != 0 {
         return Err(BifError::Badarg);
     }
-    let n = (bits / 8) as usize;
-    let mut le = i.to_signed_bytes_le();
+    let n = (bits as u64).div_ceil(8) as usize;
+    // Left-align the value in `n` bytes so its low `bits` bits come first.
+    let shifted = i << (n as u64 * 8 - bits as u64);
+    let mut le = shifted.to_signed_bytes_le();
     let fill = if i.sign() == num_bigint::Sign::Minus {
         0xff
     } else {
         0
     };
     le.resize(n.max(le.len()), fill);
-    if little {
-        bytes.extend(le[..n].iter());
-    } else {
-        bytes.extend(le[..n].iter().rev());
+    le.truncate(n);
+    if !little {
+        le.reverse();
     }
+    out.push(&le, bits as u64);
     Ok(())
 }
 
@@ -908,7 +1006,10 @@ fn push_integer(bytes: &mut Vec<u8>, i: &BigInt, bits: i64, little: bool) -> Res
 pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let heap = &ctx.process.heap;
     let segments = heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
-    let mut bytes = Vec::new();
+    let mut out = BitWriter {
+        bytes: Vec::new(),
+        bits: 0,
+    };
     for &s in segments {
         let t = heap.as_tuple(s).ok_or(BifError::Badarg)?;
         let (value, size, kind) = (t[0], t[1], kind_of(t[2])?);
@@ -916,10 +1017,12 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             1 => {
                 let b = heap.binary_bytes(value).ok_or(BifError::Badarg)?;
                 match segment_bits(size, &kind, -1)? {
-                    None => bytes.extend_from_slice(b),
+                    None => out.push(b, b.len() as u64 * 8),
                     Some(bits) => {
-                        let n = (bits / 8) as usize;
-                        bytes.extend_from_slice(b.get(..n).ok_or(BifError::Badarg)?);
+                        if bits as usize > b.len() * 8 {
+                            return Err(BifError::Badarg);
+                        }
+                        out.push(b, bits as u64);
                     }
                 }
             }
@@ -934,21 +1037,26 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 if kind.little {
                     b.reverse();
                 }
-                bytes.extend_from_slice(&b);
+                out.push(&b, bits as u64);
             }
             3 => {
                 let c = char::from_u32(small(value)? as u32).ok_or(BifError::Badarg)?;
                 let mut buf = [0u8; 4];
-                bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                let encoded = c.encode_utf8(&mut buf).as_bytes();
+                out.push(encoded, encoded.len() as u64 * 8);
             }
             _ => {
                 let i = integer(heap, value)?;
                 let bits = segment_bits(size, &kind, 8)?.unwrap_or(8);
-                push_integer(&mut bytes, &i, bits, kind.little)?;
+                push_integer(&mut out, &i, bits, kind.little)?;
             }
         }
     }
-    make_binary(ctx, bytes, args)
+    // act has no bitstrings: the whole must be bytes.
+    if !out.bits.is_multiple_of(8) {
+        return Err(BifError::Badarg);
+    }
+    make_binary(ctx, out.bytes, args)
 }
 
 /// One segment of a binary pattern: `$bs_get(Bin, BitOffset, Kind, Size)`

@@ -16,9 +16,19 @@ fn emit(device: Term, text: &[u8]) -> Result<(), BifError> {
     Ok(())
 }
 
+/// Ends the caller's time slice at its next call. In Erlang, output is a
+/// request to the io server that the caller waits for, so processes that
+/// print take turns line by line; spending the budget gives the same
+/// round-robin order here.
+fn end_slice(ctx: &mut Context) {
+    let p = &mut ctx.process;
+    p.reductions = p.reductions.max(p.reduction_budget);
+}
+
 fn format_to(ctx: &mut Context, device: Term, format: Term, args: Term) -> BifResult {
     let text = super::fmt::format(&ctx.process.heap, format, args).ok_or(BifError::Badarg)?;
     emit(device, text.as_bytes())?;
+    end_slice(ctx);
     Ok(Term::OK)
 }
 
@@ -43,6 +53,7 @@ fn put_chars(ctx: &mut Context, device: Term, chars: Term) -> BifResult {
         chardata_bytes(heap, chars, &mut bytes).ok_or(BifError::Badarg)?;
     }
     emit(device, &bytes)?;
+    end_slice(ctx);
     Ok(Term::OK)
 }
 
@@ -54,14 +65,16 @@ pub fn put_chars_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     put_chars(ctx, args[0], args[1])
 }
 
-pub fn nl_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+pub fn nl_0(ctx: &mut Context, _: &mut [Term]) -> BifResult {
     output::write_stdout(b"\n");
+    end_slice(ctx);
     Ok(Term::OK)
 }
 
 pub fn write_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let s = super::fmt::write(&ctx.process.heap, args[0]);
     output::write_stdout(s.as_bytes());
+    end_slice(ctx);
     Ok(Term::OK)
 }
 

@@ -154,6 +154,10 @@ bifs! {
         "binary_to_integer", 1 => erlang::binary_to_integer_1, auto;
         "float_to_list", 1 => erlang::float_to_list_1, auto;
         "float_to_list", 2 => erlang::float_to_list_2, auto;
+        "float_to_binary", 1 => erlang::float_to_binary_1, auto;
+        "float_to_binary", 2 => erlang::float_to_binary_2, auto;
+        "integer_to_binary", 2 => erlang::integer_to_binary_2, auto;
+        "binary_to_integer", 2 => erlang::binary_to_integer_2, auto;
         "list_to_float", 1 => erlang::list_to_float_1, auto;
         "binary_to_list", 1 => erlang::binary_to_list_1, auto;
         "list_to_binary", 1 => erlang::list_to_binary_1, auto;

@@ -227,7 +227,22 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let (to, msg) = (args[0], args[1]);
     let pid = match to.as_atom() {
         Some(name) => services(|s| s.whereis(name)).ok_or(BifError::Badarg)?,
-        None => pid_of(to)?,
+        None => match ctx.process.heap.as_tuple(to) {
+            // `{Name, Node} ! Msg`: a registered name on a node. Only this
+            // node exists; as in Erlang, a name nobody holds there (or
+            // another node) drops the message instead of raising.
+            Some(&[name, node]) if name.is_atom() && node.is_atom() => {
+                let local = node == Term::atom(Atom::NONODE);
+                match name.as_atom().filter(|_| local) {
+                    Some(name) => match services(|s| s.whereis(name)) {
+                        Some(pid) => pid,
+                        None => return Ok(msg),
+                    },
+                    None => return Ok(msg),
+                }
+            }
+            _ => pid_of(to)?,
+        },
     };
     if pid == services(|s| s.self_pid()) {
         // To itself: the term is on this heap already, and a process's

@@ -283,6 +283,19 @@ impl Fc<'_> {
             Fun::Local(name) => {
                 let Some(&function) = self.m.local_functions.get(&(name.name.clone(), name.arity))
                 else {
+                    // `fun is_integer/1` names the auto-imported BIF: Erlang
+                    // compiles it as `fun erlang:is_integer/1`.
+                    if crate::syntax::check::is_auto_imported(&name.name, name.arity) {
+                        let literal = |kind| Expr { kind, span };
+                        let target = [
+                            literal(ExprKind::Atom("erlang".to_string())),
+                            literal(ExprKind::Atom(name.name.clone())),
+                            literal(ExprKind::Integer(name.arity.into())),
+                        ];
+                        let index = super::expr::bif_index("erlang", "make_fun", 3, span)?;
+                        let [m, f, a] = &target;
+                        return self.bif_call(index, &[m, f, a], hint);
+                    }
                     return error(
                         span,
                         format!("function {}/{} undefined", name.name, name.arity),

@@ -249,6 +249,9 @@ impl Fc<'_> {
         for (i, alternative) in guard.iter().enumerate() {
             let last = i + 1 == guard.len();
             let alt_fail = if last { fail } else { self.m.new_label() };
+            // An exception anywhere in an alternative fails all of it,
+            // even inside `orelse`, whose false left side tries the right.
+            self.guard_fail = Some(alt_fail);
             for test in alternative {
                 let floor = self.x_floor;
                 self.guard_test(test, alt_fail)?;
@@ -264,8 +267,9 @@ impl Fc<'_> {
         Ok(())
     }
 
+    /// Jumps to `fail` if the test `e` is false; an exception jumps to
+    /// `self.guard_fail`, the alternative's failure.
     fn guard_test(&mut self, e: &Expr, fail: Label) -> Result<()> {
-        self.guard_fail = Some(fail);
         match &e.kind {
             ExprKind::Atom(a) if a == "true" => return Ok(()),
             ExprKind::BinaryOp(op, a, b) if is_comparison(*op) => {

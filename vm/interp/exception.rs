@@ -59,10 +59,27 @@ pub(super) fn raise(
     reason: Term,
     args: Option<Vec<Term>>,
 ) -> Flow {
+    raise_traced(p, x, module, ip, class, reason, args, None)
+}
+
+/// `raise`, where `called` names a function `m:f` that was called with
+/// `args` but never entered (`undef`): as in Erlang, the trace starts
+/// with `{M, F, Args, []}`.
+#[allow(clippy::too_many_arguments)]
+fn raise_traced(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut Arc<Module>,
+    ip: &mut usize,
+    class: Class,
+    reason: Term,
+    args: Option<Vec<Term>>,
+    called: Option<(Atom, Atom)>,
+) -> Flow {
     p.exception = [Term::atom(class.atom()), reason, Term::NIL];
     let entries = stacktrace_entries(p, *module, *ip);
     let arg_count = args.as_ref().map_or(0, |a| a.len());
-    let mut words = 2 * arg_count;
+    let mut words = 2 * arg_count + 7;
     for (m, _, _) in &entries {
         words += 5 + 4 + 6 + 2 * m.file.chars().count() + 2;
     }
@@ -77,12 +94,18 @@ pub(super) fn raise(
             let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
             let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(*line as i64)]);
             let location = heap.list(&[file, line]);
-            let arity = if k == 0 && (arg_count > 0 || !args.is_empty()) {
+            let arity = if k == 0 && called.is_none() && (arg_count > 0 || !args.is_empty()) {
                 heap.list(&args)
             } else {
                 Term::small(info.arity as i64)
             };
             let entry = heap.tuple(&[Term::atom(m.name), Term::atom(info.name), arity, location]);
+            trace = heap.cons(entry, trace);
+        }
+        if let Some((m, f)) = called {
+            let heap = &mut p.heap;
+            let args = heap.list(&args);
+            let entry = heap.tuple(&[Term::atom(m), Term::atom(f), args, Term::NIL]);
             trace = heap.cons(entry, trace);
         }
         p.exception[2] = trace;
@@ -141,18 +164,20 @@ pub(super) fn undef(
     x: &mut [Term],
     module: &mut ModuleRef,
     ip: &mut usize,
-    _m: Atom,
-    _f: Atom,
-    _arity: usize,
+    m: Atom,
+    f: Atom,
+    arity: usize,
 ) -> Flow {
-    raise(
+    let args = x[..arity.min(x.len())].to_vec();
+    raise_traced(
         p,
         x,
         module,
         ip,
         Class::Error,
         Term::atom(Atom::UNDEF),
-        None,
+        Some(args),
+        Some((m, f)),
     )
 }
 
@@ -186,9 +211,29 @@ pub(super) fn badarity(
     raise(p, x, module, ip, Class::Error, reason, None)
 }
 
+/// `M:F/Arity` of a trace that starts with `{M, F, Args, []}`, and the
+/// rest of the trace.
+fn undefined_call(heap: &crate::heap::Heap, trace: Term) -> Option<(String, Term)> {
+    if !trace.is_cons() {
+        return None;
+    }
+    let (head, rest) = heap.cons_parts(trace);
+    let t = heap.as_tuple(head)?;
+    if t.len() != 4 || t[3] != Term::NIL {
+        return None;
+    }
+    let (m, f) = (t[0].as_atom()?, t[1].as_atom()?);
+    let arity = crate::bif::erlang::list_elements(heap, t[2])?.len();
+    let mut text = String::new();
+    crate::term::print::write_atom(&mut text, m);
+    text.push(':');
+    crate::term::print::write_atom(&mut text, f);
+    Some((format!("{text}/{arity}"), rest))
+}
+
 /// What Erlang's shell prints for an uncaught exception, after `prefix: `.
 pub fn format_exception(p: &Process) -> String {
-    let [class, reason, trace] = p.exception;
+    let [class, reason, mut trace] = p.exception;
     let heap = &p.heap;
     let show = |t: Term| crate::bif::fmt::print(heap, t);
     let class_name = class.as_atom().map_or("error", |a| a.name());
@@ -207,7 +252,15 @@ pub fn format_exception(p: &Process) -> String {
     } else if reason == Term::atom(Atom::FUNCTION_CLAUSE) {
         "exception error: no function clause matching".into()
     } else if reason == Term::atom(Atom::UNDEF) {
-        "exception error: undefined function".into()
+        // The first entry is the function that does not exist: it is
+        // named in the message, not listed as a place.
+        match undefined_call(heap, trace) {
+            Some((mfa, rest)) => {
+                trace = rest;
+                format!("exception error: undefined function {mfa}")
+            }
+            None => "exception error: undefined function".into(),
+        }
     } else if reason == Term::atom(Atom::SYSTEM_LIMIT) {
         "exception error: a system limit has been reached".into()
     } else if let Some(v) = tagged(Atom::BADMATCH) {

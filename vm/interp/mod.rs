@@ -458,7 +458,16 @@ fn interpret(
                     };
                     p.reductions += cost::BIF;
                     match result {
-                        Ok(v) => put!(p, x, dst, v),
+                        Ok(v) => {
+                            put!(p, x, dst, v);
+                            // Output ends the time slice at once (see
+                            // bif::io): every register in use is live.
+                            if p.reductions >= budget && entry.module == "io" {
+                                *ip_slot = ip;
+                                p.live_x = used as u32;
+                                return Outcome::Yield;
+                            }
+                        }
                         Err(e) => {
                             if fail != Label::RAISE {
                                 ip = fail.0 as usize;

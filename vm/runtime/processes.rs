@@ -342,12 +342,14 @@ impl Actor {
         reason: MessageBuffer,
     ) -> RunOutcome<MessageBuffer> {
         if self.is_main && reason.term() != Term::atom(Atom::NORMAL) {
-            let text = match reason.heap() {
-                Some(h) => crate::bif::fmt::print(h, reason.term()),
-                None => crate::bif::fmt::print(&self.process.heap, reason.term()),
-            };
-            output::write_stderr(format!("act: exception exit: {text}\n").as_bytes());
-            ctx.halt(127);
+            // Killed by an exit signal: escript's boot process dies with
+            // it, and the runtime prints its slogan on stdout, status 1.
+            let heap = reason.heap().unwrap_or(&self.process.heap);
+            let text = crate::term::print::display(heap, reason.term());
+            let slogan = format!("{{\"init terminating in do_boot\",{text}}}\r\n");
+            output::write_stdout(slogan.as_bytes());
+            output::write_stderr(format!("act: main process killed: {text}\n").as_bytes());
+            ctx.halt(1);
         }
         RunOutcome::Exit(reason)
     }

@@ -40,6 +40,15 @@ type Result<T> = std::result::Result<T, FormatError>;
 
 /// Formats `fmt` (a char list, binary or atom) with `args` (a proper list).
 pub fn format_term(heap: &Heap, fmt: Term, args: Term) -> Result<String> {
+    // A format is an atom, a binary or a flat string; unlike a `~s`
+    // argument, never a deep list.
+    let mut t = fmt;
+    while let View::Cons(head, tail) = heap.view(t) {
+        if head.as_small().is_none() {
+            return Err(FormatError);
+        }
+        t = tail;
+    }
     let fmt = chardata(heap, fmt, true)?;
     let mut list = Vec::new();
     let mut t = args;

@@ -116,12 +116,16 @@ pub fn write_atom(out: &mut String, atom: Atom) {
     if atom_is_bare(name) {
         out.push_str(name);
     } else {
-        out.push('\'');
-        for c in name.chars() {
-            escape_char(out, c as u32, '\'');
-        }
-        out.push('\'');
+        write_atom_quoted(out, name);
     }
+}
+
+fn write_atom_quoted(out: &mut String, name: &str) {
+    out.push('\'');
+    for c in name.chars() {
+        escape_char(out, c as u32, '\'');
+    }
+    out.push('\'');
 }
 
 /// One character inside quotes `quote` (`"` or `'`), escaped as
@@ -473,6 +477,131 @@ pub fn write_into(out: &mut String, heap: &Heap, t: Term) {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------
+// erlang:display
+
+/// `erlang:display/1` of `t`: the runtime system's own printer, not
+/// io_lib's. It never wraps, writes floats as C's `%e` (`1.500000e+00`),
+/// maps as `#{k=>v}`, binaries of ASCII text as `<<"text">>` and others
+/// as bytes, and lists of latin1 text as strings where only `\n` and `"`
+/// are escaped.
+pub fn display(heap: &Heap, t: Term) -> String {
+    let mut out = String::new();
+    let mut stack: Vec<Task> = vec![Task::Term(t)];
+    while let Some(task) = stack.pop() {
+        match task {
+            Task::Text(s) => out.push_str(s),
+            Task::Tail(t) => match heap.view(t) {
+                View::Nil => {}
+                View::Cons(head, tail) => {
+                    out.push(',');
+                    stack.push(Task::Tail(tail));
+                    stack.push(Task::Term(head));
+                }
+                _ => {
+                    out.push('|');
+                    stack.push(Task::Term(t));
+                }
+            },
+            Task::Term(t) => match heap.view(t) {
+                View::Cons(head, tail) => {
+                    if let Some(chars) = display_string(heap, t) {
+                        out.push('"');
+                        for c in chars {
+                            match c {
+                                '\n' => out.push_str("\\n"),
+                                '"' => out.push_str("\\\""),
+                                c => out.push(c),
+                            }
+                        }
+                        out.push('"');
+                    } else {
+                        out.push('[');
+                        stack.push(Task::Text("]"));
+                        stack.push(Task::Tail(tail));
+                        stack.push(Task::Term(head));
+                    }
+                }
+                View::Tuple(elements) => {
+                    out.push('{');
+                    stack.push(Task::Text("}"));
+                    for (i, &e) in elements.iter().enumerate().rev() {
+                        stack.push(Task::Term(e));
+                        if i > 0 {
+                            stack.push(Task::Text(","));
+                        }
+                    }
+                }
+                View::Map { keys, values } => {
+                    out.push_str("#{");
+                    stack.push(Task::Text("}"));
+                    for i in (0..keys.len()).rev() {
+                        stack.push(Task::Term(values[i]));
+                        stack.push(Task::Text("=>"));
+                        stack.push(Task::Term(keys[i]));
+                        if i > 0 {
+                            stack.push(Task::Text(","));
+                        }
+                    }
+                }
+                View::Float(f) => {
+                    // `{:.6e}` rounds like C's printf; C writes the
+                    // exponent signed, with at least two digits.
+                    let sci = format!("{f:.6e}");
+                    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+                    let exp: i32 = exp.parse().unwrap_or(0);
+                    let sign = if exp < 0 { '-' } else { '+' };
+                    let _ = write!(out, "{mantissa}e{sign}{:02}", exp.abs());
+                }
+                View::Atom(a) => {
+                    let name = a.name();
+                    let mut chars = name.chars();
+                    let bare = chars.next().is_some_and(is_lower)
+                        && chars.all(|c| c != '@' && is_name_char(c));
+                    if bare {
+                        out.push_str(name);
+                    } else {
+                        write_atom_quoted(&mut out, name);
+                    }
+                }
+                View::Binary(bytes)
+                    if !bytes.is_empty() && bytes.iter().all(|b| (32..127).contains(b)) =>
+                {
+                    out.push_str("<<\"");
+                    for &b in bytes {
+                        if b == b'"' {
+                            out.push('\\');
+                        }
+                        out.push(b as char);
+                    }
+                    out.push_str("\">>");
+                }
+                view => write_leaf(&mut out, &view),
+            },
+        }
+    }
+    out
+}
+
+/// The characters of `list` if the runtime system's printer shows it as a
+/// string: a non-empty proper list of latin1 characters that are not
+/// control characters (tab, newline and carriage return are allowed).
+fn display_string(heap: &Heap, list: Term) -> Option<Vec<char>> {
+    let mut chars = Vec::new();
+    let mut t = list;
+    while t.is_cons() {
+        let (head, tail) = heap.cons_parts(t);
+        match head.as_small() {
+            Some(c @ (9 | 10 | 13 | 32..=126 | 160..=255)) => {
+                chars.push(char::from_u32(c as u32)?);
+            }
+            _ => return None,
+        }
+        t = tail;
+    }
+    (t.is_nil() && !chars.is_empty()).then_some(chars)
 }
 
 // ---------------------------------------------------------------------
