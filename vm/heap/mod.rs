@@ -36,6 +36,7 @@
 
 pub mod budget;
 mod copy;
+pub mod footprint;
 #[cfg(test)]
 mod tests;
 
@@ -258,6 +259,15 @@ impl Heap {
     /// may be shared).
     pub fn memory_bytes(&self) -> usize {
         self.reserved + self.off_heap.iter().map(|b| b.bytes.len()).sum::<usize>()
+    }
+
+    /// Lists this heap's allocations (see `footprint`).
+    pub fn footprint(&self, f: &mut footprint::Footprint) {
+        f.allocation("heap", self.words.capacity() * 8);
+        f.allocation(
+            "off-heap binary list",
+            self.off_heap.capacity() * std::mem::size_of::<Arc<SharedBinary>>(),
+        );
     }
 
     /// Overwrites one heap word (for decoders filling containers they

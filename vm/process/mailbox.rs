@@ -39,6 +39,11 @@ impl Mailbox {
         self.queue.len()
     }
 
+    /// Messages the storage holds without growing.
+    pub fn capacity(&self) -> usize {
+        self.queue.capacity()
+    }
+
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()

@@ -12,6 +12,7 @@
 
 mod mailbox;
 
+pub use crate::heap::footprint::{self, Footprint};
 pub use mailbox::Mailbox;
 
 use crate::code::Module;
@@ -202,6 +203,19 @@ impl Process {
             self.frames.shrink_to(self.frames.len() * 2);
             self.account_stack();
         }
+    }
+
+    /// Lists the allocations the process holds (see `footprint`).
+    pub fn footprint(&self, f: &mut Footprint) {
+        self.heap.footprint(f);
+        f.allocation("Y stack", self.stack.capacity() * 8);
+        f.allocation("frames", self.frames.capacity() * FRAME_BYTES);
+        f.allocation(
+            "catches",
+            self.catches.capacity() * std::mem::size_of::<CatchEntry>(),
+        );
+        f.allocation("mailbox", self.mailbox.capacity() * 8);
+        f.allocation("dictionary", self.dictionary.capacity() * 8);
     }
 
     /// Makes `words` heap words free, collecting with every root of the

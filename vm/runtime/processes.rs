@@ -24,9 +24,9 @@
 use crate::bif::process::{self as services_mod, Services, Spawn, Start};
 use crate::heap::MessageBuffer;
 use crate::interp::{self, ExitKind, Outcome, Registers};
-use crate::process::{Class, Process};
+use crate::process::{Class, Footprint, Process};
 use crate::sched::{
-    self, Config, Delivery, Finish, Pid, ProcessBody, RunContext, RunOutcome, Signal,
+    self, Config, Delivery, Finish, Pid, ProcessBody, ProcessCell, RunContext, RunOutcome, Signal,
 };
 use crate::term::{Atom, Term};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,6 +82,55 @@ impl Actor {
 
     fn cold(&mut self) -> &mut Cold {
         self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Saves the X registers of a process that waits. Registers past the
+    /// last non-nil one need no saving: a restore fills them with nil
+    /// again. (An idle process keeps only the few it wrote, not the `live`
+    /// most any module uses.)
+    fn save_registers(&mut self, regs: &Registers, live: usize) {
+        let n = regs.x[..live]
+            .iter()
+            .rposition(|&t| t != Term::NIL)
+            .map_or(0, |i| i + 1);
+        if self.saved_x.capacity() > 2 * n {
+            self.saved_x = Vec::with_capacity(n);
+        }
+        self.saved_x.clear();
+        self.saved_x.extend_from_slice(&regs.x[..n]);
+    }
+
+    /// Lists every allocation the process holds, the scheduler's included
+    /// (see `heap::footprint`): the process cell (the `Arc`'s two counts,
+    /// the shared half and this body), the inbox's stub link, the slot in
+    /// the process table, and the body's own allocations.
+    pub fn footprint(&self) -> Footprint {
+        let mut f = Footprint::default();
+        f.allocation(
+            "process cell (Arc + body)",
+            2 * std::mem::size_of::<usize>() + std::mem::size_of::<ProcessCell<Actor>>(),
+        );
+        f.allocation("inbox stub", std::mem::size_of::<usize>());
+        // A table entry is a generation and an `Option<Arc<cell>>`.
+        f.share(
+            "process table slot",
+            std::mem::size_of::<(u32, Option<std::sync::Arc<ProcessCell<Actor>>>)>(),
+        );
+        self.process.footprint(&mut f);
+        f.allocation("saved X registers", self.saved_x.capacity() * 8);
+        if let Some(start) = &self.start {
+            f.allocation("start", std::mem::size_of::<Start>());
+            if let Start::Run(args) | Start::Bif(_, args) = &**start {
+                f.allocation("start arguments", args.capacity() * 8);
+            }
+        }
+        if let Some(cold) = &self.cold {
+            f.allocation("links and monitors", std::mem::size_of::<Cold>());
+            f.allocation("links", cold.links.capacity() * 8);
+            f.allocation("monitors", cold.monitors.capacity() * 16);
+            f.allocation("watchers", cold.watchers.capacity() * 16);
+        }
+        f
     }
 
     fn trapping(&self) -> bool {
@@ -456,20 +505,6 @@ impl ProcessBody for Actor {
             })
         };
         ctx.charge(self.process.reductions.min(u32::MAX as usize) as u32);
-        // Registers past the last non-nil one need no saving: a restore
-        // fills them with nil again. (An idle process keeps only the few it
-        // wrote, not the `live` most any module uses.)
-        let save = |this: &mut Actor, regs: &Registers| {
-            let n = regs.x[..live]
-                .iter()
-                .rposition(|&t| t != Term::NIL)
-                .map_or(0, |i| i + 1);
-            if this.saved_x.capacity() > 2 * n {
-                this.saved_x = Vec::with_capacity(n);
-            }
-            this.saved_x.clear();
-            this.saved_x.extend_from_slice(&regs.x[..n]);
-        };
         match outcome {
             Outcome::Yield => {
                 // Only the arguments of the call it stopped at are live.
@@ -479,11 +514,11 @@ impl ProcessBody for Actor {
                 RunOutcome::Yield
             }
             Outcome::Wait => {
-                save(self, regs);
+                self.save_registers(regs, live);
                 RunOutcome::Wait
             }
             Outcome::WaitTimeout(ms) => {
-                save(self, regs);
+                self.save_registers(regs, live);
                 if !self.process.in_timed_receive || self.timer_tag == 0 {
                     // A new receive: its timer starts now. (A receive woken
                     // by a message it did not match keeps its timer.)
@@ -824,6 +859,7 @@ pub fn configured() -> (Config, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::CONTEXT_REDS;
 
     #[test]
     fn an_actor_stays_small() {
@@ -831,6 +867,72 @@ mod tests {
         let process = std::mem::size_of::<Process>();
         eprintln!("Actor {actor} B, Process {process} B");
         assert!(actor <= 512, "Actor is {actor} bytes");
+    }
+
+    /// What a process holds, everything counted (see `heap::footprint`),
+    /// at most: a fresh process waiting in `receive` with one live
+    /// variable (the idle process of issue #8), and one that has taken
+    /// and handled a message (a ring node between hops).
+    const IDLE_BUDGET: usize = 1024;
+
+    /// A process running `name/1` of `source` with `arg`, as `spawn`
+    /// makes it.
+    fn spawned(source: &str, name: &str, arg: Term) -> Actor {
+        let module = crate::runtime::script::compile_source(source, "idle.act", "idle")
+            .expect("the test module compiles");
+        let module = crate::runtime::load(module);
+        let index = module.local_functions[&(Atom::intern(name), 1)];
+        let entry = module.functions[index as usize].entry;
+        Actor::new(Process::new(module, entry), Start::Run(vec![arg]), false)
+    }
+
+    /// One run step as `Actor::run` takes it, minus the scheduler: the
+    /// registers are restored, the process runs until its receive waits,
+    /// and the live registers are saved.
+    fn run_until_waiting(actor: &mut Actor, regs: &mut Registers) {
+        let live = live_registers();
+        match actor.start.take().map(|b| *b) {
+            Some(Start::Run(args)) => {
+                regs.x[..args.len()].copy_from_slice(&args);
+                regs.x[args.len()..live].fill(Term::NIL);
+            }
+            _ => {
+                regs.x[..actor.saved_x.len()].copy_from_slice(&actor.saved_x);
+                regs.x[actor.saved_x.len()..live].fill(Term::NIL);
+            }
+        }
+        let outcome = interp::run(&mut actor.process, regs, CONTEXT_REDS as usize);
+        assert!(matches!(outcome, Outcome::Wait), "the process waits");
+        actor.save_registers(regs, live);
+    }
+
+    #[test]
+    fn an_idle_process_stays_within_its_memory_budget() {
+        let source = "-export([wait/1, loop/1]).\n\
+                      wait(Prev) -> receive stop -> Prev ! stop end.\n\
+                      loop(N) -> receive K -> loop(N + K) end.\n";
+        let mut regs = Registers::new();
+        let mut idle = spawned(source, "wait", Term::pid(7));
+        run_until_waiting(&mut idle, &mut regs);
+        let footprint = idle.footprint();
+        eprintln!("a fresh process waiting in receive:\n{footprint}");
+        assert!(
+            footprint.total() <= IDLE_BUDGET,
+            "an idle process holds {} bytes, over its budget of {IDLE_BUDGET}:\n{footprint}",
+            footprint.total()
+        );
+
+        let mut node = spawned(source, "loop", Term::small(0));
+        run_until_waiting(&mut node, &mut regs);
+        node.process.mailbox.push(Term::small(5));
+        run_until_waiting(&mut node, &mut regs);
+        let footprint = node.footprint();
+        eprintln!("a process waiting again after one message:\n{footprint}");
+        assert!(
+            footprint.total() <= IDLE_BUDGET,
+            "a process between messages holds {} bytes, over its budget of {IDLE_BUDGET}:\n{footprint}",
+            footprint.total()
+        );
     }
 
     #[test]
