@@ -114,9 +114,18 @@ pub struct Process {
     pub in_timed_receive: bool,
     /// X registers live when the process last yielded (see `Outcome::Yield`).
     pub live_x: u32,
+    /// X registers parked on top of `stack` while the process is not
+    /// running (see `park_registers`).
+    parked_x: u32,
     /// Bytes of stack reserved from the memory budget.
     stack_reserved: usize,
 }
+
+/// The first storage for frames and for Y slots: small, as an idle
+/// process needs a few slots at most (its live variables and parked
+/// registers) and deep recursion doubles the storage anyway.
+const FIRST_FRAMES: usize = 4;
+const FIRST_STACK_SLOTS: usize = 4;
 
 /// A stack smaller than this is not worth shrinking.
 const STACK_CHUNK: usize = 1 << 20;
@@ -142,6 +151,7 @@ impl Process {
             timeout_ip: 0,
             in_timed_receive: false,
             live_x: 0,
+            parked_x: 0,
             stack_reserved: 0,
         }
     }
@@ -173,7 +183,7 @@ impl Process {
     #[cold]
     pub fn grow_frames(&mut self) -> Result<(), SystemLimit> {
         let cap = self.frames.capacity();
-        let new = (cap * 2).max(8);
+        let new = (cap * 2).max(FIRST_FRAMES);
         budget::reserve((new - cap) * FRAME_BYTES)?;
         let reserved = self
             .frames
@@ -188,12 +198,48 @@ impl Process {
     #[cold]
     pub fn grow_stack(&mut self, slots: usize) -> Result<(), SystemLimit> {
         let cap = self.stack.capacity();
-        let new = (cap * 2).max(self.stack.len() + slots).max(16);
+        let new = (cap * 2)
+            .max(self.stack.len() + slots)
+            .max(FIRST_STACK_SLOTS);
         budget::reserve((new - cap) * 8)?;
         let reserved = self.stack.try_reserve_exact(new - self.stack.len()).is_ok();
         budget::release((new - cap) * 8);
         self.account_stack();
         if reserved { Ok(()) } else { Err(SystemLimit) }
+    }
+
+    /// Parks the X registers `x` on top of the stack while the process is
+    /// not running (a fresh process's arguments, a waiting process's live
+    /// registers), so they need no allocation of their own. `SystemLimit`
+    /// when the stack cannot grow.
+    ///
+    /// Invariant: while registers are parked the process does not run, so
+    /// no Y slot above `y_base` is read and no collection sees them as
+    /// stack slots; `unpark_registers` takes them off before it runs.
+    pub fn park_registers(&mut self, x: &[Term]) -> Result<(), SystemLimit> {
+        debug_assert_eq!(self.parked_x, 0, "registers parked twice");
+        if self.stack.len() + x.len() > self.stack.capacity() {
+            self.grow_stack(x.len())?;
+        }
+        self.stack.extend_from_slice(x);
+        self.parked_x = x.len() as u32;
+        Ok(())
+    }
+
+    /// Moves the parked registers back into `x` (nil after them) and off
+    /// the stack.
+    pub fn unpark_registers(&mut self, x: &mut [Term]) {
+        let n = self.parked_x as usize;
+        let from = self.stack.len() - n;
+        x[..n].copy_from_slice(&self.stack[from..]);
+        x[n..].fill(Term::NIL);
+        self.stack.truncate(from);
+        self.parked_x = 0;
+    }
+
+    /// Registers parked now.
+    pub fn parked_registers(&self) -> usize {
+        self.parked_x as usize
     }
 
     /// Gives storage back after an exception unwound a deep stack.

@@ -3,7 +3,7 @@
 //! main/1 as the main process.
 //!
 //! One run step of an actor:
-//! 1. put back its live X registers (saved when it last stopped),
+//! 1. put back its live X registers (parked when it last stopped),
 //! 2. take every signal from its inbox: messages are copied into its heap
 //!    and appended to the private queue (`Process::mailbox`), exit signals
 //!    kill it or become `{'EXIT', From, Reason}` messages, links and
@@ -13,8 +13,10 @@
 //!    outcome to the scheduler's.
 //!
 //! Invariants:
-//! - Between run steps, `saved_x` holds the X registers the process may
-//!   still read (a GC root while signals are taken in).
+//! - Between run steps, the X registers the process may still read are
+//!   parked on top of its stack (`Process::park_registers`); a run step
+//!   puts them back first, so they are roots in the registers while
+//!   signals are taken in.
 //! - `timer_tag` is the tag of the timer of the receive the process waits
 //!   in, or 0; timers are cancelled lazily: a `Timeout` with another tag,
 //!   or one arriving after the receive ended, is ignored.
@@ -22,7 +24,7 @@
 //!   processes never link, so an idle process pays one pointer for them.
 
 use crate::bif::process::{self as services_mod, Services, Spawn, Start};
-use crate::heap::MessageBuffer;
+use crate::heap::{MessageBuffer, SystemLimit};
 use crate::interp::{self, ExitKind, Outcome, Registers};
 use crate::process::{Class, Footprint, Process};
 use crate::sched::{
@@ -40,9 +42,13 @@ pub fn deterministic() -> bool {
     DETERMINISTIC.load(Ordering::Relaxed)
 }
 
-/// What few processes need: links, monitors, the trap_exit flag.
+/// What few processes need: links, monitors, the trap_exit flag, and an
+/// unusual start (a BIF, an undefined function).
 #[derive(Default)]
 struct Cold {
+    /// How the process starts, until its first run step, when that is
+    /// not running code with its arguments parked on the stack.
+    start: Option<Start>,
     links: Vec<Pid>,
     /// Monitors this process holds: (reference, target).
     monitors: Vec<(u64, Pid)>,
@@ -53,12 +59,9 @@ struct Cold {
 
 /// An act process as the scheduler runs it.
 pub struct Actor {
+    /// Between run steps its live X registers are parked on its stack
+    /// (a fresh process's arguments too).
     process: Process,
-    /// Live X registers between run steps.
-    saved_x: Vec<Term>,
-    /// How the process starts, until its first run step (boxed: it is
-    /// used once, and an idle process should not carry its space).
-    start: Option<Box<Start>>,
     cold: Option<Box<Cold>>,
     /// The tag of the pending receive timer, or 0.
     timer_tag: u64,
@@ -69,35 +72,36 @@ pub struct Actor {
 
 impl Actor {
     fn new(process: Process, start: Start, is_main: bool) -> Actor {
-        Actor {
+        let mut actor = Actor {
             process,
-            saved_x: Vec::new(),
-            start: Some(Box::new(start)),
             cold: None,
             timer_tag: 0,
             next_tag: 1,
             is_main,
+        };
+        match start {
+            // The usual start: the arguments wait parked on the stack, as
+            // a waiting process's registers do, in no allocation of their own.
+            Start::Run(args) if actor.process.park_registers(&args).is_ok() => {}
+            start => actor.cold().start = Some(start),
         }
+        actor
     }
 
     fn cold(&mut self) -> &mut Cold {
         self.cold.get_or_insert_with(Box::default)
     }
 
-    /// Saves the X registers of a process that waits. Registers past the
-    /// last non-nil one need no saving: a restore fills them with nil
+    /// Parks the X registers of a process that waits. Registers past the
+    /// last non-nil one need no parking: a restore fills them with nil
     /// again. (An idle process keeps only the few it wrote, not the `live`
     /// most any module uses.)
-    fn save_registers(&mut self, regs: &Registers, live: usize) {
+    fn save_registers(&mut self, regs: &Registers, live: usize) -> Result<(), SystemLimit> {
         let n = regs.x[..live]
             .iter()
             .rposition(|&t| t != Term::NIL)
             .map_or(0, |i| i + 1);
-        if self.saved_x.capacity() > 2 * n {
-            self.saved_x = Vec::with_capacity(n);
-        }
-        self.saved_x.clear();
-        self.saved_x.extend_from_slice(&regs.x[..n]);
+        self.process.park_registers(&regs.x[..n])
     }
 
     /// Lists every allocation the process holds, the scheduler's included
@@ -117,15 +121,11 @@ impl Actor {
             std::mem::size_of::<(u32, Option<std::sync::Arc<ProcessCell<Actor>>>)>(),
         );
         self.process.footprint(&mut f);
-        f.allocation("saved X registers", self.saved_x.capacity() * 8);
-        if let Some(start) = &self.start {
-            f.allocation("start", std::mem::size_of::<Start>());
-            if let Start::Run(args) | Start::Bif(_, args) = &**start {
-                f.allocation("start arguments", args.capacity() * 8);
-            }
-        }
         if let Some(cold) = &self.cold {
             f.allocation("links and monitors", std::mem::size_of::<Cold>());
+            if let Some(Start::Run(args) | Start::Bif(_, args)) = &cold.start {
+                f.allocation("start arguments", args.capacity() * 8);
+            }
             f.allocation("links", cold.links.capacity() * 8);
             f.allocation("monitors", cold.monitors.capacity() * 16);
             f.allocation("watchers", cold.watchers.capacity() * 16);
@@ -470,7 +470,7 @@ impl ProcessBody for Actor {
         budget: u32,
     ) -> RunOutcome<MessageBuffer> {
         let live = live_registers();
-        match self.start.take().map(|b| *b) {
+        match self.cold.as_mut().and_then(|c| c.start.take()) {
             Some(Start::Run(args)) => {
                 // The registers hold the last process's terms: clear them,
                 // every live one is a GC root of this process now.
@@ -487,9 +487,9 @@ impl ProcessBody for Actor {
                 return self.die(ctx, reason);
             }
             None => {
-                regs.x[..self.saved_x.len()].copy_from_slice(&self.saved_x);
                 // Modules loaded since may use more registers.
-                regs.x[self.saved_x.len()..live.max(self.saved_x.len())].fill(Term::NIL);
+                let n = self.process.parked_registers();
+                self.process.unpark_registers(&mut regs.x[..live.max(n)]);
             }
         }
         if let Taken::Dies(reason) = self.take_signals(ctx, &mut regs.x[..live]) {
@@ -509,16 +509,21 @@ impl ProcessBody for Actor {
             Outcome::Yield => {
                 // Only the arguments of the call it stopped at are live.
                 let n = (self.process.live_x as usize).min(live);
-                self.saved_x.clear();
-                self.saved_x.extend_from_slice(&regs.x[..n]);
+                if self.process.park_registers(&regs.x[..n]).is_err() {
+                    return self.die(ctx, atom_buffer(Atom::SYSTEM_LIMIT));
+                }
                 RunOutcome::Yield
             }
             Outcome::Wait => {
-                self.save_registers(regs, live);
+                if self.save_registers(regs, live).is_err() {
+                    return self.die(ctx, atom_buffer(Atom::SYSTEM_LIMIT));
+                }
                 RunOutcome::Wait
             }
             Outcome::WaitTimeout(ms) => {
-                self.save_registers(regs, live);
+                if self.save_registers(regs, live).is_err() {
+                    return self.die(ctx, atom_buffer(Atom::SYSTEM_LIMIT));
+                }
                 if !self.process.in_timed_receive || self.timer_tag == 0 {
                     // A new receive: its timer starts now. (A receive woken
                     // by a message it did not match keeps its timer.)
@@ -891,19 +896,11 @@ mod tests {
     /// and the live registers are saved.
     fn run_until_waiting(actor: &mut Actor, regs: &mut Registers) {
         let live = live_registers();
-        match actor.start.take().map(|b| *b) {
-            Some(Start::Run(args)) => {
-                regs.x[..args.len()].copy_from_slice(&args);
-                regs.x[args.len()..live].fill(Term::NIL);
-            }
-            _ => {
-                regs.x[..actor.saved_x.len()].copy_from_slice(&actor.saved_x);
-                regs.x[actor.saved_x.len()..live].fill(Term::NIL);
-            }
-        }
+        assert!(actor.cold.is_none(), "the arguments are parked");
+        actor.process.unpark_registers(&mut regs.x[..live]);
         let outcome = interp::run(&mut actor.process, regs, CONTEXT_REDS as usize);
         assert!(matches!(outcome, Outcome::Wait), "the process waits");
-        actor.save_registers(regs, live);
+        actor.save_registers(regs, live).expect("the registers fit");
     }
 
     #[test]
