@@ -142,17 +142,51 @@ impl Drop for SharedBinary {
     }
 }
 
+/// The off-heap binaries a heap refers to: a list that costs one pointer
+/// while empty (most heaps never hold a large binary).
+/// (The box is deliberate: one word in every heap instead of three.)
+#[derive(Default)]
+#[allow(clippy::box_collection)]
+struct OffHeap(Option<Box<Vec<Arc<SharedBinary>>>>);
+
+impl OffHeap {
+    fn push(&mut self, binary: Arc<SharedBinary>) {
+        self.0.get_or_insert_with(Box::default).push(binary);
+    }
+
+    fn extend(&mut self, binaries: impl Iterator<Item = Arc<SharedBinary>>) {
+        self.0.get_or_insert_with(Box::default).extend(binaries);
+    }
+
+    fn capacity(&self) -> usize {
+        self.0.as_ref().map_or(0, |v| v.capacity())
+    }
+
+    fn is_allocated(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl std::ops::Deref for OffHeap {
+    type Target = [Arc<SharedBinary>];
+
+    fn deref(&self) -> &[Arc<SharedBinary>] {
+        self.0.as_deref().map_or(&[], |v| v)
+    }
+}
+
 /// A process heap (also the storage of a message buffer, and the scratch
 /// space where literals are built).
 pub struct Heap {
     /// The words; `len()` is the top, `capacity()` the heap size.
     words: Vec<Term>,
     /// Off-heap binaries referenced by this heap's ProcBins (by index).
-    off_heap: Vec<Arc<SharedBinary>>,
+    off_heap: OffHeap,
     /// Bytes of `words`' capacity reserved from the budget.
     reserved: usize,
-    /// The size a collection never shrinks the heap below.
-    min_words: usize,
+    /// The size a collection never shrinks the heap below (at most
+    /// `GROWN_MIN_HEAP_WORDS`).
+    min_words: u32,
     /// Build every binary on the heap (for the literal area).
     inline_binaries: bool,
     gc_stress: bool,
@@ -196,9 +230,9 @@ impl Heap {
         budget::force_reserve(words * 8);
         Heap {
             words: Vec::with_capacity(words),
-            off_heap: Vec::new(),
+            off_heap: OffHeap::default(),
             reserved: words * 8,
-            min_words: MIN_HEAP_WORDS,
+            min_words: MIN_HEAP_WORDS as u32,
             inline_binaries: false,
             gc_stress: gc_stress(),
             growing: false,
@@ -217,9 +251,9 @@ impl Heap {
         }
         Ok(Heap {
             words: vec,
-            off_heap: Vec::new(),
+            off_heap: OffHeap::default(),
             reserved: bytes,
-            min_words: MIN_HEAP_WORDS,
+            min_words: MIN_HEAP_WORDS as u32,
             inline_binaries: false,
             gc_stress: false,
             growing: false,
@@ -264,10 +298,13 @@ impl Heap {
     /// Lists this heap's allocations (see `footprint`).
     pub fn footprint(&self, f: &mut footprint::Footprint) {
         f.allocation("heap", self.words.capacity() * 8);
-        f.allocation(
-            "off-heap binary list",
-            self.off_heap.capacity() * std::mem::size_of::<Arc<SharedBinary>>(),
-        );
+        if self.off_heap.is_allocated() {
+            f.allocation("off-heap binary list", std::mem::size_of::<Vec<()>>());
+            f.allocation(
+                "off-heap binaries",
+                self.off_heap.capacity() * std::mem::size_of::<Arc<SharedBinary>>(),
+            );
+        }
     }
 
     /// Overwrites one heap word (for decoders filling containers they
@@ -323,7 +360,7 @@ impl Heap {
         let from_off_heap = std::mem::take(&mut self.off_heap);
         let mut gc = Evacuator {
             from: &mut from_space,
-            from_off_heap: &from_off_heap,
+            from_off_heap: &from_off_heap[..],
             to: &mut self.words,
             to_off_heap: &mut self.off_heap,
         };
@@ -368,13 +405,13 @@ impl Heap {
         // A heap that collects while at its floor allocates steadily: raise
         // the floor (up to about BEAM's default heap) so it collects less
         // often. A process that never collects keeps its tiny first heap.
-        if old_capacity <= self.min_words {
-            self.min_words = (self.min_words * 2)
-                .min(GROWN_MIN_HEAP_WORDS)
-                .max(self.min_words);
+        let min_words = self.min_words as usize;
+        if old_capacity <= min_words {
+            self.min_words = (min_words * 2).min(GROWN_MIN_HEAP_WORDS).max(min_words) as u32;
         }
-        let target = size_class(wanted.saturating_mul(2)).max(self.min_words);
-        if target > capacity && (wanted > capacity / 4 * 3 || capacity < self.min_words) {
+        let min_words = self.min_words as usize;
+        let target = size_class(wanted.saturating_mul(2)).max(min_words);
+        if target > capacity && (wanted > capacity / 4 * 3 || capacity < min_words) {
             // Growing is optional: the space for `need` is already there.
             let extra = target - self.words.len();
             if budget::reserve((target - capacity) * 8).is_ok() {
@@ -909,7 +946,7 @@ struct Evacuator<'a> {
     from: &'a mut [Term],
     from_off_heap: &'a [Arc<SharedBinary>],
     to: &'a mut Vec<Term>,
-    to_off_heap: &'a mut Vec<Arc<SharedBinary>>,
+    to_off_heap: &'a mut OffHeap,
 }
 
 impl Evacuator<'_> {

@@ -66,7 +66,7 @@ pub(super) fn raise(
     reason: Term,
     args: Option<Vec<Term>>,
 ) -> Flow {
-    p.exception = [Term::atom(class.atom()), reason, Term::NIL];
+    p.set_exception([Term::atom(class.atom()), reason, Term::NIL]);
     let entries = stacktrace_entries(p, module, *ip);
     let arg_count = args.as_ref().map_or(0, |a| a.len());
     let mut words = 2 * arg_count;
@@ -92,13 +92,13 @@ pub(super) fn raise(
             let entry = heap.tuple(&[Term::atom(m.name), Term::atom(info.name), arity, location]);
             trace = heap.cons(entry, trace);
         }
-        p.exception[2] = trace;
+        p.exception_mut()[2] = trace;
     }
     unwind(p, x, module, ip, class)
 }
 
 /// Transfers control to the innermost catch, or ends the process.
-/// The exception is in `p.exception`.
+/// The exception is in `p.exception()`.
 pub(super) fn unwind(
     p: &mut Process,
     x: &mut [Term],
@@ -106,7 +106,7 @@ pub(super) fn unwind(
     ip: &mut usize,
     class: Class,
 ) -> Flow {
-    let Some(c) = p.catches.pop() else {
+    let Some(c) = p.pop_catch() else {
         return Flow::Stop(Outcome::Exit(ExitKind::Exception));
     };
     p.frames.truncate(c.frames as usize);
@@ -115,7 +115,7 @@ pub(super) fn unwind(
     *module = c.module;
     *ip = c.handler as usize;
     p.shrink_stack();
-    let [class_atom, reason, trace] = p.exception;
+    let [class_atom, reason, trace] = p.exception();
     match c.kind {
         CatchKind::Try => {
             x[0] = class_atom;
@@ -131,7 +131,7 @@ pub(super) fn unwind(
                     if p.ensure_heap(6, &mut x[..used], &mut []).is_err() {
                         Term::atom(Atom::SYSTEM_LIMIT)
                     } else {
-                        let [_, reason, trace] = p.exception;
+                        let [_, reason, trace] = p.exception();
                         let inner = p.heap.tuple(&[reason, trace]);
                         p.heap.tuple(&[Term::atom(Atom::EXIT_UPPER), inner])
                     }
@@ -195,7 +195,7 @@ pub(super) fn badarity(
 
 /// What Erlang's shell prints for an uncaught exception, after `prefix: `.
 pub fn format_exception(p: &Process) -> String {
-    let [class, reason, trace] = p.exception;
+    let [class, reason, trace] = p.exception();
     let heap = &p.heap;
     let show = |t: Term| crate::bif::fmt::print(heap, t);
     let class_name = class.as_atom().map_or("error", |a| a.name());

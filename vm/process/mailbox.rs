@@ -19,8 +19,10 @@ use std::collections::VecDeque;
 #[derive(Default, Debug)]
 pub struct Mailbox {
     queue: VecDeque<Term>,
-    /// The newest reference's id and the queue length when it was made.
-    mark: Option<(u64, usize)>,
+    /// The newest reference's id and the queue length when it was made
+    /// (boxed: most processes never make a reference, and an idle one
+    /// should not carry the two words).
+    mark: Option<Box<(u64, usize)>>,
 }
 
 impl Mailbox {
@@ -52,10 +54,10 @@ impl Mailbox {
     /// Takes the message at `index` out of the queue.
     #[inline]
     pub fn remove(&mut self, index: usize) -> Option<Term> {
-        if let Some((_, at)) = &mut self.mark
-            && index < *at
+        if let Some(mark) = &mut self.mark
+            && index < mark.1
         {
-            *at -= 1;
+            mark.1 -= 1;
         }
         self.queue.remove(index)
     }
@@ -65,18 +67,27 @@ impl Mailbox {
         self.mark = None;
     }
 
+    /// Whether a reference mark is held (an allocation of its own).
+    pub fn has_mark(&self) -> bool {
+        self.mark.is_some()
+    }
+
     /// Records that the reference `id` is made now.
     #[inline]
     pub fn set_mark(&mut self, id: u64) {
-        self.mark = Some((id, self.queue.len()));
+        let len = self.queue.len();
+        match &mut self.mark {
+            Some(mark) => **mark = (id, len),
+            None => self.mark = Some(Box::new((id, len))),
+        }
     }
 
     /// Where a scan for messages holding reference `id` may start: after
     /// every message queued before it was made (0 if `id` is not marked).
     #[inline]
     pub fn mark_of(&self, id: u64) -> usize {
-        match self.mark {
-            Some((marked, at)) if marked == id => at,
+        match self.mark.as_deref() {
+            Some(&(marked, at)) if marked == id => at,
             _ => 0,
         }
     }

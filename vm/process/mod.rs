@@ -2,13 +2,18 @@
 //! the code, its catches, mailbox and dictionary.
 //!
 //! This is what the interpreter runs; `runtime::processes::Actor` wraps
-//! it for the scheduler (saved registers, links, monitors, timers), and
-//! moves arriving messages into `heap` and `mailbox`. The hot fields
-//! (code position, stack bounds, reductions) come first.
+//! it for the scheduler (links, monitors, timers), and moves arriving
+//! messages into `heap` and `mailbox`. The hot fields (code position,
+//! stack bounds, reductions, heap, mailbox) are inline; what few
+//! processes use (catches, dictionary, the exception) is in `Cold`,
+//! boxed on first use, so an idle process stays small (see `footprint`
+//! for what one holds in all).
 //!
 //! Invariant: every term the process can reach is in `heap` or the
 //! literal area, and is rooted in one of: the X registers of the
-//! scheduler running it, `stack`, `mailbox`, `dictionary`, `exception`.
+//! scheduler running it (parked on top of `stack` between run steps),
+//! `stack`, `mailbox`, and the dictionary and exception in `cold`
+//! (`heap_and_roots` lists them all).
 
 mod mailbox;
 
@@ -84,6 +89,27 @@ impl Class {
 /// Bytes one frame costs against the memory budget.
 pub const FRAME_BYTES: usize = std::mem::size_of::<Frame>();
 
+/// The part of a process that most processes never touch: an idle process
+/// pays one pointer for it.
+struct Cold {
+    /// Active `try`s and `catch`es, innermost last.
+    catches: Vec<CatchEntry>,
+    /// The process dictionary as key, value, key, value...
+    dictionary: Vec<Term>,
+    /// The exception being raised or handled: class, reason, stacktrace.
+    exception: [Term; 3],
+}
+
+impl Default for Cold {
+    fn default() -> Cold {
+        Cold {
+            catches: Vec::new(),
+            dictionary: Vec::new(),
+            exception: [Term::NIL; 3],
+        }
+    }
+}
+
 pub struct Process {
     // Hot: the code position and stack bounds.
     pub module: Arc<Module>,
@@ -92,7 +118,6 @@ pub struct Process {
     /// Y slots of all frames; the current frame's slots start at `y_base`.
     pub stack: Vec<Term>,
     pub frames: Vec<Frame>,
-    pub catches: Vec<CatchEntry>,
     /// Reductions spent in the current time slice, and its budget.
     pub reductions: usize,
     pub reduction_budget: usize,
@@ -103,10 +128,8 @@ pub struct Process {
     /// receive's save position in it.
     pub mailbox: Mailbox,
     pub save: usize,
-    /// The process dictionary as key, value, key, value...
-    pub dictionary: Vec<Term>,
-    /// The exception being raised or handled: class, reason, stacktrace.
-    pub exception: [Term; 3],
+    /// What few processes use, allocated on first use (see `Cold`).
+    cold: Option<Box<Cold>>,
     /// Where a receive with a timeout resumes when the time is up.
     pub timeout_ip: u32,
     /// A receive with a timeout is waiting (its timer is armed); cleared
@@ -139,21 +162,76 @@ impl Process {
             y_base: 0,
             stack: Vec::new(),
             frames: Vec::new(),
-            catches: Vec::new(),
             reductions: 0,
             reduction_budget: 0,
             total_reductions: 0,
             heap: Heap::new(),
             mailbox: Mailbox::new(),
             save: 0,
-            dictionary: Vec::new(),
-            exception: [Term::NIL; 3],
+            cold: None,
             timeout_ip: 0,
             in_timed_receive: false,
             live_x: 0,
             parked_x: 0,
             stack_reserved: 0,
         }
+    }
+
+    fn cold(&mut self) -> &mut Cold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Enters a `try` or `catch`.
+    #[inline]
+    pub fn push_catch(&mut self, entry: CatchEntry) {
+        self.cold().catches.push(entry);
+    }
+
+    /// Leaves the innermost `try` or `catch` (normally or by an exception).
+    #[inline]
+    pub fn pop_catch(&mut self) -> Option<CatchEntry> {
+        self.cold.as_mut()?.catches.pop()
+    }
+
+    /// The process dictionary as key, value, key, value...
+    pub fn dictionary(&self) -> &[Term] {
+        self.cold.as_ref().map_or(&[], |c| &c.dictionary)
+    }
+
+    pub fn dictionary_mut(&mut self) -> &mut Vec<Term> {
+        &mut self.cold().dictionary
+    }
+
+    /// The exception being raised or handled: class, reason, stacktrace
+    /// (nil before the first one).
+    pub fn exception(&self) -> [Term; 3] {
+        self.cold.as_ref().map_or([Term::NIL; 3], |c| c.exception)
+    }
+
+    pub fn set_exception(&mut self, exception: [Term; 3]) {
+        self.cold().exception = exception;
+    }
+
+    pub fn exception_mut(&mut self) -> &mut [Term; 3] {
+        &mut self.cold().exception
+    }
+
+    /// The heap and every root of the process but the X registers: the
+    /// stack, the mailbox (two slices), the dictionary and the exception.
+    pub fn heap_and_roots(&mut self) -> (&mut Heap, [&mut [Term]; 5]) {
+        let Process {
+            heap,
+            stack,
+            mailbox,
+            cold,
+            ..
+        } = self;
+        let (older, newer) = mailbox.as_mut_slices();
+        let (dictionary, exception): (&mut [Term], &mut [Term]) = match cold {
+            Some(c) => (&mut c.dictionary, &mut c.exception),
+            None => (&mut [], &mut []),
+        };
+        (heap, [stack, older, newer, dictionary, exception])
     }
 
     /// Bytes the stack uses now (Y slots and frames).
@@ -256,12 +334,21 @@ impl Process {
         self.heap.footprint(f);
         f.allocation("Y stack", self.stack.capacity() * 8);
         f.allocation("frames", self.frames.capacity() * FRAME_BYTES);
-        f.allocation(
-            "catches",
-            self.catches.capacity() * std::mem::size_of::<CatchEntry>(),
-        );
         f.allocation("mailbox", self.mailbox.capacity() * 8);
-        f.allocation("dictionary", self.dictionary.capacity() * 8);
+        if self.mailbox.has_mark() {
+            f.allocation("reference mark", 16);
+        }
+        if let Some(cold) = &self.cold {
+            f.allocation(
+                "catches, dictionary, exception",
+                std::mem::size_of::<Cold>(),
+            );
+            f.allocation(
+                "catches",
+                cold.catches.capacity() * std::mem::size_of::<CatchEntry>(),
+            );
+            f.allocation("dictionary", cold.dictionary.capacity() * 8);
+        }
     }
 
     /// Makes `words` heap words free, collecting with every root of the
@@ -272,15 +359,7 @@ impl Process {
         x: &mut [Term],
         extra: &mut [Term],
     ) -> Result<(), SystemLimit> {
-        let Process {
-            heap,
-            stack,
-            mailbox,
-            dictionary,
-            exception,
-            ..
-        } = self;
-        let (older, newer) = mailbox.as_mut_slices();
+        let (heap, [stack, older, newer, dictionary, exception]) = self.heap_and_roots();
         heap.ensure(
             words,
             &mut [x, extra, stack, older, newer, dictionary, exception],

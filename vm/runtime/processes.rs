@@ -159,15 +159,7 @@ fn atom_buffer(a: Atom) -> MessageBuffer {
 /// Moves a buffer into the process heap with every root of the process
 /// and the registers `x`.
 fn take_in(p: &mut Process, x: &mut [Term], buffer: MessageBuffer) -> Result<Term, ()> {
-    let Process {
-        heap,
-        stack,
-        mailbox,
-        dictionary,
-        exception,
-        ..
-    } = p;
-    let (older, newer) = mailbox.as_mut_slices();
+    let (heap, [stack, older, newer, dictionary, exception]) = p.heap_and_roots();
     heap.receive_buffer(buffer, &mut [x, stack, older, newer, dictionary, exception])
         .map_err(|_| ())
 }
@@ -293,7 +285,7 @@ impl Actor {
     /// `{Reason, Stack}` for errors, `{{nocatch, V}, Stack}` for throws,
     /// the reason itself for exits.
     fn exception_reason(&mut self, x: &mut [Term]) -> MessageBuffer {
-        let [class, reason, trace] = self.process.exception;
+        let [class, reason, trace] = self.process.exception();
         let class = class
             .as_atom()
             .and_then(Class::from_atom)
@@ -543,7 +535,7 @@ impl ProcessBody for Actor {
                     ctx.halt(127);
                     return RunOutcome::Exit(atom_buffer(Atom::NORMAL));
                 }
-                let class = self.process.exception[0];
+                let class = self.process.exception()[0];
                 let reason = self.exception_reason(&mut regs.x[..live]);
                 if class != Term::atom(Atom::EXIT) {
                     error_report(ctx, ctx.pid(), &reason);
