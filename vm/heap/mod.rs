@@ -19,7 +19,10 @@
 //! - Read terms with `view`, or the fast helpers `cons_parts`,
 //!   `tuple_elements`, `float_value`; they work for heap and literal terms.
 //!
-//! Sizing: a heap starts tiny (`MIN_HEAP_WORDS`). A collection copies into
+//! Sizing: a heap starts empty, with no allocation, and gets its first
+//! words (at least `MIN_HEAP_WORDS`) at the first `ensure` that needs
+//! any; a process that only passes immediates (a ring node) never
+//! allocates one. A collection copies into
 //! a new space big enough for everything plus `need`; afterwards the heap
 //! grows when the live data fill more than 3/4 of it, and shrinks when
 //! they fill less than 1/4, so its size follows the live data. A heap
@@ -221,9 +224,10 @@ fn size_class(words: usize) -> usize {
 }
 
 impl Heap {
-    /// A tiny heap.
+    /// An empty heap: its words are allocated when it first needs one
+    /// (a process that only passes immediates around never does).
     pub fn new() -> Heap {
-        Heap::with_words(MIN_HEAP_WORDS)
+        Heap::with_words(0)
     }
 
     fn with_words(words: usize) -> Heap {
@@ -335,6 +339,9 @@ impl Heap {
     /// a new space with room for `need` more words, then resizes the heap
     /// from the live data.
     pub fn collect(&mut self, need: usize, roots: &mut [&mut [Term]]) -> Result<(), SystemLimit> {
+        if self.words.capacity() == 0 {
+            return self.allocate_first(need);
+        }
         let bound = self.words.len().checked_add(need).ok_or(SystemLimit)?;
         // While the heap grows, size the to-space as the resize below would
         // (twice what may survive), so the live data is copied once.
@@ -397,6 +404,21 @@ impl Heap {
         // immediates): leave room in proportion, so their scans amortize.
         self.resize_after_collection(need.saturating_add(root_words / 2), old_capacity);
         Ok(())
+    }
+
+    /// The first words of a heap, the smallest size that holds `need`
+    /// (at least `MIN_HEAP_WORDS`). Nothing to collect: with no words
+    /// there is no heap term, so the roots hold only immediates and
+    /// literals.
+    #[cold]
+    fn allocate_first(&mut self, need: usize) -> Result<(), SystemLimit> {
+        let size = size_class(need);
+        let bytes = size.checked_mul(8).ok_or(SystemLimit)?;
+        budget::reserve(bytes)?;
+        let reserved = self.words.try_reserve_exact(size).is_ok();
+        budget::release(bytes);
+        self.account_capacity();
+        if reserved { Ok(()) } else { Err(SystemLimit) }
     }
 
     fn resize_after_collection(&mut self, need: usize, old_capacity: usize) {
