@@ -217,8 +217,8 @@ impl Process {
     }
 
     /// The heap and every root of the process but the X registers: the
-    /// stack, the mailbox (two slices), the dictionary and the exception.
-    pub fn heap_and_roots(&mut self) -> (&mut Heap, [&mut [Term]; 5]) {
+    /// stack, the mailbox (three slices), the dictionary and the exception.
+    pub fn heap_and_roots(&mut self) -> (&mut Heap, [&mut [Term]; 6]) {
         let Process {
             heap,
             stack,
@@ -226,12 +226,12 @@ impl Process {
             cold,
             ..
         } = self;
-        let (older, newer) = mailbox.as_mut_slices();
+        let [first, older, newer] = mailbox.as_mut_slices();
         let (dictionary, exception): (&mut [Term], &mut [Term]) = match cold {
             Some(c) => (&mut c.dictionary, &mut c.exception),
             None => (&mut [], &mut []),
         };
-        (heap, [stack, older, newer, dictionary, exception])
+        (heap, [stack, first, older, newer, dictionary, exception])
     }
 
     /// Bytes the stack uses now (Y slots and frames).
@@ -359,10 +359,10 @@ impl Process {
         x: &mut [Term],
         extra: &mut [Term],
     ) -> Result<(), SystemLimit> {
-        let (heap, [stack, older, newer, dictionary, exception]) = self.heap_and_roots();
+        let (heap, [stack, first, older, newer, dictionary, exception]) = self.heap_and_roots();
         heap.ensure(
             words,
-            &mut [x, extra, stack, older, newer, dictionary, exception],
+            &mut [x, extra, stack, first, older, newer, dictionary, exception],
         )
     }
 }

@@ -42,13 +42,16 @@ pub fn deterministic() -> bool {
     DETERMINISTIC.load(Ordering::Relaxed)
 }
 
-/// What few processes need: links, monitors, the trap_exit flag, and an
-/// unusual start (a BIF, an undefined function).
+/// What few processes need: links, monitors, the trap_exit flag, an
+/// unusual start (a BIF, an undefined function), the main process's flag.
 #[derive(Default)]
 struct Cold {
     /// How the process starts, until its first run step, when that is
     /// not running code with its arguments parked on the stack.
     start: Option<Start>,
+    /// This is the main process (whose end ends the program; one
+    /// process, so its flag costs the others nothing here).
+    is_main: bool,
     links: Vec<Pid>,
     /// Monitors this process holds: (reference, target).
     monitors: Vec<(u64, Pid)>,
@@ -67,7 +70,6 @@ pub struct Actor {
     timer_tag: u64,
     /// The next timer tag (receive generations; never 0).
     next_tag: u64,
-    is_main: bool,
 }
 
 impl Actor {
@@ -77,8 +79,10 @@ impl Actor {
             cold: None,
             timer_tag: 0,
             next_tag: 1,
-            is_main,
         };
+        if is_main {
+            actor.cold().is_main = true;
+        }
         match start {
             // The usual start: the arguments wait parked on the stack, as
             // a waiting process's registers do, in no allocation of their own.
@@ -133,6 +137,10 @@ impl Actor {
         f
     }
 
+    fn is_main(&self) -> bool {
+        self.cold.as_ref().is_some_and(|c| c.is_main)
+    }
+
     fn trapping(&self) -> bool {
         self.cold.as_ref().is_some_and(|c| c.trap_exit)
     }
@@ -159,9 +167,12 @@ fn atom_buffer(a: Atom) -> MessageBuffer {
 /// Moves a buffer into the process heap with every root of the process
 /// and the registers `x`.
 fn take_in(p: &mut Process, x: &mut [Term], buffer: MessageBuffer) -> Result<Term, ()> {
-    let (heap, [stack, older, newer, dictionary, exception]) = p.heap_and_roots();
-    heap.receive_buffer(buffer, &mut [x, stack, older, newer, dictionary, exception])
-        .map_err(|_| ())
+    let (heap, [stack, first, older, newer, dictionary, exception]) = p.heap_and_roots();
+    heap.receive_buffer(
+        buffer,
+        &mut [x, stack, first, older, newer, dictionary, exception],
+    )
+    .map_err(|_| ())
 }
 
 /// Appends a tuple made of `elements` (on the heap or immediate) to the
@@ -382,7 +393,7 @@ impl Actor {
         ctx: &mut RunContext<'_, Actor>,
         reason: MessageBuffer,
     ) -> RunOutcome<MessageBuffer> {
-        if self.is_main && reason.term() != Term::atom(Atom::NORMAL) {
+        if self.is_main() && reason.term() != Term::atom(Atom::NORMAL) {
             let text = match reason.heap() {
                 Some(h) => crate::bif::fmt::print(h, reason.term()),
                 None => crate::bif::fmt::print(&self.process.heap, reason.term()),
@@ -529,7 +540,7 @@ impl ProcessBody for Actor {
             }
             Outcome::Exit(ExitKind::Normal) => RunOutcome::Exit(atom_buffer(Atom::NORMAL)),
             Outcome::Exit(ExitKind::Exception) => {
-                if self.is_main {
+                if self.is_main() {
                     let text = format!("act: {}", interp::format_exception(&self.process));
                     output::write_stderr(text.as_bytes());
                     ctx.halt(127);
