@@ -8,6 +8,26 @@
 //! adds the scheduler's (process cell, inbox stub, table slot), and a test
 //! there holds the sum for a fresh process waiting in `receive` to a
 //! budget.
+//!
+//! An idle process today (`wait(Prev) -> receive stop -> Prev ! stop end`,
+//! spawned and waiting; the same after it has taken a message):
+//!
+//! ```text
+//! process cell: Arc counts 16 + state, timer tag,     320 B (class 320)
+//!   pid, inbox ends 48 + Actor 256 (Process 232)
+//! inbox stub link                                        8 B
+//! process table slot (generation, Arc)                  16 B (in a shared vector)
+//! Y stack: its live variable and parked X registers     32 B (4 slots)
+//! heap: none until it needs a word                       0 B
+//! mailbox: none while one message at a time waits        0 B
+//! cold parts (links, catches, dictionary...): none       0 B
+//! total                                                376 B
+//! ```
+//!
+//! (Before issue #8's work: 952 B; the cell was 456 B, in the 512-byte
+//! class, with a 256-byte first heap, a 128-byte stack, saved registers in
+//! a vector of their own.) Peak RSS per process measures about 450 B: the
+//! table's and run queues' growth slack and mimalloc's pages come on top.
 
 /// Bytes mimalloc hands out for a request of `bytes`: its size class.
 ///
