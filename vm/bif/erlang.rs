@@ -780,20 +780,20 @@ pub fn badbool_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 fn dictionary_find(ctx: &Context, key: Term) -> Option<usize> {
-    let d = &ctx.process.dictionary;
+    let d = ctx.process.dictionary();
     (0..d.len() / 2).find(|&i| order::exact_eq(&ctx.process.heap, d[2 * i], key))
 }
 
 pub fn put_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     match dictionary_find(ctx, args[0]) {
         Some(i) => {
-            let old = ctx.process.dictionary[2 * i + 1];
-            ctx.process.dictionary[2 * i + 1] = args[1];
+            let old = ctx.process.dictionary()[2 * i + 1];
+            ctx.process.dictionary_mut()[2 * i + 1] = args[1];
             Ok(old)
         }
         None => {
-            ctx.process.dictionary.push(args[0]);
-            ctx.process.dictionary.push(args[1]);
+            ctx.process.dictionary_mut().push(args[0]);
+            ctx.process.dictionary_mut().push(args[1]);
             Ok(Term::atom(Atom::UNDEFINED))
         }
     }
@@ -802,19 +802,19 @@ pub fn put_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn get_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(
         dictionary_find(ctx, args[0]).map_or(Term::atom(Atom::UNDEFINED), |i| {
-            ctx.process.dictionary[2 * i + 1]
+            ctx.process.dictionary()[2 * i + 1]
         }),
     )
 }
 
 pub fn get_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let n = ctx.process.dictionary.len() / 2;
+    let n = ctx.process.dictionary().len() / 2;
     ctx.ensure(5 * n, args)?;
     let mut list = Term::NIL;
     for i in (0..n).rev() {
         let (k, v) = (
-            ctx.process.dictionary[2 * i],
-            ctx.process.dictionary[2 * i + 1],
+            ctx.process.dictionary()[2 * i],
+            ctx.process.dictionary()[2 * i + 1],
         );
         let heap = &mut ctx.process.heap;
         let pair = heap.tuple(&[k, v]);
@@ -826,8 +826,8 @@ pub fn get_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn erase_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     match dictionary_find(ctx, args[0]) {
         Some(i) => {
-            let old = ctx.process.dictionary[2 * i + 1];
-            ctx.process.dictionary.drain(2 * i..2 * i + 2);
+            let old = ctx.process.dictionary()[2 * i + 1];
+            ctx.process.dictionary_mut().drain(2 * i..2 * i + 2);
             Ok(old)
         }
         None => Ok(Term::atom(Atom::UNDEFINED)),

@@ -19,7 +19,10 @@
 //! - Read terms with `view`, or the fast helpers `cons_parts`,
 //!   `tuple_elements`, `float_value`; they work for heap and literal terms.
 //!
-//! Sizing: a heap starts tiny (`MIN_HEAP_WORDS`). A collection copies into
+//! Sizing: a heap starts empty, with no allocation, and gets its first
+//! words (at least `MIN_HEAP_WORDS`) at the first `ensure` that needs
+//! any; a process that only passes immediates (a ring node) never
+//! allocates one. A collection copies into
 //! a new space big enough for everything plus `need`; afterwards the heap
 //! grows when the live data fill more than 3/4 of it, and shrinks when
 //! they fill less than 1/4, so its size follows the live data. A heap
@@ -36,6 +39,7 @@
 
 pub mod budget;
 mod copy;
+pub mod footprint;
 #[cfg(test)]
 mod tests;
 
@@ -141,17 +145,51 @@ impl Drop for SharedBinary {
     }
 }
 
+/// The off-heap binaries a heap refers to: a list that costs one pointer
+/// while empty (most heaps never hold a large binary).
+/// (The box is deliberate: one word in every heap instead of three.)
+#[derive(Default)]
+#[allow(clippy::box_collection)]
+struct OffHeap(Option<Box<Vec<Arc<SharedBinary>>>>);
+
+impl OffHeap {
+    fn push(&mut self, binary: Arc<SharedBinary>) {
+        self.0.get_or_insert_with(Box::default).push(binary);
+    }
+
+    fn extend(&mut self, binaries: impl Iterator<Item = Arc<SharedBinary>>) {
+        self.0.get_or_insert_with(Box::default).extend(binaries);
+    }
+
+    fn capacity(&self) -> usize {
+        self.0.as_ref().map_or(0, |v| v.capacity())
+    }
+
+    fn is_allocated(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl std::ops::Deref for OffHeap {
+    type Target = [Arc<SharedBinary>];
+
+    fn deref(&self) -> &[Arc<SharedBinary>] {
+        self.0.as_deref().map_or(&[], |v| v)
+    }
+}
+
 /// A process heap (also the storage of a message buffer, and the scratch
 /// space where literals are built).
 pub struct Heap {
     /// The words; `len()` is the top, `capacity()` the heap size.
     words: Vec<Term>,
     /// Off-heap binaries referenced by this heap's ProcBins (by index).
-    off_heap: Vec<Arc<SharedBinary>>,
+    off_heap: OffHeap,
     /// Bytes of `words`' capacity reserved from the budget.
     reserved: usize,
-    /// The size a collection never shrinks the heap below.
-    min_words: usize,
+    /// The size a collection never shrinks the heap below (at most
+    /// `GROWN_MIN_HEAP_WORDS`).
+    min_words: u32,
     /// Build every binary on the heap (for the literal area).
     inline_binaries: bool,
     gc_stress: bool,
@@ -186,18 +224,19 @@ fn size_class(words: usize) -> usize {
 }
 
 impl Heap {
-    /// A tiny heap.
+    /// An empty heap: its words are allocated when it first needs one
+    /// (a process that only passes immediates around never does).
     pub fn new() -> Heap {
-        Heap::with_words(MIN_HEAP_WORDS)
+        Heap::with_words(0)
     }
 
     fn with_words(words: usize) -> Heap {
         budget::force_reserve(words * 8);
         Heap {
             words: Vec::with_capacity(words),
-            off_heap: Vec::new(),
+            off_heap: OffHeap::default(),
             reserved: words * 8,
-            min_words: MIN_HEAP_WORDS,
+            min_words: MIN_HEAP_WORDS as u32,
             inline_binaries: false,
             gc_stress: gc_stress(),
             growing: false,
@@ -216,9 +255,9 @@ impl Heap {
         }
         Ok(Heap {
             words: vec,
-            off_heap: Vec::new(),
+            off_heap: OffHeap::default(),
             reserved: bytes,
-            min_words: MIN_HEAP_WORDS,
+            min_words: MIN_HEAP_WORDS as u32,
             inline_binaries: false,
             gc_stress: false,
             growing: false,
@@ -260,6 +299,18 @@ impl Heap {
         self.reserved + self.off_heap.iter().map(|b| b.bytes.len()).sum::<usize>()
     }
 
+    /// Lists this heap's allocations (see `footprint`).
+    pub fn footprint(&self, f: &mut footprint::Footprint) {
+        f.allocation("heap", self.words.capacity() * 8);
+        if self.off_heap.is_allocated() {
+            f.allocation("off-heap binary list", std::mem::size_of::<Vec<()>>());
+            f.allocation(
+                "off-heap binaries",
+                self.off_heap.capacity() * std::mem::size_of::<Arc<SharedBinary>>(),
+            );
+        }
+    }
+
     /// Overwrites one heap word (for decoders filling containers they
     /// allocated).
     pub(crate) fn set_word(&mut self, offset: usize, value: Term) {
@@ -288,6 +339,9 @@ impl Heap {
     /// a new space with room for `need` more words, then resizes the heap
     /// from the live data.
     pub fn collect(&mut self, need: usize, roots: &mut [&mut [Term]]) -> Result<(), SystemLimit> {
+        if self.words.capacity() == 0 {
+            return self.allocate_first(need);
+        }
         let bound = self.words.len().checked_add(need).ok_or(SystemLimit)?;
         // While the heap grows, size the to-space as the resize below would
         // (twice what may survive), so the live data is copied once.
@@ -313,7 +367,7 @@ impl Heap {
         let from_off_heap = std::mem::take(&mut self.off_heap);
         let mut gc = Evacuator {
             from: &mut from_space,
-            from_off_heap: &from_off_heap,
+            from_off_heap: &from_off_heap[..],
             to: &mut self.words,
             to_off_heap: &mut self.off_heap,
         };
@@ -352,19 +406,34 @@ impl Heap {
         Ok(())
     }
 
+    /// The first words of a heap, the smallest size that holds `need`
+    /// (at least `MIN_HEAP_WORDS`). Nothing to collect: with no words
+    /// there is no heap term, so the roots hold only immediates and
+    /// literals.
+    #[cold]
+    fn allocate_first(&mut self, need: usize) -> Result<(), SystemLimit> {
+        let size = size_class(need);
+        let bytes = size.checked_mul(8).ok_or(SystemLimit)?;
+        budget::reserve(bytes)?;
+        let reserved = self.words.try_reserve_exact(size).is_ok();
+        budget::release(bytes);
+        self.account_capacity();
+        if reserved { Ok(()) } else { Err(SystemLimit) }
+    }
+
     fn resize_after_collection(&mut self, need: usize, old_capacity: usize) {
         let wanted = self.words.len() + need;
         let capacity = self.words.capacity();
         // A heap that collects while at its floor allocates steadily: raise
         // the floor (up to about BEAM's default heap) so it collects less
         // often. A process that never collects keeps its tiny first heap.
-        if old_capacity <= self.min_words {
-            self.min_words = (self.min_words * 2)
-                .min(GROWN_MIN_HEAP_WORDS)
-                .max(self.min_words);
+        let min_words = self.min_words as usize;
+        if old_capacity <= min_words {
+            self.min_words = (min_words * 2).min(GROWN_MIN_HEAP_WORDS).max(min_words) as u32;
         }
-        let target = size_class(wanted.saturating_mul(2)).max(self.min_words);
-        if target > capacity && (wanted > capacity / 4 * 3 || capacity < self.min_words) {
+        let min_words = self.min_words as usize;
+        let target = size_class(wanted.saturating_mul(2)).max(min_words);
+        if target > capacity && (wanted > capacity / 4 * 3 || capacity < min_words) {
             // Growing is optional: the space for `need` is already there.
             let extra = target - self.words.len();
             if budget::reserve((target - capacity) * 8).is_ok() {
@@ -899,7 +968,7 @@ struct Evacuator<'a> {
     from: &'a mut [Term],
     from_off_heap: &'a [Arc<SharedBinary>],
     to: &'a mut Vec<Term>,
-    to_off_heap: &'a mut Vec<Arc<SharedBinary>>,
+    to_off_heap: &'a mut OffHeap,
 }
 
 impl Evacuator<'_> {

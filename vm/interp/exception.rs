@@ -69,14 +69,14 @@ pub(super) fn raise(
 fn raise_traced(
     p: &mut Process,
     x: &mut [Term],
-    module: &mut Arc<Module>,
+    module: &mut ModuleRef,
     ip: &mut usize,
     class: Class,
     reason: Term,
     args: Option<Vec<Term>>,
     called: Option<(Atom, Atom)>,
 ) -> Flow {
-    p.exception = [Term::atom(class.atom()), reason, Term::NIL];
+    p.set_exception([Term::atom(class.atom()), reason, Term::NIL]);
     let entries = stacktrace_entries(p, *module, *ip);
     let arg_count = args.as_ref().map_or(0, |a| a.len());
     let mut words = 2 * arg_count + 7;
@@ -108,13 +108,13 @@ fn raise_traced(
             let entry = heap.tuple(&[Term::atom(m), Term::atom(f), args, Term::NIL]);
             trace = heap.cons(entry, trace);
         }
-        p.exception[2] = trace;
+        p.exception_mut()[2] = trace;
     }
     unwind(p, x, module, ip, class)
 }
 
 /// Transfers control to the innermost catch, or ends the process.
-/// The exception is in `p.exception`.
+/// The exception is in `p.exception()`.
 pub(super) fn unwind(
     p: &mut Process,
     x: &mut [Term],
@@ -122,7 +122,7 @@ pub(super) fn unwind(
     ip: &mut usize,
     class: Class,
 ) -> Flow {
-    let Some(c) = p.catches.pop() else {
+    let Some(c) = p.pop_catch() else {
         return Flow::Stop(Outcome::Exit(ExitKind::Exception));
     };
     p.frames.truncate(c.frames as usize);
@@ -131,7 +131,7 @@ pub(super) fn unwind(
     *module = c.module;
     *ip = c.handler as usize;
     p.shrink_stack();
-    let [class_atom, reason, trace] = p.exception;
+    let [class_atom, reason, trace] = p.exception();
     match c.kind {
         CatchKind::Try => {
             x[0] = class_atom;
@@ -147,7 +147,7 @@ pub(super) fn unwind(
                     if p.ensure_heap(6, &mut x[..used], &mut []).is_err() {
                         Term::atom(Atom::SYSTEM_LIMIT)
                     } else {
-                        let [_, reason, trace] = p.exception;
+                        let [_, reason, trace] = p.exception();
                         let inner = p.heap.tuple(&[reason, trace]);
                         p.heap.tuple(&[Term::atom(Atom::EXIT_UPPER), inner])
                     }
@@ -233,7 +233,7 @@ fn undefined_call(heap: &crate::heap::Heap, trace: Term) -> Option<(String, Term
 
 /// What Erlang's shell prints for an uncaught exception, after `prefix: `.
 pub fn format_exception(p: &Process) -> String {
-    let [class, reason, mut trace] = p.exception;
+    let [class, reason, mut trace] = p.exception();
     let heap = &p.heap;
     let show = |t: Term| crate::bif::fmt::print(heap, t);
     let class_name = class.as_atom().map_or("error", |a| a.name());

@@ -77,7 +77,7 @@ pub enum Outcome {
     /// without one, resume at `process.timeout_ip`.
     WaitTimeout(u64),
     /// The process finished: normally (its first function returned, the
-    /// value in x0) or by an uncaught exception (in `process.exception`).
+    /// value in x0) or by an uncaught exception (in `process.exception()`).
     Exit(ExitKind),
     /// `halt(Status)` was called.
     Halt(i32),
@@ -710,7 +710,7 @@ fn interpret(
                     } else {
                         CatchKind::Catch
                     };
-                    p.catches.push(CatchEntry {
+                    p.push_catch(CatchEntry {
                         kind,
                         handler: handler.0,
                         module: m,
@@ -720,7 +720,7 @@ fn interpret(
                     });
                 }
                 Instr::TryEnd { .. } | Instr::CatchEnd { .. } => {
-                    p.catches.pop();
+                    p.pop_catch();
                 }
                 Instr::TryCase { .. } => {}
                 Instr::Raise {} => {
@@ -728,7 +728,7 @@ fn interpret(
                         .as_atom()
                         .and_then(Class::from_atom)
                         .unwrap_or(Class::Error);
-                    p.exception = [x[0], x[1], x[2]];
+                    p.set_exception([x[0], x[1], x[2]]);
                     flow!(exception::unwind(p, x, module, ip_slot, class))
                 }
                 Instr::Badmatch { src } => error_tuple!(Atom::BADMATCH, get!(p, x, m, src)),

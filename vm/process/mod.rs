@@ -2,16 +2,22 @@
 //! the code, its catches, mailbox and dictionary.
 //!
 //! This is what the interpreter runs; `runtime::processes::Actor` wraps
-//! it for the scheduler (saved registers, links, monitors, timers), and
-//! moves arriving messages into `heap` and `mailbox`. The hot fields
-//! (code position, stack bounds, reductions) come first.
+//! it for the scheduler (links, monitors, timers), and moves arriving
+//! messages into `heap` and `mailbox`. The hot fields (code position,
+//! stack bounds, reductions, heap, mailbox) are inline; what few
+//! processes use (catches, dictionary, the exception) is in `Cold`,
+//! boxed on first use, so an idle process stays small (see `footprint`
+//! for what one holds in all).
 //!
 //! Invariant: every term the process can reach is in `heap` or the
 //! literal area, and is rooted in one of: the X registers of the
-//! scheduler running it, `stack`, `mailbox`, `dictionary`, `exception`.
+//! scheduler running it (parked on top of `stack` between run steps),
+//! `stack`, `mailbox`, and the dictionary and exception in `cold`
+//! (`heap_and_roots` lists them all).
 
 mod mailbox;
 
+pub use crate::heap::footprint::{self, Footprint};
 pub use mailbox::Mailbox;
 
 use crate::code::{Module, ModuleRef};
@@ -81,6 +87,27 @@ impl Class {
 /// Bytes one frame costs against the memory budget.
 pub const FRAME_BYTES: usize = std::mem::size_of::<Frame>();
 
+/// The part of a process that most processes never touch: an idle process
+/// pays one pointer for it.
+struct Cold {
+    /// Active `try`s and `catch`es, innermost last.
+    catches: Vec<CatchEntry>,
+    /// The process dictionary as key, value, key, value...
+    dictionary: Vec<Term>,
+    /// The exception being raised or handled: class, reason, stacktrace.
+    exception: [Term; 3],
+}
+
+impl Default for Cold {
+    fn default() -> Cold {
+        Cold {
+            catches: Vec::new(),
+            dictionary: Vec::new(),
+            exception: [Term::NIL; 3],
+        }
+    }
+}
+
 pub struct Process {
     // Hot: the code position and stack bounds.
     pub module: Arc<Module>,
@@ -89,7 +116,6 @@ pub struct Process {
     /// Y slots of all frames; the current frame's slots start at `y_base`.
     pub stack: Vec<Term>,
     pub frames: Vec<Frame>,
-    pub catches: Vec<CatchEntry>,
     /// Reductions spent in the current time slice, and its budget.
     pub reductions: usize,
     pub reduction_budget: usize,
@@ -100,10 +126,8 @@ pub struct Process {
     /// receive's save position in it.
     pub mailbox: Mailbox,
     pub save: usize,
-    /// The process dictionary as key, value, key, value...
-    pub dictionary: Vec<Term>,
-    /// The exception being raised or handled: class, reason, stacktrace.
-    pub exception: [Term; 3],
+    /// What few processes use, allocated on first use (see `Cold`).
+    cold: Option<Box<Cold>>,
     /// Where a receive with a timeout resumes when the time is up.
     pub timeout_ip: u32,
     /// A receive with a timeout is waiting (its timer is armed); cleared
@@ -111,9 +135,18 @@ pub struct Process {
     pub in_timed_receive: bool,
     /// X registers live when the process last yielded (see `Outcome::Yield`).
     pub live_x: u32,
+    /// X registers parked on top of `stack` while the process is not
+    /// running (see `park_registers`).
+    parked_x: u32,
     /// Bytes of stack reserved from the memory budget.
     stack_reserved: usize,
 }
+
+/// The first storage for frames and for Y slots: small, as an idle
+/// process needs a few slots at most (its live variables and parked
+/// registers) and deep recursion doubles the storage anyway.
+const FIRST_FRAMES: usize = 4;
+const FIRST_STACK_SLOTS: usize = 4;
 
 /// A stack smaller than this is not worth shrinking.
 const STACK_CHUNK: usize = 1 << 20;
@@ -127,20 +160,76 @@ impl Process {
             y_base: 0,
             stack: Vec::new(),
             frames: Vec::new(),
-            catches: Vec::new(),
             reductions: 0,
             reduction_budget: 0,
             total_reductions: 0,
             heap: Heap::new(),
             mailbox: Mailbox::new(),
             save: 0,
-            dictionary: Vec::new(),
-            exception: [Term::NIL; 3],
+            cold: None,
             timeout_ip: 0,
             in_timed_receive: false,
             live_x: 0,
+            parked_x: 0,
             stack_reserved: 0,
         }
+    }
+
+    fn cold(&mut self) -> &mut Cold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Enters a `try` or `catch`.
+    #[inline]
+    pub fn push_catch(&mut self, entry: CatchEntry) {
+        self.cold().catches.push(entry);
+    }
+
+    /// Leaves the innermost `try` or `catch` (normally or by an exception).
+    #[inline]
+    pub fn pop_catch(&mut self) -> Option<CatchEntry> {
+        self.cold.as_mut()?.catches.pop()
+    }
+
+    /// The process dictionary as key, value, key, value...
+    pub fn dictionary(&self) -> &[Term] {
+        self.cold.as_ref().map_or(&[], |c| &c.dictionary)
+    }
+
+    pub fn dictionary_mut(&mut self) -> &mut Vec<Term> {
+        &mut self.cold().dictionary
+    }
+
+    /// The exception being raised or handled: class, reason, stacktrace
+    /// (nil before the first one).
+    pub fn exception(&self) -> [Term; 3] {
+        self.cold.as_ref().map_or([Term::NIL; 3], |c| c.exception)
+    }
+
+    pub fn set_exception(&mut self, exception: [Term; 3]) {
+        self.cold().exception = exception;
+    }
+
+    pub fn exception_mut(&mut self) -> &mut [Term; 3] {
+        &mut self.cold().exception
+    }
+
+    /// The heap and every root of the process but the X registers: the
+    /// stack, the mailbox (three slices), the dictionary and the exception.
+    pub fn heap_and_roots(&mut self) -> (&mut Heap, [&mut [Term]; 6]) {
+        let Process {
+            heap,
+            stack,
+            mailbox,
+            cold,
+            ..
+        } = self;
+        let [first, older, newer] = mailbox.as_mut_slices();
+        let (dictionary, exception): (&mut [Term], &mut [Term]) = match cold {
+            Some(c) => (&mut c.dictionary, &mut c.exception),
+            None => (&mut [], &mut []),
+        };
+        (heap, [stack, first, older, newer, dictionary, exception])
     }
 
     /// Bytes the stack uses now (Y slots and frames).
@@ -170,7 +259,7 @@ impl Process {
     #[cold]
     pub fn grow_frames(&mut self) -> Result<(), SystemLimit> {
         let cap = self.frames.capacity();
-        let new = (cap * 2).max(8);
+        let new = (cap * 2).max(FIRST_FRAMES);
         budget::reserve((new - cap) * FRAME_BYTES)?;
         let reserved = self
             .frames
@@ -185,12 +274,48 @@ impl Process {
     #[cold]
     pub fn grow_stack(&mut self, slots: usize) -> Result<(), SystemLimit> {
         let cap = self.stack.capacity();
-        let new = (cap * 2).max(self.stack.len() + slots).max(16);
+        let new = (cap * 2)
+            .max(self.stack.len() + slots)
+            .max(FIRST_STACK_SLOTS);
         budget::reserve((new - cap) * 8)?;
         let reserved = self.stack.try_reserve_exact(new - self.stack.len()).is_ok();
         budget::release((new - cap) * 8);
         self.account_stack();
         if reserved { Ok(()) } else { Err(SystemLimit) }
+    }
+
+    /// Parks the X registers `x` on top of the stack while the process is
+    /// not running (a fresh process's arguments, a waiting process's live
+    /// registers), so they need no allocation of their own. `SystemLimit`
+    /// when the stack cannot grow.
+    ///
+    /// Invariant: while registers are parked the process does not run, so
+    /// no Y slot above `y_base` is read and no collection sees them as
+    /// stack slots; `unpark_registers` takes them off before it runs.
+    pub fn park_registers(&mut self, x: &[Term]) -> Result<(), SystemLimit> {
+        debug_assert_eq!(self.parked_x, 0, "registers parked twice");
+        if self.stack.len() + x.len() > self.stack.capacity() {
+            self.grow_stack(x.len())?;
+        }
+        self.stack.extend_from_slice(x);
+        self.parked_x = x.len() as u32;
+        Ok(())
+    }
+
+    /// Moves the parked registers back into `x` (nil after them) and off
+    /// the stack.
+    pub fn unpark_registers(&mut self, x: &mut [Term]) {
+        let n = self.parked_x as usize;
+        let from = self.stack.len() - n;
+        x[..n].copy_from_slice(&self.stack[from..]);
+        x[n..].fill(Term::NIL);
+        self.stack.truncate(from);
+        self.parked_x = 0;
+    }
+
+    /// Registers parked now.
+    pub fn parked_registers(&self) -> usize {
+        self.parked_x as usize
     }
 
     /// Gives storage back after an exception unwound a deep stack.
@@ -202,6 +327,28 @@ impl Process {
         }
     }
 
+    /// Lists the allocations the process holds (see `footprint`).
+    pub fn footprint(&self, f: &mut Footprint) {
+        self.heap.footprint(f);
+        f.allocation("Y stack", self.stack.capacity() * 8);
+        f.allocation("frames", self.frames.capacity() * FRAME_BYTES);
+        f.allocation("mailbox", self.mailbox.capacity() * 8);
+        if self.mailbox.has_mark() {
+            f.allocation("reference mark", 16);
+        }
+        if let Some(cold) = &self.cold {
+            f.allocation(
+                "catches, dictionary, exception",
+                std::mem::size_of::<Cold>(),
+            );
+            f.allocation(
+                "catches",
+                cold.catches.capacity() * std::mem::size_of::<CatchEntry>(),
+            );
+            f.allocation("dictionary", cold.dictionary.capacity() * 8);
+        }
+    }
+
     /// Makes `words` heap words free, collecting with every root of the
     /// process plus `x` (the X registers) and `extra` (a BIF's arguments).
     pub fn ensure_heap(
@@ -210,18 +357,10 @@ impl Process {
         x: &mut [Term],
         extra: &mut [Term],
     ) -> Result<(), SystemLimit> {
-        let Process {
-            heap,
-            stack,
-            mailbox,
-            dictionary,
-            exception,
-            ..
-        } = self;
-        let (older, newer) = mailbox.as_mut_slices();
+        let (heap, [stack, first, older, newer, dictionary, exception]) = self.heap_and_roots();
         heap.ensure(
             words,
-            &mut [x, extra, stack, older, newer, dictionary, exception],
+            &mut [x, extra, stack, first, older, newer, dictionary, exception],
         )
     }
 }

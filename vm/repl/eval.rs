@@ -622,7 +622,7 @@ fn exception_text(module: &std::sync::Arc<crate::code::Module>, buffer: &Message
         return "** exception error: (unreadable)\n".to_string();
     };
     let copied = [class, reason, stack];
-    process.exception = copied;
+    process.set_exception(copied);
     format_error(&process)
 }
 
