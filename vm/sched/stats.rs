@@ -22,6 +22,8 @@ pub struct Counters {
     pub steals: u64,
     /// Times the scheduler parked for lack of work.
     pub parks: u64,
+    /// Parked siblings this scheduler woke to share its backlog.
+    pub wakes: u64,
     /// Time spent running processes.
     pub busy: Duration,
     /// Queue entries of processes that were not runnable when taken: a
@@ -79,12 +81,13 @@ impl Stats {
         for (i, c) in self.schedulers.iter().enumerate() {
             writeln!(
                 out,
-                "scheduler {}:       busy {:5.1}%  steals {}  runs {}  parks {}",
+                "scheduler {}:       busy {:5.1}%  steals {}  runs {}  parks {}  wakes {}",
                 i + 1,
                 100.0 * c.busy.as_secs_f64() / wall,
                 c.steals,
                 c.runs,
-                c.parks
+                c.parks,
+                c.wakes
             )?;
         }
         Ok(())
