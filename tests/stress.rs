@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use act::sched::{Config, Delivery, Finish, Pid, ProcessBody, RunContext, RunOutcome, Signal, run};
 
+mod support;
+
 /// A message: a number and, optionally, a token whose count shows whether
 /// every message was freed.
 #[derive(Clone, Debug)]
@@ -920,4 +922,53 @@ fn a_backlog_of_long_running_processes_is_shared_with_parked_siblings() {
             assert!(stats.steals() > 0, "with {n} schedulers: {stats:?}");
         }
     });
+}
+
+/// A seconds figure from a `--stats` report line such as `cpu time: 0.010 s`.
+fn stats_seconds(report: &str, label: &str) -> Option<f64> {
+    let line = report.lines().find(|l| l.starts_with(label))?;
+    line[label.len()..]
+        .trim()
+        .trim_end_matches('s')
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[test]
+fn an_act_program_sleeping_on_timers_uses_no_cpu_on_two_schedulers() {
+    // 100 processes in timer:sleep(1500): both schedulers must park until
+    // the timers are due, not spin. CPU time is counted by the kernel, so
+    // other load on the machine does not disturb it; the bound (a quarter
+    // of the wall time) is far above the ~0 measured.
+    let dir = std::env::temp_dir().join(format!("act-sleepers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("sleepers.act");
+    std::fs::write(
+        &file,
+        "-module(sleepers).\n-export([main/1]).\n\
+         main(_) ->\n    Main = self(),\n\
+             [spawn(fun() -> timer:sleep(1500), Main ! done end) || _ <- lists:seq(1, 100)],\n\
+             [receive done -> ok end || _ <- lists:seq(1, 100)],\n\
+             io:format(\"ok~n\").\n",
+    )
+    .expect("write the program");
+    let path = file.to_string_lossy().into_owned();
+    let output = support::run_with_timeout(
+        support::act_binary(),
+        &["--schedulers", "2", "--stats", &path],
+        "",
+        None,
+        Duration::from_secs(60),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(output.stdout, "ok\n", "{output:?}");
+    let wall = stats_seconds(&output.stderr, "wall time:").expect("wall time in --stats");
+    let cpu = stats_seconds(&output.stderr, "cpu time:").expect("cpu time in --stats");
+    assert!(wall >= 1.5, "the timers fired early: {}", output.stderr);
+    assert!(
+        cpu < wall / 4.0,
+        "sleeping on timers burned CPU: {}",
+        output.stderr
+    );
 }
