@@ -476,3 +476,72 @@ fn processes_lists_the_live_pids_and_reductions_add_up() {
         "processes(), total_reductions() or schedulers() is wrong"
     );
 }
+
+#[test]
+fn lock_free_lookups_racing_removals_see_only_their_own_live_process() {
+    // One thread spawns and removes processes as fast as it can, publishing
+    // each new pid; two readers look the latest pids up without a lock. A
+    // reader may find a process or not, but what it finds must be the
+    // process its pid names (a freed or reused cell would show another pid),
+    // and in the end every removed cell must be freed exactly once.
+    const ROUNDS: u64 = 20_000;
+    let freed = Arc::new(AtomicU64::new(0));
+    struct Counted(Arc<AtomicU64>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let table: ProcessTable<Mock> = ProcessTable::new(usize::MAX);
+    let latest = AtomicU64::new(u64::MAX);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                let reader = table.register_reader();
+                let mut found = 0u64;
+                while !done.load(Ordering::Acquire) {
+                    let id = latest.load(Ordering::Acquire);
+                    if id == u64::MAX {
+                        continue;
+                    }
+                    let pid = Pid::from_id(id);
+                    let guard = reader.pin();
+                    if let Some(cell) = table.lookup(pid, &guard) {
+                        assert_eq!(cell.cell().pid(), pid, "a lookup found another process");
+                        let _ = cell.cell().state();
+                        drop(cell.to_arc());
+                        found += 1;
+                    }
+                }
+                found
+            });
+        }
+        let writer = table.register_reader();
+        for round in 0..ROUNDS {
+            let token = Counted(Arc::clone(&freed));
+            let cell = table
+                .insert(round as usize, move |_| {
+                    mock(move |_, _| {
+                        let _ = &token;
+                        RunOutcome::Wait
+                    })
+                })
+                .expect("insert");
+            let pid = cell.pid();
+            drop(cell);
+            latest.store(pid.id(), Ordering::Release);
+            let guard = writer.pin();
+            assert!(table.remove_in(pid, &guard));
+            assert!(!table.is_alive(pid));
+        }
+        done.store(true, Ordering::Release);
+    });
+    assert_eq!(table.alive(), 0);
+    drop(table);
+    assert_eq!(
+        freed.load(Ordering::SeqCst),
+        ROUNDS,
+        "removed processes were not freed exactly once"
+    );
+}
