@@ -10,8 +10,7 @@
 //! - `signal.rs`: `Signal<M>`, everything processes send each other.
 //! - `cell.rs`: `ProcessCell<B>`, the shared half (state, inbox, pid) beside
 //!   the owned body `B`, and the run right that guards the body.
-//! - `table.rs`: the sharded process table (pid -> cell, read without a
-//!   lock) and registered names.
+//! - `table.rs`: the sharded process table (pid -> cell) and registered names.
 //! - `pid.rs`: `Pid`, a slot and generation in the 61 bits of `Term::pid`.
 //! - `scheduler.rs`: the threads, run queues, next slot, stealing, parking,
 //!   and `RunContext`, the door from a process to the runtime.
@@ -74,14 +73,8 @@
 //!   pointer: one cache line), the inbox's 8-byte stub, and a 16-byte table
 //!   entry: 88 bytes. A message costs one allocation of 8 bytes plus its
 //!   `Signal` while it waits in the inbox. (`tests.rs` asserts these bounds.)
-//! - Pid lookup on a send takes no lock and touches no shared counter: it
-//!   reads the slot under the scheduler's epoch guard (crossbeam-epoch,
-//!   re-pinned every 32 run steps, unpinned while parked) and checks the
-//!   cell's pid; the send itself is one swap and one `fetch_or`. Only a
-//!   send that wakes its receiver takes an `Arc` count, to queue it.
-//! - A queue is shared with siblings only when it has a backlog (its oldest
-//!   process waited a time slice): hand-offs (ring, chain, chameneos) stay
-//!   on one core, parallel work (big-bang, mass spawns) spreads.
+//! - Pid lookup on a send takes a read lock of one of 64 table shards (no
+//!   global lock); the send itself is one swap and one `fetch_or`.
 //!
 //! # Testing
 //!

@@ -38,7 +38,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use crossbeam_epoch::Guard;
 use crossbeam_utils::CachePadded;
 use crossbeam_utils::sync::{Parker, Unparker};
 
@@ -65,9 +64,6 @@ const BACKLOG_REDUCTIONS: u64 = CONTEXT_REDS as u64;
 /// Every this many slices a scheduler looks at the global queue first, so
 /// work there is not starved by a busy local queue.
 const GLOBAL_QUEUE_INTERVAL: u64 = 61;
-/// Run steps a scheduler keeps one epoch guard pinned for (see `table.rs`)
-/// before it re-pins, so removed processes can be freed.
-const STEPS_PER_PIN: u32 = 32;
 /// In `--deterministic` mode the virtual clock advances by this many
 /// nanoseconds per reduction, so a busy program still sees time pass.
 const VIRTUAL_NANOS_PER_REDUCTION: u64 = 10;
@@ -316,8 +312,6 @@ struct Local<B: ProcessBody> {
 pub struct RunContext<'a, B: ProcessBody> {
     shared: &'a Shared<B>,
     local: &'a mut Local<B>,
-    /// Pinned by this scheduler: keeps cells found in the table alive.
-    guard: &'a Guard,
     inbox: InboxReader<'a, B>,
     reductions: u32,
 }
@@ -349,13 +343,13 @@ impl<B: ProcessBody> RunContext<'_, B> {
     /// Sends a signal. If it wakes the receiver, the receiver runs next on
     /// this scheduler, in the rest of this time slice.
     pub fn send(&mut self, to: Pid, signal: Signal<B::Message>) -> Delivery {
-        let Some(found) = self.shared.table.lookup(to, self.guard) else {
+        let Some(cell) = self.shared.table.get(to) else {
             return Delivery::NoProcess;
         };
         self.local.counters.messages_sent += 1;
-        match found.cell().deliver(signal) {
+        match cell.deliver(signal) {
             Notified::Woken => {
-                make_next(self.shared, self.local, found.to_arc());
+                make_next(self.shared, self.local, cell);
                 Delivery::Delivered
             }
             Notified::Active => Delivery::Delivered,
@@ -668,33 +662,28 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
 fn scheduler_loop<B: ProcessBody>(shared: &Shared<B>, mut local: Local<B>) -> Counters {
     let started = Instant::now();
     let mut registers = B::Registers::default();
-    let reader = shared.table.register_reader();
-    let mut guard = reader.pin();
-    let mut steps = 0u32;
     while !shared.stopped() {
-        steps = steps.wrapping_add(1);
-        if steps.is_multiple_of(STEPS_PER_PIN) {
-            guard.repin();
-        }
-        fire_due_timers(shared, &mut local, &guard);
+        fire_due_timers(shared, &mut local);
         if let Some((cell, budget)) = next_local(shared, &mut local) {
-            run_process(shared, &mut local, &guard, &mut registers, cell, budget);
+            run_process(shared, &mut local, &mut registers, cell, budget);
             continue;
         }
         let idle_since = Instant::now();
         if let Some(cell) = steal(shared, &mut local) {
             local.idle_time += idle_since.elapsed();
             local.slice_left = shared.config.reductions;
-            let budget = shared.config.reductions;
-            run_process(shared, &mut local, &guard, &mut registers, cell, budget);
+            run_process(
+                shared,
+                &mut local,
+                &mut registers,
+                cell,
+                shared.config.reductions,
+            );
             continue;
         }
-        // Unpinned while idle: a parked scheduler must not hold back the
-        // freeing of exited processes.
-        guard.repin_after(|| idle(shared, &mut local));
+        idle(shared, &mut local);
         local.idle_time += idle_since.elapsed();
     }
-    drop(guard);
     local.counters.busy = started.elapsed().saturating_sub(local.idle_time);
     // Drop what is still queued here now, on this thread.
     local.next = None;
@@ -827,20 +816,20 @@ fn idle<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
 
 /// Delivers the timeouts that are due; a stale tag (the process moved on
 /// or died) fires into nothing.
-fn fire_due_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>, guard: &Guard) {
+fn fire_due_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
     if local.timers.is_empty() {
         return;
     }
     let now = shared.clock.now();
     while let Some(timer) = local.timers.pop_due(now) {
-        let Some(found) = shared.table.lookup(timer.pid, guard) else {
+        let Some(cell) = shared.table.get(timer.pid) else {
             continue;
         };
-        if found.cell().timer_tag() != timer.tag {
+        if cell.timer_tag() != timer.tag {
             continue;
         }
-        if found.cell().deliver(Signal::Timeout(timer.tag)) == Notified::Woken {
-            push_local(shared, local, found.to_arc());
+        if cell.deliver(Signal::Timeout(timer.tag)) == Notified::Woken {
+            push_local(shared, local, cell);
         }
     }
 }
@@ -850,7 +839,6 @@ fn fire_due_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>, gua
 fn run_process<B: ProcessBody>(
     shared: &Shared<B>,
     local: &mut Local<B>,
-    guard: &Guard,
     registers: &mut B::Registers,
     cell: Queued<B>,
     budget: u32,
@@ -869,7 +857,6 @@ fn run_process<B: ProcessBody>(
             let mut context = RunContext {
                 shared,
                 local: &mut *local,
-                guard,
                 inbox,
                 reductions: 0,
             };
@@ -906,13 +893,12 @@ fn run_process<B: ProcessBody>(
             },
             RunOutcome::Exit(reason) => {
                 let mut exiting = right.exit();
-                shared.table.remove_in(cell.pid(), guard);
+                shared.table.remove(cell.pid());
                 {
                     let (body, inbox) = exiting.split();
                     let mut context = RunContext {
                         shared,
                         local: &mut *local,
-                        guard,
                         inbox,
                         reductions: 0,
                     };

@@ -1,5 +1,5 @@
-//! The process table: a sharded slab from pid to process cell, read
-//! without a lock, and the registered names.
+//! The process table: a sharded slab from pid to process cell, and the
+//! registered names.
 //!
 //! # Invariants
 //!
@@ -7,124 +7,40 @@
 //!   index `s / SHARDS`. A slot's generation goes up by one each time it is
 //!   freed, so a lookup with a dead pid's generation finds nothing: a dead
 //!   pid never reaches a new process (until the 29-bit generation wraps).
-//! - A slot holds the pid of its process (or, once freed, that pid with
-//!   `FREE` set, which no pid equals) and the table's `Arc` reference to the
-//!   cell as a raw pointer (null when free). Slots live in segments that
-//!   are allocated once and never move, so a reader needs no lock: it loads
-//!   the pointer and checks the cell's pid.
-//! - A reader that dereferences a slot's pointer holds an epoch `Guard` of
-//!   the table's collector; `remove` nulls the slot and *defers* dropping
-//!   the table's reference until every guard pinned before is gone. So a
-//!   pointer read under a guard stays valid while the guard lives.
-//! - Inserting and freeing (the free lists) take the shard's mutex; lookups,
-//!   `is_alive` and sends never do. Spawners on different schedulers use
-//!   different shards.
 //! - `alive` counts the cells in the table; spawning past `max_processes`
 //!   fails with `SystemLimit` and changes nothing.
+//! - Each shard has its own lock, held for a slot read or write only; there
+//!   is no global lock. Spawners on different schedulers use different shards.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
-
-use crossbeam_epoch::{Collector, Guard, LocalHandle};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
 
 use super::ProcessBody;
 use super::cell::ProcessCell;
-use super::pid::{GENERATION_BITS, Pid, SLOT_BITS};
+use super::pid::{Pid, SLOT_BITS};
 use crate::term::atom::Atom;
 
 /// Shards of the table (a power of two).
 pub const SHARDS: usize = 64;
-/// Slots in a shard's first segment; segment `k` holds `FIRST_SEGMENT << k`.
-const FIRST_SEGMENT: usize = 64;
-/// Enough segments for the 2^32 / SHARDS slots a shard can have.
-const SEGMENTS: usize = 22;
-/// Marks a slot's pid word as free (pids use 61 bits).
-const FREE: u64 = 1 << 63;
 
 /// The process limit (`--max-processes`) or the address space ran out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SystemLimit;
 
-struct Slot<B: ProcessBody> {
-    /// The pid of the process here, or the last one's with `FREE` set.
-    pid: AtomicU64,
-    /// `Arc::into_raw` of the table's reference, or null.
-    cell: AtomicPtr<ProcessCell<B>>,
-}
-
-/// Which slots of a shard are in use; only under the shard's mutex.
-struct FreeList {
-    /// Slots ever used in this shard: indices `0..used`.
-    used: usize,
-    /// Freed indices, reused last-in first-out (deterministic on one thread).
-    free: Vec<u32>,
+struct Entry<B: ProcessBody> {
+    generation: u32,
+    cell: Option<Arc<ProcessCell<B>>>,
 }
 
 struct Shard<B: ProcessBody> {
-    segments: [OnceLock<Box<[Slot<B>]>>; SEGMENTS],
-    free_list: Mutex<FreeList>,
-}
-
-impl<B: ProcessBody> Shard<B> {
-    /// The slot at `index`, if its segment exists.
-    fn slot(&self, index: usize) -> Option<&Slot<B>> {
-        let (segment, offset) = locate(index)?;
-        self.segments[segment].get()?.get(offset)
-    }
-
-    /// The slot at `index`, allocating its segment on first use.
-    fn slot_or_new(&self, index: usize) -> Option<&Slot<B>> {
-        let (segment, offset) = locate(index)?;
-        let slots = self.segments[segment].get_or_init(|| {
-            (0..FIRST_SEGMENT << segment)
-                .map(|_| Slot {
-                    pid: AtomicU64::new(FREE),
-                    cell: AtomicPtr::new(std::ptr::null_mut()),
-                })
-                .collect()
-        });
-        slots.get(offset)
-    }
-}
-
-/// Segment `k` holds indices `FIRST_SEGMENT * (2^k - 1) ..` up to the next
-/// segment's start: (segment, offset) of an index.
-fn locate(index: usize) -> Option<(usize, usize)> {
-    let n = index / FIRST_SEGMENT + 1;
-    let segment = (usize::BITS - 1 - n.leading_zeros()) as usize;
-    let start = FIRST_SEGMENT * ((1 << segment) - 1);
-    (segment < SEGMENTS).then_some((segment, index - start))
-}
-
-/// A cell found by a lookup, valid while the guard it was found under lives.
-pub struct Found<'g, B: ProcessBody> {
-    cell: &'g ProcessCell<B>,
-}
-
-impl<'g, B: ProcessBody> Found<'g, B> {
-    pub fn cell(&self) -> &'g ProcessCell<B> {
-        self.cell
-    }
-
-    /// A counted reference, to queue the process.
-    pub fn to_arc(&self) -> Arc<ProcessCell<B>> {
-        let raw: *const ProcessCell<B> = self.cell;
-        // SAFETY: `cell` came from a slot's pointer, which is the table's
-        // `Arc::into_raw` reference, read under a guard that is still alive;
-        // that reference is dropped only after the guard goes (module
-        // invariant), so the count is at least one here.
-        unsafe {
-            Arc::increment_strong_count(raw);
-            Arc::from_raw(raw)
-        }
-    }
+    entries: Vec<Entry<B>>,
+    /// Free indices, reused last-in first-out (deterministic on one thread).
+    free: Vec<u32>,
 }
 
 pub struct ProcessTable<B: ProcessBody> {
-    shards: Box<[Shard<B>]>,
-    /// Defers dropping removed cells past every reader (module invariants).
-    collector: Collector,
+    shards: Box<[RwLock<Shard<B>>]>,
     alive: AtomicUsize,
     peak_alive: AtomicUsize,
     max_processes: usize,
@@ -135,27 +51,20 @@ impl<B: ProcessBody> ProcessTable<B> {
     /// An empty table; `max_processes` of `usize::MAX` means no limit.
     pub fn new(max_processes: usize) -> ProcessTable<B> {
         let shards = (0..SHARDS)
-            .map(|_| Shard {
-                segments: std::array::from_fn(|_| OnceLock::new()),
-                free_list: Mutex::new(FreeList {
-                    used: 0,
+            .map(|_| {
+                RwLock::new(Shard {
+                    entries: Vec::new(),
                     free: Vec::new(),
-                }),
+                })
             })
             .collect();
         ProcessTable {
             shards,
-            collector: Collector::new(),
             alive: AtomicUsize::new(0),
             peak_alive: AtomicUsize::new(0),
             max_processes,
             names: RwLock::new(HashMap::new()),
         }
-    }
-
-    /// A handle for one thread to pin guards with (each scheduler keeps one).
-    pub fn register_reader(&self) -> LocalHandle {
-        self.collector.register()
     }
 
     /// Allocates a pid in shard `hint % SHARDS` and stores the cell `make`
@@ -174,139 +83,90 @@ impl<B: ProcessBody> ProcessTable<B> {
             self.peak_alive.fetch_max(count, Ordering::Relaxed);
         }
         let shard_index = hint % SHARDS;
-        let shard = &self.shards[shard_index];
-        let mut free_list = shard.free_list.lock().unwrap_or_else(|e| e.into_inner());
-        let (index, reused) = match free_list.free.pop() {
-            Some(i) => (i as usize, true),
-            None => (free_list.used, false),
-        };
-        let slot_number = index * SHARDS + shard_index;
-        let slot = if slot_number < 1 << SLOT_BITS {
-            shard.slot_or_new(index)
-        } else {
-            None
-        };
-        let Some(slot) = slot else {
-            if reused {
-                free_list.free.push(index as u32);
+        let mut shard = self.shards[shard_index]
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let index = match shard.free.pop() {
+            Some(i) => i,
+            None => {
+                let i = shard.entries.len();
+                let slot = i * SHARDS + shard_index;
+                if slot >= 1 << SLOT_BITS {
+                    drop(shard);
+                    self.alive.fetch_sub(1, Ordering::Relaxed);
+                    return Err(SystemLimit);
+                }
+                shard.entries.push(Entry {
+                    generation: 0,
+                    cell: None,
+                });
+                i as u32
             }
-            drop(free_list);
-            self.alive.fetch_sub(1, Ordering::Relaxed);
-            return Err(SystemLimit);
         };
-        if !reused {
-            free_list.used += 1;
-        }
-        // A freed slot keeps its last pid: the new one is a generation on.
-        let last = slot.pid.load(Ordering::Relaxed);
-        let generation = if reused {
-            (Pid::from_id(last & !FREE).generation() + 1) & ((1 << GENERATION_BITS) - 1)
-        } else {
-            0
-        };
-        let pid = Pid::new(slot_number as u32, generation);
+        let slot = index as usize * SHARDS + shard_index;
+        let entry = &mut shard.entries[index as usize];
+        let pid = Pid::new(slot as u32, entry.generation);
         let cell = Arc::new(ProcessCell::new(pid, make(pid)));
-        // The cell first, then the pid that makes it findable (`is_alive`).
-        slot.cell.store(
-            Arc::into_raw(Arc::clone(&cell)).cast_mut(),
-            Ordering::Release,
-        );
-        slot.pid.store(pid.id(), Ordering::Release);
+        entry.cell = Some(Arc::clone(&cell));
         Ok(cell)
     }
 
-    /// The live process a pid names, found without a lock; valid while
-    /// `guard` (pinned from this table's `register_reader`) lives.
-    pub fn lookup<'g>(&self, pid: Pid, guard: &'g Guard) -> Option<Found<'g, B>> {
-        debug_assert!(
-            guard.collector() == Some(&self.collector),
-            "a guard of another collector does not protect this table"
-        );
-        let slot_number = pid.slot() as usize;
-        let slot = self.shards[slot_number % SHARDS].slot(slot_number / SHARDS)?;
-        let raw = slot.cell.load(Ordering::Acquire);
-        if raw.is_null() {
+    /// The live process a pid names.
+    pub fn get(&self, pid: Pid) -> Option<Arc<ProcessCell<B>>> {
+        let slot = pid.slot() as usize;
+        let shard = self.shards[slot % SHARDS]
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let entry = shard.entries.get(slot / SHARDS)?;
+        if entry.generation != pid.generation() {
             return None;
         }
-        // SAFETY: a non-null slot pointer is the table's reference, published
-        // with release after the cell was built; `remove` defers dropping it
-        // past every guard pinned now, and `guard` is one (module invariant).
-        let cell: &'g ProcessCell<B> = unsafe { &*raw };
-        (cell.pid() == pid).then_some(Found { cell })
+        entry.cell.clone()
     }
 
-    /// The live process a pid names, as a counted reference. Pins a guard
-    /// of its own (slower than `lookup`: for tests and rare paths).
-    pub fn get(&self, pid: Pid) -> Option<Arc<ProcessCell<B>>> {
-        let handle = self.register_reader();
-        let guard = handle.pin();
-        self.lookup(pid, &guard).map(|found| found.to_arc())
-    }
-
-    /// Whether a pid names a live process (a snapshot; no guard needed: it
-    /// reads only the slot's pid word).
+    /// Whether a pid names a live process.
     pub fn is_alive(&self, pid: Pid) -> bool {
-        let slot_number = pid.slot() as usize;
-        self.shards[slot_number % SHARDS]
-            .slot(slot_number / SHARDS)
-            .is_some_and(|slot| slot.pid.load(Ordering::Acquire) == pid.id())
+        let slot = pid.slot() as usize;
+        let shard = self.shards[slot % SHARDS]
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        shard
+            .entries
+            .get(slot / SHARDS)
+            .is_some_and(|e| e.generation == pid.generation() && e.cell.is_some())
     }
 
-    /// Removes an exited process; its pid is dead from now on. The table's
-    /// reference is dropped once no reader pinned before can hold it.
-    /// Returns whether the pid named a process in the table.
-    pub fn remove_in(&self, pid: Pid, guard: &Guard) -> bool {
-        let slot_number = pid.slot() as usize;
-        let shard = &self.shards[slot_number % SHARDS];
-        let index = slot_number / SHARDS;
-        let mut free_list = shard.free_list.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(slot) = shard.slot(index) else {
-            return false;
-        };
-        if slot.pid.load(Ordering::Relaxed) != pid.id() {
-            return false;
+    /// Removes an exited process; its pid is dead from now on. Returns the
+    /// table's reference to the cell (the caller usually still holds one).
+    pub fn remove(&self, pid: Pid) -> Option<Arc<ProcessCell<B>>> {
+        let slot = pid.slot() as usize;
+        let mut shard = self.shards[slot % SHARDS]
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let index = slot / SHARDS;
+        let entry = shard.entries.get_mut(index)?;
+        if entry.generation != pid.generation() || entry.cell.is_none() {
+            return None;
         }
-        slot.pid.store(pid.id() | FREE, Ordering::Release);
-        let raw = slot.cell.swap(std::ptr::null_mut(), Ordering::AcqRel);
-        free_list.free.push(index as u32);
-        drop(free_list);
+        let cell = entry.cell.take();
+        entry.generation = (entry.generation + 1) & ((1 << super::pid::GENERATION_BITS) - 1);
+        shard.free.push(index as u32);
+        drop(shard);
         self.alive.fetch_sub(1, Ordering::Relaxed);
-        if !raw.is_null() {
-            let reference = TableReference(raw);
-            // SAFETY: `raw` is the table's `Arc::into_raw` reference, now
-            // unreachable from the slot; readers that loaded it before hold
-            // guards pinned before this point, which the collector waits for.
-            // The cell is `Send + Sync`, so it may be dropped on any thread.
-            unsafe { guard.defer_unchecked(move || drop(reference)) };
-        }
-        true
+        cell
     }
 
-    /// `remove_in` with a guard of its own (tests and rare paths).
-    pub fn remove(&self, pid: Pid) -> bool {
-        let handle = self.register_reader();
-        let guard = handle.pin();
-        self.remove_in(pid, &guard)
-    }
-
-    /// Empties the table (at the end of a run, when no reader is left),
-    /// dropping every cell.
+    /// Empties the table (at the end of a run), dropping every cell.
     pub fn clear(&self) {
         for shard in self.shards.iter() {
-            let mut free_list = shard.free_list.lock().unwrap_or_else(|e| e.into_inner());
-            for index in 0..free_list.used {
-                let Some(slot) = shard.slot(index) else {
-                    continue;
-                };
-                let pid = slot.pid.load(Ordering::Relaxed);
-                slot.pid.store(pid | FREE, Ordering::Relaxed);
-                let raw = slot.cell.swap(std::ptr::null_mut(), Ordering::AcqRel);
-                if !raw.is_null() {
-                    drop(TableReference(raw));
-                }
-            }
-            free_list.used = 0;
-            free_list.free.clear();
+            let mut shard = shard.write().unwrap_or_else(|e| e.into_inner());
+            let taken: Vec<_> = shard
+                .entries
+                .iter_mut()
+                .filter_map(|e| e.cell.take())
+                .collect();
+            drop(shard);
+            drop(taken);
         }
         self.alive.store(0, Ordering::Relaxed);
     }
@@ -315,15 +175,13 @@ impl<B: ProcessBody> ProcessTable<B> {
     pub fn pids(&self) -> Vec<Pid> {
         let mut pids = Vec::new();
         for shard in self.shards.iter() {
-            let used = shard
-                .free_list
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .used;
-            pids.extend((0..used).filter_map(|index| {
-                let id = shard.slot(index)?.pid.load(Ordering::Acquire);
-                (id & FREE == 0).then(|| Pid::from_id(id))
-            }));
+            let shard = shard.read().unwrap_or_else(|e| e.into_inner());
+            pids.extend(
+                shard
+                    .entries
+                    .iter()
+                    .filter_map(|e| e.cell.as_ref().map(|c| c.pid())),
+            );
         }
         pids.sort_by_key(|p| p.slot());
         pids
@@ -378,22 +236,5 @@ impl<B: ProcessBody> ProcessTable<B> {
             .collect();
         live.sort();
         live
-    }
-}
-
-/// The table's reference to a cell, taken out of its slot.
-struct TableReference<B: ProcessBody>(*mut ProcessCell<B>);
-
-impl<B: ProcessBody> Drop for TableReference<B> {
-    fn drop(&mut self) {
-        // SAFETY: made from a slot's pointer, which `insert` got from
-        // `Arc::into_raw`; the slot was nulled, so this is its only owner.
-        drop(unsafe { Arc::from_raw(self.0) });
-    }
-}
-
-impl<B: ProcessBody> Drop for ProcessTable<B> {
-    fn drop(&mut self) {
-        self.clear();
     }
 }
