@@ -972,3 +972,59 @@ fn an_act_program_sleeping_on_timers_uses_no_cpu_on_two_schedulers() {
         output.stderr
     );
 }
+
+#[test]
+fn exited_processes_are_freed_while_the_program_runs() {
+    // 100,000 processes that report and exit: by the time main has every
+    // report, all but the few still finishing their last step must have
+    // been freed (a table that defers freeing dead processes piles them up).
+    const CHILDREN: u64 = 100_000;
+    struct Counted(Arc<AtomicU64>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    under_each_scheduler_count("exited processes are freed", 60, |n| {
+        let freed = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&freed);
+        let finished = run(config(n), move |_| {
+            let mut spawned = 0;
+            let mut reports = 0;
+            mock(move |ctx, budget| {
+                let main = ctx.pid();
+                let mut used = 0;
+                while spawned < CHILDREN {
+                    let token = Counted(Arc::clone(&counter));
+                    ctx.spawn(move |_| {
+                        mock(move |ctx, _| {
+                            let _ = &token;
+                            ctx.send_message(main, msg(1));
+                            RunOutcome::Exit(msg(0))
+                        })
+                    })
+                    .expect("spawn");
+                    spawned += 1;
+                    if spend(ctx, &mut used, budget) {
+                        return RunOutcome::Yield;
+                    }
+                }
+                while let Some(signal) = ctx.take_signal() {
+                    if let Signal::Message(_) = signal {
+                        reports += 1;
+                    }
+                }
+                if reports < CHILDREN {
+                    return RunOutcome::Wait;
+                }
+                RunOutcome::Exit(msg(counter.load(Ordering::SeqCst)))
+            })
+        });
+        let freed_by_then = outcome(finished);
+        assert!(
+            freed_by_then + 1_000 >= CHILDREN,
+            "with {n} schedulers only {freed_by_then} of {CHILDREN} exited processes were freed"
+        );
+        assert_eq!(freed.load(Ordering::SeqCst), CHILDREN);
+    });
+}
