@@ -9,6 +9,11 @@
 //! - `%% differs: REASON` — act's output cannot match escript's, for the
 //!   documented REASON; the escript check skips this case.
 //!
+//! Every case that runs processes (it spawns or receives) is also run under
+//! `--schedulers 1` and `--schedulers 2` and must print its snapshot under
+//! both, except cases whose output depends on the interleaving: those say
+//! `--deterministic` in their act-flags and run only that way.
+//!
 //! Adding a test case is adding a file: write the `.act`, run
 //! `cargo insta test --accept --test cases` (or `INSTA_UPDATE=always`),
 //! and review the new snapshot in `tests/cases/snapshots/`.
@@ -48,11 +53,24 @@ impl Case {
     }
 
     fn run_act(&self) -> Output {
+        self.run_act_with(&[])
+    }
+
+    /// Runs act with `extra` flags before the case's own act-flags.
+    fn run_act_with(&self, extra: &[&str]) -> Output {
         let path = self.path.to_string_lossy().into_owned();
-        let mut argv: Vec<&str> = self.act_flags();
+        let mut argv: Vec<&str> = extra.to_vec();
+        argv.extend(self.act_flags());
         argv.push(&path);
         argv.extend(self.args());
         run_with_timeout(act_binary(), &argv, "", None, TIMEOUT)
+    }
+
+    /// Whether the case runs processes and may be run on any number of
+    /// schedulers (see the module comment).
+    fn in_scheduler_matrix(&self) -> bool {
+        let uses_processes = self.source.contains("spawn") || self.source.contains("receive");
+        uses_processes && !self.act_flags().contains(&"--deterministic")
     }
 
     fn run_escript(&self) -> Output {
@@ -123,8 +141,35 @@ fn cases_match_their_snapshots() {
     let cases = cases();
     assert!(!cases.is_empty(), "no cases found in tests/cases");
     let outputs = par_map(&cases, Case::run_act);
+    check_snapshots(cases.iter().zip(outputs), "");
+}
+
+#[test]
+fn process_cases_print_their_snapshot_on_one_and_on_two_schedulers() {
+    let cases: Vec<Case> = cases()
+        .into_iter()
+        .filter(Case::in_scheduler_matrix)
+        .collect();
+    assert!(
+        cases.len() >= 10,
+        "the process cases went missing from the matrix"
+    );
+    for schedulers in ["1", "2"] {
+        let outputs = par_map(&cases, |case| {
+            case.run_act_with(&["--schedulers", schedulers])
+        });
+        check_snapshots(
+            cases.iter().zip(outputs),
+            &format!(" with --schedulers {schedulers}"),
+        );
+    }
+}
+
+/// Asserts each output against its case's snapshot; `label` says how the
+/// cases were run, for the failure message.
+fn check_snapshots<'a>(results: impl Iterator<Item = (&'a Case, Output)>, label: &str) {
     let mut failures = Vec::new();
-    for (case, output) in cases.iter().zip(outputs) {
+    for (case, output) in results {
         let result = std::panic::catch_unwind(|| {
             insta::with_settings!({
                 snapshot_path => "cases/snapshots",
@@ -141,7 +186,7 @@ fn cases_match_their_snapshots() {
     }
     assert!(
         failures.is_empty(),
-        "cases whose output changed: {failures:?}"
+        "cases whose output changed{label}: {failures:?}"
     );
 }
 

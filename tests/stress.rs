@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use act::sched::{Config, Delivery, Finish, Pid, ProcessBody, RunContext, RunOutcome, Signal, run};
 
+mod support;
+
 /// A message: a number and, optionally, a token whose count shows whether
 /// every message was freed.
 #[derive(Clone, Debug)]
@@ -764,5 +766,265 @@ fn a_ping_pong_pair_in_the_next_slot_cannot_starve_the_others() {
             })
         });
         assert_eq!(outcome(finished), 1);
+    });
+}
+
+/// How many schedulers ran at least one process.
+fn schedulers_that_ran(stats: &act::sched::Stats) -> usize {
+    stats.schedulers.iter().filter(|c| c.runs > 0).count()
+}
+
+/// A chameneos-like broker: clients ask it for a meeting, it pairs each
+/// two requests and answers both, who ask again at once. After `meetings`
+/// meetings it reports to main. Every meeting is a hand-off through one
+/// process: there is no parallel work in it.
+fn broker_main(clients: u64, meetings: u64) -> Mock {
+    let mut started = false;
+    mock(move |ctx, _| {
+        if !started {
+            started = true;
+            let main = ctx.pid();
+            let mut waiting: Option<Pid> = None;
+            let mut met = 0;
+            let broker = ctx
+                .spawn(move |_| {
+                    mock(move |ctx, _| {
+                        while let Some(signal) = ctx.take_signal() {
+                            let Signal::Message(Msg(from, _)) = signal else {
+                                continue;
+                            };
+                            ctx.charge(1);
+                            let from = Pid::from_id(from);
+                            match waiting.take() {
+                                None => waiting = Some(from),
+                                Some(partner) => {
+                                    met += 1;
+                                    if met == meetings {
+                                        ctx.send_message(main, msg(met));
+                                        return RunOutcome::Exit(msg(0));
+                                    }
+                                    ctx.send_message(partner, msg(0));
+                                    ctx.send_message(from, msg(0));
+                                }
+                            }
+                        }
+                        RunOutcome::Wait
+                    })
+                })
+                .expect("spawn");
+            for _ in 0..clients {
+                let mut asked = false;
+                ctx.spawn(move |_| {
+                    mock(move |ctx, _| {
+                        let me = ctx.pid().id();
+                        if !asked {
+                            asked = true;
+                            ctx.send_message(broker, msg(me));
+                        }
+                        while let Some(signal) = ctx.take_signal() {
+                            if let Signal::Message(_) = signal {
+                                ctx.charge(1);
+                                ctx.send_message(broker, msg(me));
+                            }
+                        }
+                        RunOutcome::Wait
+                    })
+                })
+                .expect("spawn");
+            }
+        }
+        match ctx.take_signal() {
+            Some(Signal::Message(Msg(met, _))) => RunOutcome::Exit(msg(met)),
+            _ => RunOutcome::Wait,
+        }
+    })
+}
+
+#[test]
+fn processes_that_only_hand_off_messages_stay_on_one_scheduler() {
+    // Every step is a few reductions, so no queued process ever waits a
+    // time slice and no queue becomes stealable: the clients and their
+    // broker must not be spread over cores (each hop would move a process's
+    // data to the other cache, and wake a parked thread).
+    under_each_scheduler_count("hand-offs stay together", 60, |n| {
+        for clients in [3, 10] {
+            let finished = run(config(n), |_| broker_main(clients, 50_000));
+            let stats = finished.stats.clone();
+            assert_eq!(outcome(finished), 50_000);
+            assert_eq!(stats.steals(), 0, "with {n} schedulers: {stats:?}");
+            assert_eq!(
+                schedulers_that_ran(&stats),
+                1,
+                "with {n} schedulers the clients were spread: {stats:?}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_backlog_of_long_running_processes_is_shared_with_parked_siblings() {
+    // Eight processes that run slice after slice: once one has waited a
+    // slice in the queue, a parked sibling must be woken to take some. They
+    // stop when they have been seen on two schedulers (or after 20 slices
+    // with one scheduler, or 10 s: then the test fails).
+    under_each_scheduler_count("backlog is shared", 60, |n| {
+        let seen_on = Arc::new(AtomicU64::new(0));
+        let seen = Arc::clone(&seen_on);
+        let finished = run(config(n), move |_| {
+            let mut started = false;
+            let mut reports = 0;
+            mock(move |ctx, _| {
+                if !started {
+                    started = true;
+                    let main = ctx.pid();
+                    let since = std::time::Instant::now();
+                    for _ in 0..8 {
+                        let mut slices = 0;
+                        let seen = Arc::clone(&seen);
+                        ctx.spawn(move |_| {
+                            mock(move |ctx, budget| {
+                                ctx.charge(budget);
+                                slices += 1;
+                                let on = seen
+                                    .fetch_or(1 << ctx.scheduler_index(), Ordering::SeqCst)
+                                    | 1 << ctx.scheduler_index();
+                                let spread = on.count_ones() > 1;
+                                let enough = if n == 1 { slices >= 20 } else { spread };
+                                if !enough && since.elapsed() < Duration::from_secs(10) {
+                                    return RunOutcome::Yield;
+                                }
+                                ctx.send_message(main, msg(1));
+                                RunOutcome::Exit(msg(0))
+                            })
+                        })
+                        .expect("spawn");
+                    }
+                }
+                while let Some(signal) = ctx.take_signal() {
+                    if let Signal::Message(_) = signal {
+                        reports += 1;
+                    }
+                }
+                if reports == 8 {
+                    RunOutcome::Exit(msg(reports))
+                } else {
+                    RunOutcome::Wait
+                }
+            })
+        });
+        let stats = finished.stats.clone();
+        assert_eq!(outcome(finished), 8);
+        if n > 1 {
+            assert!(
+                seen_on.load(Ordering::SeqCst).count_ones() > 1,
+                "with {n} schedulers the backlog stayed on one for 10 s: {stats:?}"
+            );
+            assert!(stats.steals() > 0, "with {n} schedulers: {stats:?}");
+        }
+    });
+}
+
+/// A seconds figure from a `--stats` report line such as `cpu time: 0.010 s`.
+fn stats_seconds(report: &str, label: &str) -> Option<f64> {
+    let line = report.lines().find(|l| l.starts_with(label))?;
+    line[label.len()..]
+        .trim()
+        .trim_end_matches('s')
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[test]
+fn an_act_program_sleeping_on_timers_uses_no_cpu_on_two_schedulers() {
+    // 100 processes in timer:sleep(1500): both schedulers must park until
+    // the timers are due, not spin. CPU time is counted by the kernel, so
+    // other load on the machine does not disturb it; the bound (a quarter
+    // of the wall time) is far above the ~0 measured.
+    let dir = std::env::temp_dir().join(format!("act-sleepers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("sleepers.act");
+    std::fs::write(
+        &file,
+        "-module(sleepers).\n-export([main/1]).\n\
+         main(_) ->\n    Main = self(),\n\
+             [spawn(fun() -> timer:sleep(1500), Main ! done end) || _ <- lists:seq(1, 100)],\n\
+             [receive done -> ok end || _ <- lists:seq(1, 100)],\n\
+             io:format(\"ok~n\").\n",
+    )
+    .expect("write the program");
+    let path = file.to_string_lossy().into_owned();
+    let output = support::run_with_timeout(
+        support::act_binary(),
+        &["--schedulers", "2", "--stats", &path],
+        "",
+        None,
+        Duration::from_secs(60),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(output.stdout, "ok\n", "{output:?}");
+    let wall = stats_seconds(&output.stderr, "wall time:").expect("wall time in --stats");
+    let cpu = stats_seconds(&output.stderr, "cpu time:").expect("cpu time in --stats");
+    assert!(wall >= 1.5, "the timers fired early: {}", output.stderr);
+    assert!(
+        cpu < wall / 4.0,
+        "sleeping on timers burned CPU: {}",
+        output.stderr
+    );
+}
+
+#[test]
+fn exited_processes_are_freed_while_the_program_runs() {
+    // 100,000 processes that report and exit: by the time main has every
+    // report, all but the few still finishing their last step must have
+    // been freed (a table that defers freeing dead processes piles them up).
+    const CHILDREN: u64 = 100_000;
+    struct Counted(Arc<AtomicU64>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    under_each_scheduler_count("exited processes are freed", 60, |n| {
+        let freed = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&freed);
+        let finished = run(config(n), move |_| {
+            let mut spawned = 0;
+            let mut reports = 0;
+            mock(move |ctx, budget| {
+                let main = ctx.pid();
+                let mut used = 0;
+                while spawned < CHILDREN {
+                    let token = Counted(Arc::clone(&counter));
+                    ctx.spawn(move |_| {
+                        mock(move |ctx, _| {
+                            let _ = &token;
+                            ctx.send_message(main, msg(1));
+                            RunOutcome::Exit(msg(0))
+                        })
+                    })
+                    .expect("spawn");
+                    spawned += 1;
+                    if spend(ctx, &mut used, budget) {
+                        return RunOutcome::Yield;
+                    }
+                }
+                while let Some(signal) = ctx.take_signal() {
+                    if let Signal::Message(_) = signal {
+                        reports += 1;
+                    }
+                }
+                if reports < CHILDREN {
+                    return RunOutcome::Wait;
+                }
+                RunOutcome::Exit(msg(counter.load(Ordering::SeqCst)))
+            })
+        });
+        let freed_by_then = outcome(finished);
+        assert!(
+            freed_by_then + 1_000 >= CHILDREN,
+            "with {n} schedulers only {freed_by_then} of {CHILDREN} exited processes were freed"
+        );
+        assert_eq!(freed.load(Ordering::SeqCst), CHILDREN);
     });
 }

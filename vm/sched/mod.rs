@@ -74,7 +74,14 @@
 //!   entry: 88 bytes. A message costs one allocation of 8 bytes plus its
 //!   `Signal` while it waits in the inbox. (`tests.rs` asserts these bounds.)
 //! - Pid lookup on a send takes a read lock of one of 64 table shards (no
-//!   global lock); the send itself is one swap and one `fetch_or`.
+//!   global lock); the send itself is one swap and one `fetch_or`. (A
+//!   lock-free lookup with epoch-deferred frees was tried and reverted: the
+//!   collector fell behind a spawn-and-exit loop; see the stress test
+//!   `exited_processes_are_freed_while_the_program_runs`.)
+//! - A run queue is shared with siblings only when it has a backlog (its
+//!   oldest process waited a time slice, `scheduler.rs`): hand-offs (ring,
+//!   chain, chameneos) stay on one core; parallel work (big-bang, mass
+//!   spawns) spreads.
 //!
 //! # Testing
 //!

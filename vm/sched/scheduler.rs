@@ -14,11 +14,24 @@
 //!   of the running process's time slice; once the slice is used up it goes
 //!   to the back of the local queue instead, so two processes waking each
 //!   other cannot keep the others waiting longer than one slice.
-//! - A sibling is woken (unparked) only after work was pushed where it can
-//!   steal it and no scheduler is already searching. The pusher's
-//!   `notify_work` and the sleeper's `idle` each write, fence (SeqCst), then
-//!   read the other's side, so at least one of them sees the other: no
-//!   sleeper misses work that was pushed before it parked.
+//! - A local queue is stealable only while it has a *backlog*: the process
+//!   its owner took from it last had waited at least `BACKLOG_REDUCTIONS`
+//!   of the owner's reductions (its work clock), and more are queued behind
+//!   it. Only then is a sibling woken, and only then do searching siblings
+//!   take from it. Processes that hand messages to each other (chameneos'
+//!   meeting place, a ring) are queued for a few reductions at a time, so
+//!   they stay on one core instead of bouncing between two caches; a queue
+//!   of real parallel work (big-bang, a million fresh spawns) ages past the
+//!   bound within a slice or two and is shared.
+//! - Stealing is only an optimisation: a scheduler never parks while its
+//!   own queue or next slot holds work, and only the owner pushes to its
+//!   local queue, so every queued process is run even if no one steals.
+//! - A sibling is woken (unparked) only after a queue turned stealable, or
+//!   work was pushed onto a stealable queue, and no scheduler is already
+//!   searching. The pusher's `notify_work` and the sleeper's `idle` each
+//!   write, fence (SeqCst), then read the other's side, so at least one of
+//!   them sees the other: no sleeper misses stealable work that was pushed
+//!   before it parked.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Mutex};
@@ -42,6 +55,12 @@ use crate::term::atom::Atom;
 pub const CONTEXT_REDS: u32 = 4000;
 /// Rounds an idle scheduler spends stealing before it parks.
 const SEARCH_ROUNDS: u32 = 32;
+/// How long (in the owner's reductions) the oldest queued process must have
+/// waited before its queue counts as a backlog that siblings may share: one
+/// time slice. A hand-off between a few processes waits a few dozen
+/// reductions; waking a parked thread and moving a process's data to
+/// another core costs about as much as a slice of work.
+const BACKLOG_REDUCTIONS: u64 = CONTEXT_REDS as u64;
 /// Every this many slices a scheduler looks at the global queue first, so
 /// work there is not starved by a busy local queue.
 const GLOBAL_QUEUE_INTERVAL: u64 = 61;
@@ -176,14 +195,24 @@ impl Clock {
 
 type Queued<B> = Arc<ProcessCell<B>>;
 
+/// A run queue entry: a runnable process and the owner's work clock (its
+/// reductions so far) when it was queued, to tell how long it has waited.
+struct Entry<B: ProcessBody> {
+    cell: Queued<B>,
+    queued_at: u64,
+}
+
 /// What all schedulers share.
 struct Shared<B: ProcessBody> {
     config: Config,
     table: ProcessTable<B>,
     /// Processes queued from no scheduler (the main process).
-    injector: Injector<Queued<B>>,
+    injector: Injector<Entry<B>>,
     /// One per scheduler, by index.
-    stealers: Vec<Stealer<Queued<B>>>,
+    stealers: Vec<Stealer<Entry<B>>>,
+    /// Whether each scheduler's local queue has a backlog (module
+    /// invariants): written only by its owner, read by searching siblings.
+    backlog: Box<[CachePadded<AtomicBool>]>,
     unparkers: Vec<Unparker>,
     /// Schedulers stealing right now.
     searching: AtomicUsize,
@@ -224,29 +253,43 @@ impl<B: ProcessBody> Shared<B> {
 
     /// Called after pushing stealable work: wakes one parked sibling, unless
     /// someone is already searching (it will find the work) or none sleeps.
-    fn notify_work(&self) {
+    /// Returns whether it woke one.
+    fn notify_work(&self) -> bool {
         fence(Ordering::SeqCst);
         if self.searching.load(Ordering::SeqCst) != 0 || self.sleeping.load(Ordering::SeqCst) == 0 {
-            return;
+            return false;
         }
         let mut sleepers = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(index) = sleepers.pop() {
-            self.sleeping.fetch_sub(1, Ordering::SeqCst);
-            drop(sleepers);
-            self.unparkers[index].unpark();
-        }
+        let Some(index) = sleepers.pop() else {
+            return false;
+        };
+        self.sleeping.fetch_sub(1, Ordering::SeqCst);
+        drop(sleepers);
+        self.unparkers[index].unpark();
+        true
     }
 
-    /// Whether any queue holds work a scheduler could take.
+    /// Whether any queue holds work a sibling may take: the global queue,
+    /// or a local queue with a backlog.
     fn has_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        !self.injector.is_empty()
+            || self
+                .stealers
+                .iter()
+                .zip(self.backlog.iter())
+                .any(|(s, backlog)| backlog.load(Ordering::SeqCst) && !s.is_empty())
     }
 }
 
 /// What one scheduler owns.
 struct Local<B: ProcessBody> {
     index: usize,
-    worker: Worker<Queued<B>>,
+    worker: Worker<Entry<B>>,
+    /// Where a stolen batch lands before it is restamped into `worker` (the
+    /// victim's stamps count the victim's reductions). Never shared.
+    scratch: Worker<Entry<B>>,
+    /// This scheduler's own copy of `Shared::backlog[index]`.
+    backlogged: bool,
     /// The process woken last by the running one: it runs next, here.
     next: Option<Queued<B>>,
     /// Reductions left in the current time slice, inherited by `next`.
@@ -328,8 +371,7 @@ impl<B: ProcessBody> RunContext<'_, B> {
         self.local.spawn_hint = hint.wrapping_add(self.shared.stealers.len());
         self.local.counters.spawned += 1;
         let pid = cell.pid();
-        self.local.worker.push(cell);
-        self.shared.notify_work();
+        push_local(self.shared, self.local, cell);
         Ok(pid)
     }
 
@@ -447,11 +489,51 @@ impl<B: ProcessBody> RunContext<'_, B> {
 }
 
 /// Puts a just-woken process into the next slot; the one it displaces goes
-/// to the back of the local queue, where siblings may steal it.
+/// to the back of the local queue.
 fn make_next<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>, cell: Queued<B>) {
     if let Some(displaced) = local.next.replace(cell) {
-        local.worker.push(displaced);
-        shared.notify_work();
+        push_local(shared, local, displaced);
+    }
+}
+
+/// Queues a runnable process at the back of the local queue, stamped with
+/// the work clock; a sibling is told only if the queue has a backlog.
+fn push_local<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>, cell: Queued<B>) {
+    local.worker.push(Entry {
+        cell,
+        queued_at: local.counters.reductions,
+    });
+    if local.backlogged && shared.notify_work() {
+        local.counters.wakes += 1;
+    }
+}
+
+/// Takes the oldest process of the local queue, and from how long it
+/// waited decides whether the queue has a backlog (module invariants).
+fn pop_local<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Option<Queued<B>> {
+    let entry = local.worker.pop();
+    let backlogged = entry.as_ref().is_some_and(|e| {
+        local.counters.reductions.saturating_sub(e.queued_at) >= BACKLOG_REDUCTIONS
+            && !local.worker.is_empty()
+    });
+    if backlogged != local.backlogged {
+        local.backlogged = backlogged;
+        shared.backlog[local.index].store(backlogged, Ordering::SeqCst);
+        if backlogged && shared.notify_work() {
+            local.counters.wakes += 1;
+        }
+    }
+    entry.map(|e| e.cell)
+}
+
+/// Moves a stolen batch from the scratch queue to the local one, stamped
+/// with this scheduler's work clock.
+fn restamp_stolen<B: ProcessBody>(local: &mut Local<B>) {
+    while let Some(entry) = local.scratch.pop() {
+        local.worker.push(Entry {
+            cell: entry.cell,
+            queued_at: local.counters.reductions,
+        });
     }
 }
 
@@ -468,7 +550,7 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
     config.reductions = config.reductions.max(1);
     let started = Instant::now();
     let n = config.schedulers;
-    let workers: Vec<Worker<Queued<B>>> = (0..n).map(|_| Worker::new_fifo()).collect();
+    let workers: Vec<Worker<Entry<B>>> = (0..n).map(|_| Worker::new_fifo()).collect();
     let parkers: Vec<Parker> = (0..n).map(|_| Parker::new()).collect();
     let table = ProcessTable::new(config.max_processes.max(1));
     let main_cell = match table.insert(0, main) {
@@ -485,6 +567,9 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
         table,
         injector: Injector::new(),
         stealers: workers.iter().map(Worker::stealer).collect(),
+        backlog: (0..n)
+            .map(|_| CachePadded::new(AtomicBool::new(false)))
+            .collect(),
         unparkers: parkers.iter().map(|p| p.unparker().clone()).collect(),
         searching: AtomicUsize::new(0),
         sleeping: AtomicUsize::new(0),
@@ -499,7 +584,10 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
             .collect(),
         config,
     };
-    shared.injector.push(main_cell);
+    shared.injector.push(Entry {
+        cell: main_cell,
+        queued_at: 0,
+    });
     let counters: Vec<Counters> = std::thread::scope(|scope| {
         let shared = &shared;
         let handles: Vec<_> = workers
@@ -510,6 +598,8 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
                 let local = Local {
                     index,
                     worker,
+                    scratch: Worker::new_fifo(),
+                    backlogged: false,
                     next: None,
                     slice_left: 0,
                     timers: TimerHeap::default(),
@@ -612,8 +702,7 @@ fn next_local<B: ProcessBody>(
             return Some((cell, local.slice_left));
         }
         // The slice is used up: the woken process waits its turn like the rest.
-        local.worker.push(cell);
-        shared.notify_work();
+        push_local(shared, local, cell);
     }
     let budget = shared.config.reductions;
     local.slice_left = budget;
@@ -623,7 +712,7 @@ fn next_local<B: ProcessBody>(
     {
         return Some((cell, budget));
     }
-    if let Some(cell) = local.worker.pop() {
+    if let Some(cell) = pop_local(shared, local) {
         return Some((cell, budget));
     }
     take_global(shared, local).map(|cell| (cell, budget))
@@ -632,8 +721,11 @@ fn next_local<B: ProcessBody>(
 /// A batch from the global queue into the local one, and its first process.
 fn take_global<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Option<Queued<B>> {
     loop {
-        match shared.injector.steal_batch_and_pop(&local.worker) {
-            Steal::Success(cell) => return Some(cell),
+        match shared.injector.steal_batch_and_pop(&local.scratch) {
+            Steal::Success(entry) => {
+                restamp_stolen(local);
+                return Some(entry.cell);
+            }
             Steal::Empty => return None,
             Steal::Retry => std::hint::spin_loop(),
         }
@@ -655,14 +747,15 @@ fn steal<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Option<Que
         }
         for offset in 1..n {
             let victim = (local.index + offset + round as usize) % n;
-            if victim == local.index {
+            if victim == local.index || !shared.backlog[victim].load(Ordering::Acquire) {
                 continue;
             }
             loop {
-                match shared.stealers[victim].steal_batch_and_pop(&local.worker) {
-                    Steal::Success(cell) => {
+                match shared.stealers[victim].steal_batch_and_pop(&local.scratch) {
+                    Steal::Success(entry) => {
+                        restamp_stolen(local);
                         local.counters.steals += 1;
-                        found = Some(cell);
+                        found = Some(entry.cell);
                         break 'search;
                     }
                     Steal::Empty => break,
@@ -679,11 +772,7 @@ fn steal<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Option<Que
             std::thread::yield_now();
         }
     }
-    let was_last = shared.searching.fetch_sub(1, Ordering::SeqCst) == 1;
-    // The last searcher found work and brought a batch: others may help.
-    if found.is_some() && was_last && !local.worker.is_empty() {
-        shared.notify_work();
-    }
+    shared.searching.fetch_sub(1, Ordering::SeqCst);
     found
 }
 
@@ -740,8 +829,7 @@ fn fire_due_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
             continue;
         }
         if cell.deliver(Signal::Timeout(timer.tag)) == Notified::Woken {
-            local.worker.push(cell);
-            shared.notify_work();
+            push_local(shared, local, cell);
         }
     }
 }
@@ -784,8 +872,7 @@ fn run_process<B: ProcessBody>(
             RunOutcome::Yield => {
                 right.yield_now();
                 local.slice_left = budget;
-                local.worker.push(cell);
-                shared.notify_work();
+                push_local(shared, local, cell);
                 return;
             }
             RunOutcome::Wait => match right.try_wait() {
@@ -799,8 +886,7 @@ fn run_process<B: ProcessBody>(
                     if budget == 0 {
                         right.yield_now();
                         local.slice_left = 0;
-                        local.worker.push(cell);
-                        shared.notify_work();
+                        push_local(shared, local, cell);
                         return;
                     }
                 }

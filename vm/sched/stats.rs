@@ -22,6 +22,8 @@ pub struct Counters {
     pub steals: u64,
     /// Times the scheduler parked for lack of work.
     pub parks: u64,
+    /// Parked siblings this scheduler woke to share its backlog.
+    pub wakes: u64,
     /// Time spent running processes.
     pub busy: Duration,
     /// Queue entries of processes that were not runnable when taken: a
@@ -71,6 +73,9 @@ impl Stats {
         writeln!(out, "messages sent:     {}", self.messages_sent())?;
         writeln!(out, "reductions:        {}", self.reductions())?;
         writeln!(out, "collections:       {}", self.total(|c| c.collections))?;
+        if let Some(cpu) = cpu_time() {
+            writeln!(out, "cpu time:          {:.3} s", cpu.as_secs_f64())?;
+        }
         match peak_memory_bytes() {
             Some(bytes) => writeln!(out, "peak memory:       {} KiB", bytes / 1024)?,
             None => writeln!(out, "peak memory:       unknown")?,
@@ -79,12 +84,13 @@ impl Stats {
         for (i, c) in self.schedulers.iter().enumerate() {
             writeln!(
                 out,
-                "scheduler {}:       busy {:5.1}%  steals {}  runs {}  parks {}",
+                "scheduler {}:       busy {:5.1}%  steals {}  runs {}  parks {}  wakes {}",
                 i + 1,
                 100.0 * c.busy.as_secs_f64() / wall,
                 c.steals,
                 c.runs,
-                c.parks
+                c.parks,
+                c.wakes
             )?;
         }
         Ok(())
@@ -97,4 +103,18 @@ pub fn peak_memory_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// User plus system CPU time of the whole process so far, from Linux's
+/// `/proc/self/stat` (in clock ticks of 10 ms). Shows whether idle
+/// schedulers really sleep: a program that only waits on timers uses ~0.
+pub fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may contain spaces: count fields after its ')'.
+    // utime and stime are the 12th and 13th fields after it.
+    let after = stat.rsplit_once(')')?.1;
+    let mut fields = after.split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis((user + system) * 10))
 }
