@@ -291,7 +291,7 @@ fn linked(links: Vec<Pid>, deaths: Arc<AtomicU64>, total: u64, main: Pid) -> Moc
             while let Some(signal) = ctx.take_signal() {
                 match signal {
                     Signal::Link(from) => links.push(from),
-                    Signal::Exit { from, reason } => {
+                    Signal::Exit { from, reason, .. } => {
                         links.retain(|&p| p != from);
                         return RunOutcome::Exit(reason);
                     }
@@ -309,6 +309,7 @@ fn linked(links: Vec<Pid>, deaths: Arc<AtomicU64>, total: u64, main: Pid) -> Moc
                     Signal::Exit {
                         from: me,
                         reason: reason.clone(),
+                        linked: true,
                     },
                 );
             }
@@ -359,6 +360,7 @@ fn a_link_storm_kills_every_linked_process_exactly_once() {
                         Signal::Exit {
                             from: main,
                             reason: msg(99),
+                            linked: false,
                         },
                     );
                 }

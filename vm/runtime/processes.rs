@@ -33,6 +33,7 @@ use crate::sched::{
 use crate::term::{Atom, Term};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::links::{LinkSet, MonitorTable};
 use super::output;
 
 static DETERMINISTIC: AtomicBool = AtomicBool::new(false);
@@ -52,11 +53,11 @@ struct Cold {
     /// This is the main process (whose end ends the program; one
     /// process, so its flag costs the others nothing here).
     is_main: bool,
-    links: Vec<Pid>,
-    /// Monitors this process holds: (reference, target).
-    monitors: Vec<(u64, Pid)>,
-    /// Processes monitoring this one: (reference, watcher).
-    watchers: Vec<(u64, Pid)>,
+    links: LinkSet,
+    /// Monitors this process holds: reference -> target.
+    monitors: MonitorTable,
+    /// Processes monitoring this one: reference -> watcher.
+    watchers: MonitorTable,
     trap_exit: bool,
 }
 
@@ -130,9 +131,9 @@ impl Actor {
             if let Some(Start::Run(args) | Start::Bif(_, args)) = &cold.start {
                 f.allocation("start arguments", args.capacity() * 8);
             }
-            f.allocation("links", cold.links.capacity() * 8);
-            f.allocation("monitors", cold.monitors.capacity() * 16);
-            f.allocation("watchers", cold.watchers.capacity() * 16);
+            f.allocation("links", cold.links.heap_bytes());
+            f.allocation("monitors", cold.monitors.heap_bytes());
+            f.allocation("watchers", cold.watchers.heap_bytes());
         }
         f
     }
@@ -201,19 +202,21 @@ impl Actor {
                     Ok(t) => self.process.mailbox.push(t),
                     Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),
                 },
-                Signal::Exit { from, reason } => {
-                    // A link whose other end died is gone (an `exit/2`
-                    // from a live linked process leaves the link).
-                    if let Some(c) = self.cold.as_mut()
-                        && c.links.contains(&from)
-                        && !ctx.is_alive(from)
-                    {
-                        c.links.retain(|&l| l != from);
+                Signal::Exit {
+                    from,
+                    reason,
+                    linked,
+                } => {
+                    // A link whose other end died is gone; a signal from
+                    // a link this process has already removed (`unlink`)
+                    // is not delivered, as in Erlang.
+                    if linked && !self.cold.as_mut().is_some_and(|c| c.links.remove(from)) {
+                        continue;
                     }
                     let r = reason.term();
-                    // `kill` is untrappable. (A process that dies of `kill`
-                    // tells its links `killed`, see `on_exit`.)
-                    if r == Term::atom(Atom::KILL) {
+                    // `exit(Pid, kill)` is untrappable. A linked process
+                    // that died of `exit(kill)` sends an ordinary `kill`.
+                    if r == Term::atom(Atom::KILL) && !linked {
                         return Taken::Dies(atom_buffer(Atom::KILLED));
                     }
                     if self.trapping() {
@@ -229,22 +232,19 @@ impl Actor {
                     }
                 }
                 Signal::Link(from) => {
-                    let links = &mut self.cold().links;
-                    if !links.contains(&from) {
-                        links.push(from);
-                    }
+                    self.cold().links.insert(from);
                 }
                 Signal::Unlink(from) => {
                     if let Some(c) = self.cold.as_mut() {
-                        c.links.retain(|&l| l != from);
+                        c.links.remove(from);
                     }
                 }
                 Signal::Monitor { from, reference } => {
-                    self.cold().watchers.push((reference, from));
+                    self.cold().watchers.insert(reference, from);
                 }
                 Signal::Demonitor { reference, .. } => {
                     if let Some(c) = self.cold.as_mut() {
-                        c.watchers.retain(|&(r, _)| r != reference);
+                        c.watchers.remove(reference);
                     }
                 }
                 Signal::Down {
@@ -253,8 +253,8 @@ impl Actor {
                     reason,
                 } => {
                     let held = self.cold.as_mut().and_then(|c| {
-                        let i = c.monitors.iter().position(|&(r, _)| r == reference)?;
-                        Some(c.monitors.swap_remove(i))
+                        let target = c.monitors.remove(reference)?;
+                        Some((reference, target))
                     });
                     if held.is_none() {
                         continue;
@@ -566,22 +566,17 @@ impl ProcessBody for Actor {
     fn on_exit(&mut self, ctx: &mut RunContext<'_, Actor>, reason: &MessageBuffer) {
         let me = ctx.pid();
         if let Some(cold) = self.cold.take() {
-            let killed = atom_buffer(Atom::KILLED);
-            let link_reason = if reason.term() == Term::atom(Atom::KILL) {
-                &killed
-            } else {
-                reason
-            };
-            for &link in &cold.links {
+            for link in cold.links.iter() {
                 ctx.send(
                     link,
                     Signal::Exit {
                         from: me,
-                        reason: duplicate(link_reason),
+                        reason: duplicate(reason),
+                        linked: true,
                     },
                 );
             }
-            for &(reference, watcher) in &cold.watchers {
+            for (reference, watcher) in cold.watchers.iter() {
                 ctx.send(
                     watcher,
                     Signal::Down {
@@ -591,7 +586,7 @@ impl ProcessBody for Actor {
                     },
                 );
             }
-            for &(reference, target) in &cold.monitors {
+            for (reference, target) in cold.monitors.iter() {
                 ctx.send(
                     target,
                     Signal::Demonitor {
@@ -610,6 +605,7 @@ impl ProcessBody for Actor {
                         Signal::Exit {
                             from: me,
                             reason: atom_buffer(Atom::NOPROC),
+                            linked: true,
                         },
                     );
                 }
@@ -665,20 +661,20 @@ impl Services for ActorServices<'_, '_> {
                 if link || monitor.is_some() {
                     let cold = child.cold();
                     if link {
-                        cold.links.push(me);
+                        cold.links.insert(me);
                     }
                     if let Some(reference) = monitor {
-                        cold.watchers.push((reference, me));
+                        cold.watchers.insert(reference, me);
                     }
                 }
                 child
             })
             .ok()?;
         if link {
-            self.cold().links.push(pid);
+            self.cold().links.insert(pid);
         }
         if let Some(reference) = monitor {
-            self.cold().monitors.push((reference, pid));
+            self.cold().monitors.insert(reference, pid);
         }
         Some(pid)
     }
@@ -688,20 +684,20 @@ impl Services for ActorServices<'_, '_> {
         if pid == me {
             return true;
         }
-        if self.cold().links.contains(&pid) {
+        if self.cold().links.contains(pid) {
             return self.ctx.is_alive(pid);
         }
         if self.ctx.send(pid, Signal::Link(me)) == Delivery::NoProcess {
             return false;
         }
-        self.cold().links.push(pid);
+        self.cold().links.insert(pid);
         true
     }
 
     fn unlink(&mut self, pid: Pid) {
         let me = self.ctx.pid();
         if let Some(c) = self.cold.as_mut() {
-            c.links.retain(|&l| l != pid);
+            c.links.remove(pid);
         }
         self.ctx.send(pid, Signal::Unlink(me));
     }
@@ -709,7 +705,7 @@ impl Services for ActorServices<'_, '_> {
     fn monitor(&mut self, pid: Pid) -> u64 {
         let me = self.ctx.pid();
         let reference = self.ctx.make_ref();
-        self.cold().monitors.push((reference, pid));
+        self.cold().monitors.insert(reference, pid);
         if self.ctx.send(
             pid,
             Signal::Monitor {
@@ -736,10 +732,9 @@ impl Services for ActorServices<'_, '_> {
         let Some(c) = self.cold.as_mut() else {
             return false;
         };
-        let Some(i) = c.monitors.iter().position(|&(r, _)| r == reference) else {
+        let Some(target) = c.monitors.remove(reference) else {
             return false;
         };
-        let (_, target) = c.monitors.swap_remove(i);
         self.ctx.send(
             target,
             Signal::Demonitor {
@@ -751,7 +746,14 @@ impl Services for ActorServices<'_, '_> {
     }
 
     fn exit_signal(&mut self, to: Pid, from: Pid, reason: MessageBuffer) {
-        self.ctx.send(to, Signal::Exit { from, reason });
+        self.ctx.send(
+            to,
+            Signal::Exit {
+                from,
+                reason,
+                linked: false,
+            },
+        );
     }
 
     fn set_trap_exit(&mut self, on: bool) -> bool {

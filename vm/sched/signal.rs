@@ -11,8 +11,11 @@ use super::pid::Pid;
 pub enum Signal<M> {
     /// `To ! Message`.
     Message(M),
-    /// An exit signal (`exit(To, Reason)`, or a linked process's death).
-    Exit { from: Pid, reason: M },
+    /// An exit signal: `exit(To, Reason)` (`linked` false), or the death
+    /// of a linked process (`linked` true). The two differ for `kill`:
+    /// only `exit(To, kill)` is untrappable; a linked process that died
+    /// of `exit(kill)` sends an ordinary reason `kill`.
+    Exit { from: Pid, reason: M, linked: bool },
     /// `link(To)`: the receiver adds `from` to its links.
     Link(Pid),
     /// `unlink(To)`.
