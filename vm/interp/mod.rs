@@ -219,8 +219,7 @@ fn interpret(
         macro_rules! error_tuple {
             ($tag:expr, $value:expr) => {{
                 let value = $value;
-                let t = exception::tuple2(p, x, $tag, value);
-                raise!(Class::Error, t)
+                flow!(raise_error_tuple(p, x, module, ip_slot, $tag, value))
             }};
         }
         macro_rules! arith_arm {
@@ -844,6 +843,21 @@ fn arith_slow(
 ) -> Result<Term, Term> {
     let r = op(&p.heap, a, b);
     place_number(p, x, module, r)
+}
+
+/// Raises `error:{tag, value}` (badmatch, case_clause, ...).
+#[cold]
+#[inline(never)]
+fn raise_error_tuple(
+    p: &mut Process,
+    x: &mut [Term; X_REGISTERS],
+    module: &mut ModuleRef,
+    ip: &mut usize,
+    tag: Atom,
+    value: Term,
+) -> Flow {
+    let t = exception::tuple2(p, x, tag, value);
+    exception::raise(p, x, module, ip, Class::Error, t, None)
 }
 
 /// Raises `function_clause` with the arguments of `function` (x0..).
