@@ -20,6 +20,7 @@ use crate::bif::{self, BifError, Context};
 use crate::code::{
     ArithOp, CallTarget, CmpOp, Instr, Label, Module, ModuleRef, SRC_X, SRC_Y, Src, Tail, TypeTest,
 };
+use crate::heap::Heap;
 use crate::process::{CatchEntry, CatchKind, Class, Frame, Process};
 use crate::term::arith::{self, ArithError, Number};
 use crate::term::order;
@@ -218,8 +219,7 @@ fn interpret(
         macro_rules! error_tuple {
             ($tag:expr, $value:expr) => {{
                 let value = $value;
-                let t = exception::tuple2(p, x, $tag, value);
-                raise!(Class::Error, t)
+                flow!(raise_error_tuple(p, x, module, ip_slot, $tag, value))
             }};
         }
         macro_rules! arith_arm {
@@ -229,8 +229,7 @@ fn interpret(
                     put!(p, x, $dst, r);
                     continue;
                 }
-                let r = arith::$slow(&p.heap, va, vb);
-                match place_number(p, x, &m, r) {
+                match arith_slow(p, x, &m, arith::$slow, va, vb) {
                     Ok(v) => put!(p, x, $dst, v),
                     Err(reason) => fail_or_raise!($fail, reason),
                 }
@@ -268,19 +267,8 @@ fn interpret(
             match *instr {
                 Instr::FuncInfo { .. } => {}
                 Instr::FunctionClause { function } => {
-                    let arity = m.functions[function as usize].arity as usize;
-                    let args: Vec<Term> = x[..arity].to_vec();
                     ip -= 1;
-                    let reason = Term::atom(Atom::FUNCTION_CLAUSE);
-                    flow!(exception::raise(
-                        p,
-                        x,
-                        module,
-                        ip_slot,
-                        Class::Error,
-                        reason,
-                        Some(args)
-                    ))
+                    flow!(function_clause(p, x, module, ip_slot, function))
                 }
                 Instr::Allocate { slots, .. } => {
                     if p.stack.len() + slots as usize > p.stack.capacity()
@@ -408,31 +396,9 @@ fn interpret(
                         _ => raise!(Class::Error, Term::atom(Atom::BADARG)),
                     }
                 }
-                Instr::ApplyList { tail } => {
-                    let (m, f, args) = (x[0], x[1], x[2]);
-                    let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
-                        raise!(Class::Error, Term::atom(Atom::BADARG))
-                    };
-                    let (Some(m), Some(f)) = (m.as_atom(), f.as_atom()) else {
-                        raise!(Class::Error, Term::atom(Atom::BADARG))
-                    };
-                    if elements.len() > 255 {
-                        raise!(Class::Error, Term::atom(Atom::BADARG))
-                    }
-                    x[..elements.len()].copy_from_slice(&elements);
-                    flow!(call_mfa(p, x, module, ip_slot, m, f, elements.len(), tail));
-                }
+                Instr::ApplyList { tail } => flow!(apply_list(p, x, module, ip_slot, tail)),
                 Instr::ApplyFunList { tail } => {
-                    let (fun, args) = (x[0], x[1]);
-                    let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
-                        raise!(Class::Error, Term::atom(Atom::BADARG))
-                    };
-                    if elements.len() > 255 {
-                        raise!(Class::Error, Term::atom(Atom::BADARG))
-                    }
-                    x[..elements.len()].copy_from_slice(&elements);
-                    x[elements.len()] = fun;
-                    flow!(call_fun(p, x, module, ip_slot, elements.len(), tail));
+                    flow!(apply_fun_list(p, x, module, ip_slot, tail))
                 }
                 Instr::Bif {
                     bif: index,
@@ -495,17 +461,17 @@ fn interpret(
                         put!(p, x, dst, v);
                         continue;
                     }
-                    let r = match op {
-                        ArithOp::Div => arith::divide(&p.heap, va, vb),
-                        ArithOp::IntDiv => arith::int_div(&p.heap, va, vb),
-                        ArithOp::Rem => arith::rem(&p.heap, va, vb),
-                        ArithOp::Band => arith::band(&p.heap, va, vb),
-                        ArithOp::Bor => arith::bor(&p.heap, va, vb),
-                        ArithOp::Bxor => arith::bxor(&p.heap, va, vb),
-                        ArithOp::Bsl => arith::bsl(&p.heap, va, vb),
-                        ArithOp::Bsr => arith::bsr(&p.heap, va, vb),
+                    let slow = match op {
+                        ArithOp::Div => arith::divide,
+                        ArithOp::IntDiv => arith::int_div,
+                        ArithOp::Rem => arith::rem,
+                        ArithOp::Band => arith::band,
+                        ArithOp::Bor => arith::bor,
+                        ArithOp::Bxor => arith::bxor,
+                        ArithOp::Bsl => arith::bsl,
+                        ArithOp::Bsr => arith::bsr,
                     };
-                    match place_number(p, x, &m, r) {
+                    match arith_slow(p, x, &m, slow, va, vb) {
                         Ok(v) => put!(p, x, dst, v),
                         Err(reason) => fail_or_raise!(fail, reason),
                     }
@@ -673,7 +639,6 @@ fn interpret(
                             p.heap.tuple(&[$(get!(p, x, m, m.operand_lists[elements as usize + $i])),*])
                         };
                     }
-                    let mut buf = [Term::NIL; 16];
                     let v = if arity == 2 {
                         fixed!(0 1)
                     } else if arity == 3 {
@@ -682,25 +647,13 @@ fn interpret(
                         fixed!(0)
                     } else if arity == 4 {
                         fixed!(0 1 2 3)
-                    } else if (arity as usize) <= buf.len() {
-                        for (i, slot) in buf.iter_mut().enumerate().take(arity as usize) {
-                            *slot = get!(p, x, m, m.operand_lists[elements as usize + i]);
-                        }
-                        p.heap.tuple(&buf[..arity as usize])
                     } else {
-                        let items: Vec<Term> = (0..arity as usize)
-                            .map(|i| get!(p, x, m, m.operand_lists[elements as usize + i]))
-                            .collect();
-                        p.heap.tuple(&items)
+                        put_tuple_large(p, x, &m, arity as usize, elements as usize)
                     };
                     put!(p, x, dst, v);
                 }
                 Instr::MakeFun { fun, captured, dst } => {
-                    let free = m.funs[fun as usize].free as usize;
-                    let items: Vec<Term> = (0..free)
-                        .map(|i| get!(p, x, m, m.operand_lists[captured as usize + i]))
-                        .collect();
-                    let v = p.heap.fun(m.fun_base + fun, &items);
+                    let v = make_fun(p, x, &m, fun, captured as usize);
                     put!(p, x, dst, v);
                 }
 
@@ -880,6 +833,148 @@ fn type_test(p: &Process, test: TypeTest, v: Term) -> bool {
         TypeTest::Pid => v.is_pid(),
         TypeTest::Reference => h.is_reference(v),
     }
+}
+
+// Rare or large instruction bodies live out of line, so that the
+// dispatch loop stays small enough to keep `ip` and the code pointer in
+// machine registers.
+
+/// The slow path of an arithmetic instruction: bignums, floats, errors.
+#[cold]
+#[inline(never)]
+fn arith_slow(
+    p: &mut Process,
+    x: &mut [Term; X_REGISTERS],
+    module: &Module,
+    op: fn(&Heap, Term, Term) -> Result<Number, ArithError>,
+    a: Term,
+    b: Term,
+) -> Result<Term, Term> {
+    let r = op(&p.heap, a, b);
+    place_number(p, x, module, r)
+}
+
+/// Raises `error:{tag, value}` (badmatch, case_clause, ...).
+#[cold]
+#[inline(never)]
+fn raise_error_tuple(
+    p: &mut Process,
+    x: &mut [Term; X_REGISTERS],
+    module: &mut ModuleRef,
+    ip: &mut usize,
+    tag: Atom,
+    value: Term,
+) -> Flow {
+    let t = exception::tuple2(p, x, tag, value);
+    exception::raise(p, x, module, ip, Class::Error, t, None)
+}
+
+/// Raises `function_clause` with the arguments of `function` (x0..).
+#[cold]
+#[inline(never)]
+fn function_clause(
+    p: &mut Process,
+    x: &mut [Term; X_REGISTERS],
+    module: &mut ModuleRef,
+    ip: &mut usize,
+    function: u32,
+) -> Flow {
+    let arity = module.functions[function as usize].arity as usize;
+    let args: Vec<Term> = x[..arity.min(X_REGISTERS)].to_vec();
+    let reason = Term::atom(Atom::FUNCTION_CLAUSE);
+    exception::raise(p, x, module, ip, Class::Error, reason, Some(args))
+}
+
+/// `apply(M, F, Args)` with M, F, Args in x0..x2.
+#[inline(never)]
+fn apply_list(
+    p: &mut Process,
+    x: &mut [Term; X_REGISTERS],
+    module: &mut ModuleRef,
+    ip: &mut usize,
+    tail: Tail,
+) -> Flow {
+    let (m, f, args) = (x[0], x[1], x[2]);
+    let badarg = Term::atom(Atom::BADARG);
+    let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
+        return exception::raise(p, x, module, ip, Class::Error, badarg, None);
+    };
+    let (Some(m), Some(f)) = (m.as_atom(), f.as_atom()) else {
+        return exception::raise(p, x, module, ip, Class::Error, badarg, None);
+    };
+    if elements.len() > 255 {
+        return exception::raise(p, x, module, ip, Class::Error, badarg, None);
+    }
+    x[..elements.len()].copy_from_slice(&elements);
+    call_mfa(p, x, module, ip, m, f, elements.len(), tail)
+}
+
+/// `apply(Fun, Args)` with Fun, Args in x0, x1.
+#[inline(never)]
+fn apply_fun_list(
+    p: &mut Process,
+    x: &mut [Term; X_REGISTERS],
+    module: &mut ModuleRef,
+    ip: &mut usize,
+    tail: Tail,
+) -> Flow {
+    let (fun, args) = (x[0], x[1]);
+    let badarg = Term::atom(Atom::BADARG);
+    let Some(elements) = bif::erlang::list_elements(&p.heap, args) else {
+        return exception::raise(p, x, module, ip, Class::Error, badarg, None);
+    };
+    if elements.len() > 255 {
+        return exception::raise(p, x, module, ip, Class::Error, badarg, None);
+    }
+    x[..elements.len()].copy_from_slice(&elements);
+    x[elements.len()] = fun;
+    call_fun(p, x, module, ip, elements.len(), tail)
+}
+
+/// Reads operand `s` outside the loop (same rules as `get!`).
+#[inline]
+fn read(p: &Process, x: &[Term; X_REGISTERS], module: &Module, s: Src) -> Term {
+    get!(p, x, module, s)
+}
+
+/// `put_tuple` of more than four elements, read from the operand list at
+/// `elements`.
+#[inline(never)]
+fn put_tuple_large(
+    p: &mut Process,
+    x: &[Term; X_REGISTERS],
+    module: &Module,
+    arity: usize,
+    elements: usize,
+) -> Term {
+    let mut buf = [Term::NIL; 16];
+    if arity <= buf.len() {
+        for (i, slot) in buf.iter_mut().enumerate().take(arity) {
+            *slot = read(p, x, module, module.operand_lists[elements + i]);
+        }
+        p.heap.tuple(&buf[..arity])
+    } else {
+        let items: Vec<Term> = (0..arity)
+            .map(|i| read(p, x, module, module.operand_lists[elements + i]))
+            .collect();
+        p.heap.tuple(&items)
+    }
+}
+
+/// Builds fun `fun` of `module` capturing the operands listed at `captured`.
+#[inline(never)]
+fn make_fun(
+    p: &mut Process,
+    x: &[Term; X_REGISTERS],
+    module: &Module,
+    fun: u32,
+    captured: usize,
+) -> Term {
+    let free = module.funs[fun as usize].free as usize;
+    let items: Vec<Term> = (0..free)
+        .map(|i| read(p, x, module, module.operand_lists[captured + i]))
+        .collect();
+    p.heap.fun(module.fun_base + fun, &items)
 }
 
 /// Puts an arithmetic result on the heap (a safepoint: every X register
