@@ -303,3 +303,29 @@ fn a_script_named_like_a_library_module_does_not_hide_it() {
         r.stderr
     );
 }
+
+#[test]
+fn output_reaches_stdout_while_the_program_still_runs() {
+    // Printed, then an endless loop: the line must arrive without the
+    // program ending (and so survive a kill), not wait in a buffer.
+    let src = "main(_) -> io:format(\"started~n\"), loop(0).\nloop(N) -> loop(N + 1).\n";
+    let dir = scratch("live_output", &[("p.act", src)]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_act"))
+        .arg("p.act")
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("act starts");
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(SHORT);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(line.as_deref(), Ok("started\n"));
+}

@@ -24,7 +24,7 @@
 //!   processes never link, so an idle process pays one pointer for them.
 
 use crate::bif::process::{self as services_mod, Services, Spawn, Start};
-use crate::heap::{MessageBuffer, SystemLimit};
+use crate::heap::{MessageBuffer, SystemLimit, budget};
 use crate::interp::{self, ExitKind, Outcome, Registers};
 use crate::process::{Class, Footprint, Process};
 use crate::sched::{
@@ -74,7 +74,21 @@ pub struct Actor {
 }
 
 impl Actor {
+    /// What every process costs outside its own heap and stack, drawn from
+    /// the memory budget while it lives: the process cell (its `Arc`
+    /// counts, the scheduler's shared half and this body), the inbox stub
+    /// and the table slot. Without it, a program spawning tens of millions
+    /// of processes with tiny heaps would pass physical memory before the
+    /// budget said `system_limit`.
+    fn fixed_bytes() -> usize {
+        2 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<ProcessCell<Actor>>()
+            + std::mem::size_of::<usize>()
+            + std::mem::size_of::<(u32, Option<std::sync::Arc<ProcessCell<Actor>>>)>()
+    }
+
     fn new(process: Process, start: Start, is_main: bool) -> Actor {
+        budget::force_reserve(Actor::fixed_bytes());
         let mut actor = Actor {
             process,
             cold: None,
@@ -96,7 +110,15 @@ impl Actor {
     fn cold(&mut self) -> &mut Cold {
         self.cold.get_or_insert_with(Box::default)
     }
+}
 
+impl Drop for Actor {
+    fn drop(&mut self) {
+        budget::release(Actor::fixed_bytes());
+    }
+}
+
+impl Actor {
     /// Parks the X registers of a process that waits. Registers past the
     /// last non-nil one need no parking: a restore fills them with nil
     /// again. (An idle process keeps only the few it wrote, not the `live`
@@ -464,11 +486,9 @@ fn pid_name(id: u64) -> String {
     crate::bif::fmt::print(&heap, Term::pid(id))
 }
 
-impl ProcessBody for Actor {
-    type Message = MessageBuffer;
-    type Registers = Registers;
-
-    fn run(
+impl Actor {
+    /// One run step: the process runs until it waits, yields or ends.
+    fn step(
         &mut self,
         ctx: &mut RunContext<'_, Actor>,
         regs: &mut Registers,
@@ -562,6 +582,25 @@ impl ProcessBody for Actor {
             }
         }
     }
+}
+
+impl ProcessBody for Actor {
+    type Message = MessageBuffer;
+    type Registers = Registers;
+
+    fn run(
+        &mut self,
+        ctx: &mut RunContext<'_, Actor>,
+        regs: &mut Registers,
+        budget: u32,
+    ) -> RunOutcome<MessageBuffer> {
+        let outcome = self.step(ctx, regs, budget);
+        // What the step printed goes out now, not when the buffer fills:
+        // a program's output is never held longer than one time slice
+        // (and is not lost if the VM is killed later).
+        output::flush_if_written();
+        outcome
+    }
 
     fn on_exit(&mut self, ctx: &mut RunContext<'_, Actor>, reason: &MessageBuffer) {
         let me = ctx.pid();
@@ -654,6 +693,9 @@ impl Services for ActorServices<'_, '_> {
             link,
             monitor,
         } = spawn;
+        // Only a check: `Actor::new` draws the bytes itself.
+        budget::reserve(Actor::fixed_bytes()).ok()?;
+        budget::release(Actor::fixed_bytes());
         let pid = self
             .ctx
             .spawn(|_| {
