@@ -498,11 +498,8 @@ pub fn integer_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 pub fn integer_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let i = integer(&ctx.process.heap, args[0])?;
-    let base = small(args[1])?;
-    if !(2..=36).contains(&base) {
-        return Err(BifError::Badarg);
-    }
-    make_string(ctx, &radix_string(&i, base as u32), args)
+    let base = radix(args[1])?;
+    make_string(ctx, &radix_string(&i, base), args)
 }
 
 pub fn integer_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -512,28 +509,32 @@ pub fn integer_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 pub fn integer_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let i = integer(&ctx.process.heap, args[0])?;
-    let base = small(args[1])?;
-    if !(2..=36).contains(&base) {
-        return Err(BifError::Badarg);
-    }
-    make_binary(ctx, radix_string(&i, base as u32).into_bytes(), args)
+    let base = radix(args[1])?;
+    make_binary(ctx, radix_string(&i, base).into_bytes(), args)
 }
 
 pub fn binary_to_integer_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let b = ctx
-        .process
-        .heap
-        .binary_bytes(args[0])
-        .ok_or(BifError::Badarg)?;
-    let s = std::str::from_utf8(b)
-        .map_err(|_| BifError::Badarg)?
-        .to_string();
-    let base = small(args[1])?;
-    if !(2..=36).contains(&base) {
-        return Err(BifError::Badarg);
-    }
-    let i = parse_integer(&s, base as u32).ok_or(BifError::Badarg)?;
+    let s = binary_text(&ctx.process.heap, args[0])?;
+    let base = radix(args[1])?;
+    let i = parse_integer(&s, base).ok_or(BifError::Badarg)?;
     make_integer(ctx, i, args)
+}
+
+/// The base argument of the integer conversions: 2 to 36.
+fn radix(t: Term) -> Result<u32, BifError> {
+    let base = small(t)?;
+    if (2..=36).contains(&base) {
+        Ok(base as u32)
+    } else {
+        Err(BifError::Badarg)
+    }
+}
+
+/// The text of a binary holding UTF-8 (the digits of `binary_to_integer`).
+fn binary_text(heap: &crate::heap::Heap, t: Term) -> Result<String, BifError> {
+    let bytes = heap.binary_bytes(t).ok_or(BifError::Badarg)?;
+    let text = std::str::from_utf8(bytes).map_err(|_| BifError::Badarg)?;
+    Ok(text.to_string())
 }
 
 fn parse_integer(s: &str, base: u32) -> Option<BigInt> {
@@ -557,23 +558,13 @@ pub fn list_to_integer_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 pub fn list_to_integer_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let s = char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
-    let base = small(args[1])?;
-    if !(2..=36).contains(&base) {
-        return Err(BifError::Badarg);
-    }
-    let i = parse_integer(&s, base as u32).ok_or(BifError::Badarg)?;
+    let base = radix(args[1])?;
+    let i = parse_integer(&s, base).ok_or(BifError::Badarg)?;
     make_integer(ctx, i, args)
 }
 
 pub fn binary_to_integer_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let b = ctx
-        .process
-        .heap
-        .binary_bytes(args[0])
-        .ok_or(BifError::Badarg)?;
-    let s = std::str::from_utf8(b)
-        .map_err(|_| BifError::Badarg)?
-        .to_string();
+    let s = binary_text(&ctx.process.heap, args[0])?;
     let i = parse_integer(&s, 10).ok_or(BifError::Badarg)?;
     make_integer(ctx, i, args)
 }
