@@ -54,6 +54,9 @@ pub trait Services {
     /// `monitor(process, Pid)`: the reference id; a dead target answers
     /// with a `noproc` 'DOWN' at once.
     fn monitor(&mut self, pid: Pid) -> u64;
+    /// The monitor `reference` was asked for by registered `name`: its
+    /// 'DOWN' names `{Name, Node}` instead of the pid, as in Erlang.
+    fn name_monitor(&mut self, _reference: u64, _name: Atom) {}
     /// `demonitor(Ref)`: whether the monitor was still active.
     fn demonitor(&mut self, reference: u64) -> bool;
     /// An exit signal to `to` as if from `from` (`exit(Pid, Reason)` has
@@ -464,7 +467,8 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if args[0] != Term::atom(Atom::PROCESS) {
         return Err(BifError::Badarg);
     }
-    let target = match args[1].as_atom() {
+    let name = args[1].as_atom();
+    let target = match name {
         Some(name) => services(|s| s.whereis(name)),
         None => Some(pid_of(args[1])?),
     };
@@ -473,6 +477,9 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         // A name nobody holds: monitor "nothing", answered with noproc.
         None => services(|s| s.monitor(Pid::from_id((1 << 61) - 1))),
     };
+    if let Some(name) = name {
+        services(|s| s.name_monitor(id, name));
+    }
     reference(ctx, args, id)
 }
 

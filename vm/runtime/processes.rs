@@ -59,6 +59,9 @@ struct Cold {
     /// Processes monitoring this one: reference -> watcher.
     watchers: MonitorTable,
     trap_exit: bool,
+    /// Monitors asked for by registered name: reference -> name (their
+    /// 'DOWN' says `{Name, Node}`).
+    named: Vec<(u64, Atom)>,
 }
 
 /// An act process as the scheduler runs it.
@@ -110,6 +113,12 @@ impl Actor {
     fn cold(&mut self) -> &mut Cold {
         self.cold.get_or_insert_with(Box::default)
     }
+}
+
+/// Forgets (and gives) the name a monitor was asked for by, if any.
+fn take_name(cold: &mut Cold, reference: u64) -> Option<Atom> {
+    let i = cold.named.iter().position(|&(r, _)| r == reference)?;
+    Some(cold.named.swap_remove(i).1)
 }
 
 impl Drop for Actor {
@@ -281,23 +290,31 @@ impl Actor {
                     if held.is_none() {
                         continue;
                     }
+                    let name = self.cold.as_mut().and_then(|c| take_name(c, reference));
                     let Ok(r) = take_in(&mut self.process, x, reason) else {
                         return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                     };
                     let mut rooted = [r];
                     if self
                         .process
-                        .ensure_heap(crate::heap::REF_WORDS + 6, x, &mut rooted)
+                        .ensure_heap(crate::heap::REF_WORDS + 6 + 3, x, &mut rooted)
                         .is_err()
                     {
                         return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                     }
                     let reference = self.process.heap.reference(reference);
+                    let who = match name {
+                        Some(name) => self
+                            .process
+                            .heap
+                            .tuple(&[Term::atom(name), Term::atom(Atom::NONODE)]),
+                        None => from.to_term(),
+                    };
                     let t = self.process.heap.tuple(&[
                         Term::atom(Atom::DOWN),
                         reference,
                         Term::atom(Atom::PROCESS),
-                        from.to_term(),
+                        who,
                         rooted[0],
                     ]);
                     self.process.mailbox.push(t);
@@ -744,6 +761,10 @@ impl Services for ActorServices<'_, '_> {
         self.ctx.send(pid, Signal::Unlink(me));
     }
 
+    fn name_monitor(&mut self, reference: u64, name: Atom) {
+        self.cold().named.push((reference, name));
+    }
+
     fn monitor(&mut self, pid: Pid) -> u64 {
         let me = self.ctx.pid();
         let reference = self.ctx.make_ref();
@@ -774,6 +795,7 @@ impl Services for ActorServices<'_, '_> {
         let Some(c) = self.cold.as_mut() else {
             return false;
         };
+        take_name(c, reference);
         let Some(target) = c.monitors.remove(reference) else {
             return false;
         };
