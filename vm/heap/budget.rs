@@ -61,6 +61,13 @@ pub fn reserve(bytes: usize) -> Result<(), SystemLimit> {
     }
 }
 
+/// Whether `bytes` more would fit now: a check without taking them, for
+/// a caller that takes them with `force_reserve` a moment later (racing
+/// callers may overshoot by their own small amounts).
+pub fn has_room(bytes: usize) -> bool {
+    used().saturating_add(bytes) <= limit()
+}
+
 /// Gives `bytes` back; pairs with an earlier successful `reserve`.
 pub fn release(bytes: usize) {
     USED.fetch_sub(bytes, Ordering::Relaxed);

@@ -1141,16 +1141,16 @@ fn call_import(
             t
         }
     };
-    p.reductions += cost::CALL;
-    if !enter(p, module, ip, target.module, target.entry, tail) {
-        let reason = Term::atom(Atom::SYSTEM_LIMIT);
-        return exception::raise(p, x, module, ip, Class::Error, reason, None);
-    }
-    if p.reductions >= p.reduction_budget {
-        p.live_x = arity as u32;
-        return Flow::Stop(Outcome::Yield);
-    }
-    Flow::Continue
+    call_counted(
+        p,
+        x,
+        module,
+        ip,
+        target.module,
+        target.entry,
+        tail,
+        arity as usize,
+    )
 }
 
 /// The newest version of exported `m:f/arity`, loading `m` on first use.
@@ -1172,16 +1172,35 @@ fn call_export(
     arity: usize,
     tail: Tail,
 ) -> Flow {
-    p.reductions += cost::CALL;
     let Some(target) = resolve_export(m, f, arity as u32) else {
+        p.reductions += cost::CALL;
         return exception::undef(p, x, module, ip, m, f, arity);
     };
-    if !enter(p, module, ip, target.module, target.entry, tail) {
+    call_counted(p, x, module, ip, target.module, target.entry, tail, arity)
+}
+
+/// Enters `target` at `entry` with `live` argument registers and counts
+/// the call: `system_limit` when the stack cannot grow, a yield (the
+/// arguments kept live) when the time slice is spent.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn call_counted(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut ModuleRef,
+    ip: &mut usize,
+    target: ModuleRef,
+    entry: u32,
+    tail: Tail,
+    live: usize,
+) -> Flow {
+    p.reductions += cost::CALL;
+    if !enter(p, module, ip, target, entry, tail) {
         let reason = Term::atom(Atom::SYSTEM_LIMIT);
         return exception::raise(p, x, module, ip, Class::Error, reason, None);
     }
     if p.reductions >= p.reduction_budget {
-        p.live_x = arity as u32;
+        p.live_x = live as u32;
         return Flow::Stop(Outcome::Yield);
     }
     Flow::Continue
@@ -1219,16 +1238,16 @@ fn call_fun(
                 );
             }
             x[arity..arity + free].copy_from_slice(captured);
-            p.reductions += cost::CALL;
-            if !enter(p, module, ip, entry.code, entry.entry, tail) {
-                let reason = Term::atom(Atom::SYSTEM_LIMIT);
-                return exception::raise(p, x, module, ip, Class::Error, reason, None);
-            }
-            if p.reductions >= p.reduction_budget {
-                p.live_x = (arity + free) as u32;
-                return Flow::Stop(Outcome::Yield);
-            }
-            Flow::Continue
+            call_counted(
+                p,
+                x,
+                module,
+                ip,
+                entry.code,
+                entry.entry,
+                tail,
+                arity + free,
+            )
         }
         View::ExternalFun {
             module: m,

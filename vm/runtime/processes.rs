@@ -710,9 +710,10 @@ impl Services for ActorServices<'_, '_> {
             link,
             monitor,
         } = spawn;
-        // Only a check: `Actor::new` draws the bytes itself.
-        budget::reserve(Actor::fixed_bytes()).ok()?;
-        budget::release(Actor::fixed_bytes());
+        // Only a check (one load): `Actor::new` draws the bytes itself.
+        if !budget::has_room(Actor::fixed_bytes()) {
+            return None;
+        }
         let pid = self
             .ctx
             .spawn(|_| {
