@@ -425,6 +425,20 @@ enum Task {
 
 /// `~w` of `t`, appended to `out`.
 pub fn write_into(out: &mut String, heap: &Heap, t: Term) {
+    walk(out, heap, t, " => ", |_, _, _, _| false);
+}
+
+/// The layout `~w` and erlang:display share: lists, tuples and maps,
+/// walked with an explicit stack (no recursion on deep terms). `special`
+/// prints a term its own way when it returns true; `arrow` separates a
+/// map's keys from its values; everything else is `write_leaf`.
+fn walk(
+    out: &mut String,
+    heap: &Heap,
+    t: Term,
+    arrow: &'static str,
+    special: fn(&mut String, &Heap, Term, &View) -> bool,
+) {
     let mut stack: Vec<Task> = vec![Task::Term(t)];
     while let Some(task) = stack.pop() {
         match task {
@@ -443,6 +457,9 @@ pub fn write_into(out: &mut String, heap: &Heap, t: Term) {
             },
             Task::Term(t) => {
                 let view = heap.view(t);
+                if special(out, heap, t, &view) {
+                    continue;
+                }
                 match view {
                     View::Cons(head, tail) => {
                         out.push('[');
@@ -465,7 +482,7 @@ pub fn write_into(out: &mut String, heap: &Heap, t: Term) {
                         stack.push(Task::Text("}"));
                         for i in (0..keys.len()).rev() {
                             stack.push(Task::Term(values[i]));
-                            stack.push(Task::Text(" => "));
+                            stack.push(Task::Text(arrow));
                             stack.push(Task::Term(keys[i]));
                             if i > 0 {
                                 stack.push(Task::Text(","));
@@ -489,100 +506,60 @@ pub fn write_into(out: &mut String, heap: &Heap, t: Term) {
 /// are escaped.
 pub fn display(heap: &Heap, t: Term) -> String {
     let mut out = String::new();
-    let mut stack: Vec<Task> = vec![Task::Term(t)];
-    while let Some(task) = stack.pop() {
-        match task {
-            Task::Text(s) => out.push_str(s),
-            Task::Tail(t) => match heap.view(t) {
-                View::Nil => {}
-                View::Cons(head, tail) => {
-                    out.push(',');
-                    stack.push(Task::Tail(tail));
-                    stack.push(Task::Term(head));
-                }
-                _ => {
-                    out.push('|');
-                    stack.push(Task::Term(t));
-                }
-            },
-            Task::Term(t) => match heap.view(t) {
-                View::Cons(head, tail) => {
-                    if let Some(chars) = display_string(heap, t) {
-                        out.push('"');
-                        for c in chars {
-                            match c {
-                                '\n' => out.push_str("\\n"),
-                                '"' => out.push_str("\\\""),
-                                c => out.push(c),
-                            }
-                        }
-                        out.push('"');
-                    } else {
-                        out.push('[');
-                        stack.push(Task::Text("]"));
-                        stack.push(Task::Tail(tail));
-                        stack.push(Task::Term(head));
-                    }
-                }
-                View::Tuple(elements) => {
-                    out.push('{');
-                    stack.push(Task::Text("}"));
-                    for (i, &e) in elements.iter().enumerate().rev() {
-                        stack.push(Task::Term(e));
-                        if i > 0 {
-                            stack.push(Task::Text(","));
-                        }
-                    }
-                }
-                View::Map { keys, values } => {
-                    out.push_str("#{");
-                    stack.push(Task::Text("}"));
-                    for i in (0..keys.len()).rev() {
-                        stack.push(Task::Term(values[i]));
-                        stack.push(Task::Text("=>"));
-                        stack.push(Task::Term(keys[i]));
-                        if i > 0 {
-                            stack.push(Task::Text(","));
-                        }
-                    }
-                }
-                View::Float(f) => {
-                    // `{:.6e}` rounds like C's printf; C writes the
-                    // exponent signed, with at least two digits.
-                    let sci = format!("{f:.6e}");
-                    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-                    let exp: i32 = exp.parse().unwrap_or(0);
-                    let sign = if exp < 0 { '-' } else { '+' };
-                    let _ = write!(out, "{mantissa}e{sign}{:02}", exp.abs());
-                }
-                View::Atom(a) => {
-                    let name = a.name();
-                    let mut chars = name.chars();
-                    let bare = chars.next().is_some_and(is_lower)
-                        && chars.all(|c| c != '@' && is_name_char(c));
-                    if bare {
-                        out.push_str(name);
-                    } else {
-                        write_atom_quoted(&mut out, name);
-                    }
-                }
-                View::Binary(bytes)
-                    if !bytes.is_empty() && bytes.iter().all(|b| (32..127).contains(b)) =>
-                {
-                    out.push_str("<<\"");
-                    for &b in bytes {
-                        if b == b'"' {
-                            out.push('\\');
-                        }
-                        out.push(b as char);
-                    }
-                    out.push_str("\">>");
-                }
-                view => write_leaf(&mut out, &view),
-            },
-        }
-    }
+    walk(&mut out, heap, t, "=>", display_special);
     out
+}
+
+/// The terms erlang:display prints unlike `~w` (see `display`).
+fn display_special(out: &mut String, heap: &Heap, t: Term, view: &View) -> bool {
+    match view {
+        View::Cons(..) => {
+            let Some(chars) = display_string(heap, t) else {
+                return false;
+            };
+            out.push('"');
+            for c in chars {
+                match c {
+                    '\n' => out.push_str("\\n"),
+                    '"' => out.push_str("\\\""),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+        View::Float(f) => {
+            // `{:.6e}` rounds like C's printf; C writes the
+            // exponent signed, with at least two digits.
+            let sci = format!("{f:.6e}");
+            let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+            let exp: i32 = exp.parse().unwrap_or(0);
+            let sign = if exp < 0 { '-' } else { '+' };
+            let _ = write!(out, "{mantissa}e{sign}{:02}", exp.abs());
+        }
+        View::Atom(a) => {
+            let name = a.name();
+            let mut chars = name.chars();
+            let bare =
+                chars.next().is_some_and(is_lower) && chars.all(|c| c != '@' && is_name_char(c));
+            if bare {
+                out.push_str(name);
+            } else {
+                write_atom_quoted(out, name);
+            }
+        }
+        View::Binary(bytes) if !bytes.is_empty() && bytes.iter().all(|b| (32..127).contains(b)) => {
+            out.push_str("<<\"");
+            for &b in bytes.iter() {
+                if b == b'"' {
+                    out.push('\\');
+                }
+                out.push(b as char);
+            }
+            out.push_str("\">>");
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// The characters of `list` if the runtime system's printer shows it as a
