@@ -124,18 +124,6 @@ fn par_map<T: Send>(cases: &[Case], f: impl Fn(&Case) -> T + Sync) -> Vec<T> {
         .collect()
 }
 
-fn render(output: &Output) -> String {
-    let status = match (output.timed_out, output.status) {
-        (true, _) => "timed out".to_string(),
-        (false, Some(code)) => code.to_string(),
-        (false, None) => "killed by a signal".to_string(),
-    };
-    format!(
-        "status: {status}\n--- stdout\n{}--- stderr\n{}",
-        output.stdout, output.stderr
-    )
-}
-
 #[test]
 fn cases_match_their_snapshots() {
     let cases = cases();
@@ -177,7 +165,7 @@ fn check_snapshots<'a>(results: impl Iterator<Item = (&'a Case, Output)>, label:
                 description => case.source.as_str(),
                 omit_expression => true,
             }, {
-                insta::assert_snapshot!(case.name.as_str(), render(&output));
+                insta::assert_snapshot!(case.name.as_str(), output.render());
             });
         });
         if result.is_err() {

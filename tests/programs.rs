@@ -65,18 +65,6 @@ fn filtered(text: &str, table: &[(&str, &str)]) -> String {
         })
 }
 
-fn render(output: &Output) -> String {
-    let status = match (output.timed_out, output.status) {
-        (true, _) => "timed out".to_string(),
-        (false, Some(code)) => code.to_string(),
-        (false, None) => "killed by a signal".to_string(),
-    };
-    format!(
-        "status: {status}\n--- stdout\n{}--- stderr\n{}",
-        output.stdout, output.stderr
-    )
-}
-
 /// Snapshots `output` with the timings filtered out.
 fn assert_snapshot(name: &str, output: &Output) {
     let mut settings = insta::Settings::clone_current();
@@ -85,14 +73,14 @@ fn assert_snapshot(name: &str, output: &Output) {
     }
     settings.set_prepend_module_to_snapshot(false);
     settings.set_snapshot_path("programs/snapshots");
-    settings.bind(|| insta::assert_snapshot!(name, render(output)));
+    settings.bind(|| insta::assert_snapshot!(name, output.render()));
 }
 
 fn assert_exits_0(what: &str, output: &Output) {
     assert!(
         !output.timed_out && output.status == Some(0),
         "{what} must exit 0 (it checks its own result)\n{}",
-        render(output)
+        output.render()
     );
 }
 
@@ -294,12 +282,12 @@ fn each_program_exits_nonzero_when_its_count_is_wrong() {
         assert!(
             !output.timed_out && output.status.is_some_and(|s| s != 0),
             "{name} with a wrong count must exit non-zero\n{}",
-            render(&output)
+            output.render()
         );
         assert!(
             output.stdout.contains(says) || output.stderr.contains(says),
             "{name} with a wrong count must say {says:?}\n{}",
-            render(&output)
+            output.render()
         );
         let _ = std::fs::remove_dir_all(Path::new(&path).parent().unwrap());
     }

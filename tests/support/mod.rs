@@ -20,6 +20,22 @@ pub struct Output {
     pub timed_out: bool,
 }
 
+impl Output {
+    /// The exit status, stdout and stderr as one text, the form the
+    /// snapshot tests store.
+    pub fn render(&self) -> String {
+        let status = match (self.timed_out, self.status) {
+            (true, _) => "timed out".to_string(),
+            (false, Some(code)) => code.to_string(),
+            (false, None) => "killed by a signal".to_string(),
+        };
+        format!(
+            "status: {status}\n--- stdout\n{}--- stderr\n{}",
+            self.stdout, self.stderr
+        )
+    }
+}
+
 /// The `act` binary cargo built for these tests.
 pub fn act_binary() -> &'static str {
     env!("CARGO_BIN_EXE_act")
