@@ -1,4 +1,4 @@
-//! The link set and the monitor tables of a process.
+//! The link set and the monitor tables of a process: one small table type.
 //!
 //! Most processes hold a few links and monitors, some (a supervisor, the
 //! root of a spawn tree, a process that monitors every worker) hold
@@ -12,146 +12,88 @@
 //! pid or reference order once large), never in a hash order, so
 //! `--deterministic` runs stay the same from run to run.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::sched::Pid;
 
-/// Entries kept in a vector before the set becomes a tree.
+/// Entries kept in a vector before the table becomes a tree.
 const SMALL: usize = 16;
 
-/// The processes linked to one process.
+/// A small table keyed by `K`: a vector while it holds up to `SMALL`
+/// entries, an ordered tree beyond.
 #[derive(Debug)]
-pub enum LinkSet {
-    Few(Vec<Pid>),
-    Many(BTreeSet<Pid>),
+pub enum Table<K, V> {
+    Few(Vec<(K, V)>),
+    Many(BTreeMap<K, V>),
 }
 
-impl Default for LinkSet {
-    fn default() -> LinkSet {
-        LinkSet::Few(Vec::new())
-    }
-}
-
-impl LinkSet {
-    pub fn contains(&self, pid: Pid) -> bool {
-        match self {
-            LinkSet::Few(v) => v.contains(&pid),
-            LinkSet::Many(s) => s.contains(&pid),
-        }
-    }
-
-    /// Adds `pid`; false if it was already there.
-    pub fn insert(&mut self, pid: Pid) -> bool {
-        match self {
-            LinkSet::Few(v) if v.contains(&pid) => false,
-            LinkSet::Few(v) if v.len() < SMALL => {
-                v.push(pid);
-                true
-            }
-            LinkSet::Few(v) => {
-                let mut set: BTreeSet<Pid> = v.drain(..).collect();
-                set.insert(pid);
-                *self = LinkSet::Many(set);
-                true
-            }
-            LinkSet::Many(s) => s.insert(pid),
-        }
-    }
-
-    /// Removes `pid`; false if it was not there.
-    pub fn remove(&mut self, pid: Pid) -> bool {
-        match self {
-            LinkSet::Few(v) => match v.iter().position(|&p| p == pid) {
-                Some(i) => {
-                    v.remove(i);
-                    true
-                }
-                None => false,
-            },
-            LinkSet::Many(s) => s.remove(&pid),
-        }
-    }
-
-    pub fn iter(&self) -> Box<dyn Iterator<Item = Pid> + '_> {
-        match self {
-            LinkSet::Few(v) => Box::new(v.iter().copied()),
-            LinkSet::Many(s) => Box::new(s.iter().copied()),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            LinkSet::Few(v) => v.len(),
-            LinkSet::Many(s) => s.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Bytes held outside the set itself (an estimate for the tree: its
-    /// nodes hold up to 11 eight-byte keys).
-    pub fn heap_bytes(&self) -> usize {
-        match self {
-            LinkSet::Few(v) => v.capacity() * 8,
-            LinkSet::Many(s) => s.len().div_ceil(11) * 192,
-        }
-    }
-}
+/// The processes linked to one process.
+pub type LinkSet = Table<Pid, ()>;
 
 /// Monitors keyed by their reference: the ones a process holds
 /// (reference -> target) or the ones held on it (reference -> watcher).
-#[derive(Debug)]
-pub enum MonitorTable {
-    Few(Vec<(u64, Pid)>),
-    Many(BTreeMap<u64, Pid>),
-}
+pub type MonitorTable = Table<u64, Pid>;
 
-impl Default for MonitorTable {
-    fn default() -> MonitorTable {
-        MonitorTable::Few(Vec::new())
+impl<K, V> Default for Table<K, V> {
+    fn default() -> Self {
+        Table::Few(Vec::new())
     }
 }
 
-impl MonitorTable {
-    /// Adds a monitor; references are unique, so this never replaces one.
-    pub fn insert(&mut self, reference: u64, pid: Pid) {
+impl<K: Ord + Copy, V: Copy> Table<K, V> {
+    pub fn contains(&self, key: K) -> bool {
         match self {
-            MonitorTable::Few(v) if v.len() < SMALL => v.push((reference, pid)),
-            MonitorTable::Few(v) => {
-                let mut map: BTreeMap<u64, Pid> = v.drain(..).collect();
-                map.insert(reference, pid);
-                *self = MonitorTable::Many(map);
+            Table::Few(v) => v.iter().any(|&(k, _)| k == key),
+            Table::Many(m) => m.contains_key(&key),
+        }
+    }
+
+    /// Adds `key -> value`; false (and no change) if `key` is there.
+    pub fn insert(&mut self, key: K, value: V) -> bool {
+        match self {
+            Table::Few(_) if self.contains(key) => false,
+            Table::Few(v) if v.len() < SMALL => {
+                v.push((key, value));
+                true
             }
-            MonitorTable::Many(m) => {
-                m.insert(reference, pid);
+            Table::Few(v) => {
+                let mut map: BTreeMap<K, V> = v.drain(..).collect();
+                map.insert(key, value);
+                *self = Table::Many(map);
+                true
+            }
+            Table::Many(m) => {
+                if m.contains_key(&key) {
+                    return false;
+                }
+                m.insert(key, value);
+                true
             }
         }
     }
 
-    /// Removes the monitor `reference`, giving its process.
-    pub fn remove(&mut self, reference: u64) -> Option<Pid> {
+    /// Removes `key`, giving its value.
+    pub fn remove(&mut self, key: K) -> Option<V> {
         match self {
-            MonitorTable::Few(v) => {
-                let i = v.iter().position(|&(r, _)| r == reference)?;
+            Table::Few(v) => {
+                let i = v.iter().position(|&(k, _)| k == key)?;
                 Some(v.remove(i).1)
             }
-            MonitorTable::Many(m) => m.remove(&reference),
+            Table::Many(m) => m.remove(&key),
         }
     }
 
-    pub fn iter(&self) -> Box<dyn Iterator<Item = (u64, Pid)> + '_> {
+    pub fn iter(&self) -> Box<dyn Iterator<Item = (K, V)> + '_> {
         match self {
-            MonitorTable::Few(v) => Box::new(v.iter().copied()),
-            MonitorTable::Many(m) => Box::new(m.iter().map(|(&r, &p)| (r, p))),
+            Table::Few(v) => Box::new(v.iter().copied()),
+            Table::Many(m) => Box::new(m.iter().map(|(&k, &v)| (k, v))),
         }
     }
 
     pub fn len(&self) -> usize {
         match self {
-            MonitorTable::Few(v) => v.len(),
-            MonitorTable::Many(m) => m.len(),
+            Table::Few(v) => v.len(),
+            Table::Many(m) => m.len(),
         }
     }
 
@@ -159,11 +101,13 @@ impl MonitorTable {
         self.len() == 0
     }
 
-    /// Bytes held outside the table itself (estimated for the tree).
+    /// Bytes held outside the table itself (estimated for the tree, whose
+    /// nodes hold up to 11 entries plus about 56 bytes of links).
     pub fn heap_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(K, V)>();
         match self {
-            MonitorTable::Few(v) => v.capacity() * 16,
-            MonitorTable::Many(m) => m.len().div_ceil(11) * 288,
+            Table::Few(v) => v.capacity() * entry,
+            Table::Many(m) => m.len().div_ceil(11) * (11 * entry + 56),
         }
     }
 }
@@ -180,14 +124,14 @@ mod tests {
     fn a_link_set_keeps_each_pid_once_across_the_change_of_shape() {
         let mut set = LinkSet::default();
         for n in 0..100 {
-            assert!(set.insert(pid(n)));
-            assert!(!set.insert(pid(n)), "second insert of {n}");
+            assert!(set.insert(pid(n), ()));
+            assert!(!set.insert(pid(n), ()), "second insert of {n}");
         }
-        assert!(matches!(set, LinkSet::Many(_)));
+        assert!(matches!(set, Table::Many(_)));
         assert_eq!(set.len(), 100);
         assert!(set.contains(pid(42)));
-        assert!(set.remove(pid(42)));
-        assert!(!set.remove(pid(42)));
+        assert!(set.remove(pid(42)).is_some());
+        assert!(set.remove(pid(42)).is_none());
         assert!(!set.contains(pid(42)));
         assert_eq!(set.iter().count(), 99);
     }
@@ -196,10 +140,11 @@ mod tests {
     fn a_small_link_set_iterates_in_insertion_order() {
         let mut set = LinkSet::default();
         for n in [5, 3, 9] {
-            set.insert(pid(n));
+            set.insert(pid(n), ());
         }
         set.remove(pid(3));
-        assert_eq!(set.iter().collect::<Vec<_>>(), vec![pid(5), pid(9)]);
+        let order: Vec<Pid> = set.iter().map(|(p, ())| p).collect();
+        assert_eq!(order, vec![pid(5), pid(9)]);
     }
 
     #[test]
@@ -208,10 +153,10 @@ mod tests {
         for r in 0..50 {
             table.insert(r, pid(r + 1000));
             if r == 5 {
-                assert!(matches!(table, MonitorTable::Few(_)));
+                assert!(matches!(table, Table::Few(_)));
             }
         }
-        assert!(matches!(table, MonitorTable::Many(_)));
+        assert!(matches!(table, Table::Many(_)));
         assert_eq!(table.remove(7), Some(pid(1007)));
         assert_eq!(table.remove(7), None);
         assert_eq!(table.len(), 49);

@@ -241,8 +241,11 @@ impl Actor {
                     // A link whose other end died is gone; a signal from
                     // a link this process has already removed (`unlink`)
                     // is not delivered, as in Erlang.
-                    if linked && !self.cold.as_mut().is_some_and(|c| c.links.remove(from)) {
-                        continue;
+                    if linked {
+                        let held = self.cold.as_mut().and_then(|c| c.links.remove(from));
+                        if held.is_none() {
+                            continue;
+                        }
                     }
                     let r = reason.term();
                     // `exit(Pid, kill)` is untrappable. A linked process
@@ -263,7 +266,7 @@ impl Actor {
                     }
                 }
                 Signal::Link(from) => {
-                    self.cold().links.insert(from);
+                    self.cold().links.insert(from, ());
                 }
                 Signal::Unlink(from) => {
                     if let Some(c) = self.cold.as_mut() {
@@ -622,7 +625,7 @@ impl ProcessBody for Actor {
     fn on_exit(&mut self, ctx: &mut RunContext<'_, Actor>, reason: &MessageBuffer) {
         let me = ctx.pid();
         if let Some(cold) = self.cold.take() {
-            for link in cold.links.iter() {
+            for (link, ()) in cold.links.iter() {
                 ctx.send(
                     link,
                     Signal::Exit {
@@ -721,7 +724,7 @@ impl Services for ActorServices<'_, '_> {
                 if link || monitor.is_some() {
                     let cold = child.cold();
                     if link {
-                        cold.links.insert(me);
+                        cold.links.insert(me, ());
                     }
                     if let Some(reference) = monitor {
                         cold.watchers.insert(reference, me);
@@ -731,7 +734,7 @@ impl Services for ActorServices<'_, '_> {
             })
             .ok()?;
         if link {
-            self.cold().links.insert(pid);
+            self.cold().links.insert(pid, ());
         }
         if let Some(reference) = monitor {
             self.cold().monitors.insert(reference, pid);
@@ -750,7 +753,7 @@ impl Services for ActorServices<'_, '_> {
         if self.ctx.send(pid, Signal::Link(me)) == Delivery::NoProcess {
             return false;
         }
-        self.cold().links.insert(pid);
+        self.cold().links.insert(pid, ());
         true
     }
 
