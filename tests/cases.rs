@@ -17,6 +17,9 @@
 //! Adding a test case is adding a file: write the `.act`, run
 //! `cargo insta test --accept --test cases` (or `INSTA_UPDATE=always`),
 //! and review the new snapshot in `tests/cases/snapshots/`.
+//!
+//! `ACT_CASES=prefix1,prefix2` runs only the cases whose names start with
+//! one of the prefixes (for working on a few cases at a time).
 
 mod support;
 
@@ -87,6 +90,7 @@ fn cases() -> Vec<Case> {
         .expect("tests/cases exists")
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "act"))
+        .filter(|path| selected(&path.file_stem().unwrap().to_string_lossy()))
         .map(|path| Case {
             name: path.file_stem().unwrap().to_string_lossy().into_owned(),
             source: std::fs::read_to_string(&path).unwrap_or_default(),
@@ -95,6 +99,16 @@ fn cases() -> Vec<Case> {
         .collect();
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     cases
+}
+
+/// Whether `ACT_CASES` (comma-separated name prefixes) selects case `name`.
+fn selected(name: &str) -> bool {
+    match std::env::var("ACT_CASES") {
+        Ok(prefixes) if !prefixes.trim().is_empty() => prefixes
+            .split(',')
+            .any(|prefix| name.starts_with(prefix.trim())),
+        _ => true,
+    }
 }
 
 /// Runs `f` over the cases on a few threads, returning results in order.
