@@ -7,8 +7,10 @@
 pub mod bif;
 pub mod code;
 pub mod compile;
+pub mod engine;
 pub mod heap;
 pub mod interp;
+pub mod native;
 pub mod process;
 pub mod runtime;
 pub mod syntax;

@@ -34,6 +34,9 @@ Options:
   --max-processes N    spawning past N live processes raises system_limit
   --deterministic      one scheduler, a virtual clock, pids and refs in order
   --stats              print runtime statistics on stderr at the end
+  --engine E           interp, native (compile every function) or auto
+                       (compile hot functions; the default; also ACT_ENGINE)
+  --engine-stats       print what the native tier compiled, on stderr
 ";
 
 /// What the command line asks for.
@@ -104,6 +107,11 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
 }
 
 fn main() -> ExitCode {
+    if let Ok(name) = std::env::var("ACT_ENGINE")
+        && let Some(mode) = act::engine::Mode::parse(&name)
+    {
+        act::engine::set_mode(mode);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse_args(&args) {
         Ok(Command::Help) => {

@@ -3,7 +3,7 @@
 use super::{Instr, Operands, SRC_X, SelectTable, Src, X_REGISTERS};
 use crate::term::{Atom, Term};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// One function of a module.
@@ -80,6 +80,81 @@ pub struct Module {
     pub superseded: AtomicBool,
     /// Set once `ModuleRef::pin` has kept this version alive for good.
     pinned: AtomicBool,
+    /// Where native code of this version may be entered (filled by the
+    /// native tier, read by the engine at calls and returns).
+    pub tier: TierSlots,
+}
+
+/// The native tier's tables of one module version. They only remember
+/// what the tier compiled: code that finds nothing here is interpreted,
+/// and both engines run the same instructions on the same process state,
+/// so an empty or partly filled table never changes what a program does.
+pub struct TierSlots {
+    /// Per instruction: 0, or the native entry that resumes there, as
+    /// `function << ENTRY_BITS | entry` plus one (see `entry_at`).
+    entries: Box<[AtomicU32]>,
+    /// Per function: the address of its native code, or 0.
+    code: Box<[AtomicUsize]>,
+    /// Per function: calls counted by the interpreter (hotness), or
+    /// `u32::MAX` once the tier has taken or refused the function.
+    pub calls: Box<[AtomicU32]>,
+}
+
+impl std::fmt::Debug for TierSlots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let compiled = self.code.iter().filter(|c| c.load(Ordering::Relaxed) != 0);
+        write!(f, "TierSlots {{ compiled: {} }}", compiled.count())
+    }
+}
+
+/// Bits of an entry number in `TierSlots::entries`.
+pub const ENTRY_BITS: u32 = 12;
+
+impl TierSlots {
+    fn new(instructions: usize, functions: usize) -> TierSlots {
+        let zeros32 = |n| (0..n).map(|_| AtomicU32::new(0)).collect();
+        TierSlots {
+            entries: zeros32(instructions),
+            code: (0..functions).map(|_| AtomicUsize::new(0)).collect(),
+            calls: zeros32(functions),
+        }
+    }
+
+    /// The native code and entry number that resume at instruction `ip`.
+    #[inline(always)]
+    pub fn entry_at(&self, ip: usize) -> Option<(usize, u32)> {
+        let e = self.entries.get(ip)?.load(Ordering::Relaxed);
+        if e == 0 {
+            return None;
+        }
+        let e = e - 1;
+        let code = self.code[(e >> ENTRY_BITS) as usize].load(Ordering::Acquire);
+        (code != 0).then_some((code, e & ((1 << ENTRY_BITS) - 1)))
+    }
+
+    /// Whether instruction `ip` has a native entry (one load).
+    #[inline(always)]
+    pub fn has_entry(&self, ip: usize) -> bool {
+        self.entries
+            .get(ip)
+            .is_some_and(|e| e.load(Ordering::Relaxed) != 0)
+    }
+
+    /// Publishes the native code of `function` and its entries: `entries`
+    /// lists the instruction each entry number resumes at.
+    pub fn publish(&self, function: u32, code: usize, entries: &[u32]) {
+        self.code[function as usize].store(code, Ordering::Release);
+        for (n, &ip) in entries.iter().enumerate() {
+            let e = (function << ENTRY_BITS | n as u32) + 1;
+            self.entries[ip as usize].store(e, Ordering::Relaxed);
+        }
+    }
+
+    /// The address of the slot that holds `function`'s native code (native
+    /// code loads it to call that function directly).
+    pub fn code_slot(&self, function: u32) -> *const AtomicUsize {
+        &self.code[function as usize]
+    }
 }
 
 /// A function of a particular module version, as a remote call site
@@ -111,6 +186,7 @@ impl Module {
         max_x: u32,
     ) -> Result<Module, String> {
         verify(&code, &operand_lists, &select_tables)?;
+        let (code_len, function_count) = (code.len(), functions.len());
         let import_cache = imports
             .iter()
             .map(|_| AtomicPtr::new(std::ptr::null_mut()))
@@ -134,6 +210,7 @@ impl Module {
             call_targets: OnceLock::new(),
             superseded: AtomicBool::new(false),
             pinned: AtomicBool::new(false),
+            tier: TierSlots::new(code_len, function_count),
         })
     }
 

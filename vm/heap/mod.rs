@@ -515,6 +515,41 @@ impl Heap {
         Term::heap_pointer(TAG_BOXED, at)
     }
 
+    /// The free space for native code to bump-allocate in: the first
+    /// word, the top and the end of the capacity (the top again in stress
+    /// mode, so that every heap test collects).
+    pub(crate) fn native_window(&mut self) -> (*mut Term, *mut Term, *mut Term) {
+        let (len, cap) = (self.words.len(), self.words.capacity());
+        let base = self.words.as_mut_ptr();
+        // SAFETY: `len <= cap`, both within (or one past) the allocation.
+        unsafe {
+            let top = base.add(len);
+            (base, top, if self.gc_stress { top } else { base.add(cap) })
+        }
+    }
+
+    /// Takes back the top after native code allocated above it.
+    ///
+    /// # Safety
+    /// `top` must lie between the top and the end of the window
+    /// `native_window` gave out, with every word below it written.
+    pub(crate) unsafe fn set_native_top(&mut self, top: *mut Term) {
+        let base = self.words.as_mut_ptr();
+        // SAFETY: as the caller promises.
+        unsafe { self.words.set_len(top.offset_from(base) as usize) };
+    }
+
+    /// A float, if the heap has room for it without a collection (and
+    /// the stress mode does not ask for one at every allocation); `None`
+    /// sends the caller through a safepoint instead.
+    #[inline]
+    pub fn try_float(&mut self, f: f64) -> Option<Term> {
+        if self.words.capacity() - self.words.len() < 2 || self.gc_stress {
+            return None;
+        }
+        Some(self.float(f))
+    }
+
     /// An integer: small if it fits, else a bignum (`words_for_int`).
     #[inline]
     pub fn int(&mut self, i: i64) -> Term {

@@ -18,12 +18,14 @@ mod exception;
 
 use crate::bif::{self, BifError, Context};
 use crate::code::{
-    ArithOp, CallTarget, CmpOp, Instr, Label, Module, ModuleRef, SRC_X, SRC_Y, Src, Tail, TypeTest,
+    ArithOp, CallTarget, CmpOp, Instr, Label, Module, ModuleRef, SRC_X, SRC_Y, Src, Tail,
 };
-use crate::heap::Heap;
+use crate::engine::ops::{
+    self, FloatOp, arith_number, arith_slow, arith_small, compare, eq, exact_eq, regs_used,
+    type_test,
+};
 use crate::process::{CatchEntry, CatchKind, Class, Frame, Process};
-use crate::term::arith::{self, ArithError, Number};
-use crate::term::order;
+use crate::term::arith;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::cmp::Ordering;
@@ -96,19 +98,51 @@ enum Flow {
     Stop(Outcome),
 }
 
-/// Runs `process` for at most `budget` reductions.
+/// Runs `process` for at most `budget` reductions in the interpreter
+/// alone (the `interp` engine; `crate::engine::run` is the contract the
+/// schedulers use).
 pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Outcome {
-    let mut module = ModuleRef::pin(&p.module);
-    let mut ip = p.ip as usize;
     p.reductions = 0;
     p.reduction_budget = budget;
-    let outcome = interpret(p, regs, budget, &mut module, &mut ip);
+    let outcome = match resume(p, regs, budget, false) {
+        Step::Done(outcome) => outcome,
+        // Unreachable with `tier` off; running on is always correct.
+        Step::Native => run_rest(p, regs, budget),
+    };
+    p.total_reductions += p.reductions as u64;
+    outcome
+}
+
+fn run_rest(p: &mut Process, regs: &mut Registers, budget: usize) -> Outcome {
+    loop {
+        if let Step::Done(outcome) = resume(p, regs, budget, false) {
+            return outcome;
+        }
+    }
+}
+
+/// How an interpreter run ended.
+pub enum Step {
+    /// As the engine contract says (see `Outcome`).
+    Done(Outcome),
+    /// A call or return reached code with a native entry at
+    /// `process.ip`: the engine runs it there (only with `tier` on).
+    Native,
+}
+
+/// Interprets `process` from `process.ip` in `process.module`, with the
+/// reductions already spent in this slice (`process.reductions`) counted
+/// against `budget`. With `tier` on, calls are counted for the native
+/// tier and a call or return that reaches native code hands over.
+pub fn resume(p: &mut Process, regs: &mut Registers, budget: usize, tier: bool) -> Step {
+    let mut module = ModuleRef::pin(&p.module);
+    let mut ip = p.ip as usize;
+    let step = interpret(p, regs, budget, &mut module, &mut ip, tier);
     p.ip = ip as u32;
     if !module.is(&p.module) {
         p.module = module.to_arc();
     }
-    p.total_reductions += p.reductions as u64;
-    outcome
+    step
 }
 
 macro_rules! get {
@@ -157,22 +191,31 @@ fn interpret(
     budget: usize,
     module: &mut ModuleRef,
     ip_slot: &mut usize,
-) -> Outcome {
+    tier: bool,
+) -> Step {
     if regs.x.len() != X_REGISTERS {
         regs.x.resize(X_REGISTERS, Term::NIL);
     }
     // A fixed-size array, so register indices masked to its size need
     // no bounds check.
     let Ok(x) = <&mut [Term; X_REGISTERS]>::try_from(&mut regs.x[..]) else {
-        return Outcome::Exit(ExitKind::Exception);
+        return Step::Done(Outcome::Exit(ExitKind::Exception));
     };
     // The instruction pointer lives in a local (a register); helpers that
     // move it get it through `ip_slot`, synchronised around each call.
     let mut ip: usize = *ip_slot;
+    // The engine starts the interpreter where native code does not go on
+    // (a bail-out may stop at an entry): only later arrivals hand over.
+    let mut arrived = false;
     'outer: loop {
         // The current module's code in locals; a call or return that
         // changes modules goes round the outer loop to reload them.
         let m: ModuleRef = *module;
+        if tier && arrived && m.tier.has_entry(ip) {
+            *ip_slot = ip;
+            return Step::Native;
+        }
+        arrived = true;
         let code: &'static [Instr] = &m.get().code;
         // Entering a module's code (at the start, or after a call or
         // return switched modules) is where `ip` is checked; inside, every
@@ -186,7 +229,23 @@ fn interpret(
                 if p.reductions >= budget {
                     *ip_slot = ip;
                     p.live_x = $live as u32;
-                    return Outcome::Yield;
+                    return Step::Done(Outcome::Yield);
+                }
+            }};
+        }
+        // After a local call or return: counts a call towards compiling
+        // its callee, and hands over to native code found at `ip`.
+        macro_rules! arrive {
+            ($call:expr, $live:expr) => {{
+                if tier {
+                    if let Some(function) = $call {
+                        crate::native::count_call(m, function);
+                    }
+                    if m.tier.has_entry(ip) {
+                        *ip_slot = ip;
+                        p.live_x = $live as u32;
+                        return Step::Native;
+                    }
                 }
             }};
         }
@@ -202,7 +261,7 @@ fn interpret(
                         }
                         continue;
                     }
-                    Flow::Stop(o) => return o,
+                    Flow::Stop(o) => return Step::Done(o),
                 }
             }};
         }
@@ -229,7 +288,7 @@ fn interpret(
                     put!(p, x, $dst, r);
                     continue;
                 }
-                match arith_slow(p, x, &m, arith::$slow, va, vb) {
+                match arith_number(p, x, &m, FloatOp::$slow, va, vb) {
                     Ok(v) => put!(p, x, $dst, v),
                     Err(reason) => fail_or_raise!($fail, reason),
                 }
@@ -247,7 +306,7 @@ fn interpret(
                         }
                         continue;
                     }
-                    Flow::Stop(o) => return o,
+                    Flow::Stop(o) => return Step::Done(o),
                 }
             }};
         }
@@ -294,11 +353,12 @@ fn interpret(
                     let done = do_return(p, module, ip_slot);
                     ip = *ip_slot;
                     if let Some(o) = done {
-                        return o;
+                        return Step::Done(o);
                     }
                     if !m.same(*module) {
                         continue 'outer;
                     }
+                    arrive!(None::<Label>, 1);
                 }
                 Instr::DeallocateReturn {} => {
                     p.stack.truncate(p.y_base as usize);
@@ -306,11 +366,12 @@ fn interpret(
                     let done = do_return(p, module, ip_slot);
                     ip = *ip_slot;
                     if let Some(o) = done {
-                        return o;
+                        return Step::Done(o);
                     }
                     if !m.same(*module) {
                         continue 'outer;
                     }
+                    arrive!(None::<Label>, 1);
                 }
                 Instr::TestHeap { words, .. } => {
                     let used = regs_used(&m);
@@ -349,15 +410,18 @@ fn interpret(
                     });
                     ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
+                    arrive!(Some(target), arity);
                 }
                 Instr::CallLast { target, arity } => {
                     p.stack.truncate(p.y_base as usize);
                     ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
+                    arrive!(Some(target), arity);
                 }
                 Instr::CallOnly { target, arity } => {
                     ip = target.0 as usize + 1;
                     charge!(cost::CALL, arity);
+                    arrive!(Some(target), arity);
                 }
                 Instr::CallExt { arity, import } => {
                     flow!(call_import(p, x, module, ip_slot, import, arity, Tail::No))
@@ -431,7 +495,7 @@ fn interpret(
                             if p.reductions >= budget && entry.module == "io" {
                                 *ip_slot = ip;
                                 p.live_x = used as u32;
-                                return Outcome::Yield;
+                                return Step::Done(Outcome::Yield);
                             }
                         }
                         Err(e) => {
@@ -461,17 +525,12 @@ fn interpret(
                         put!(p, x, dst, v);
                         continue;
                     }
-                    let slow = match op {
-                        ArithOp::Div => arith::divide,
-                        ArithOp::IntDiv => arith::int_div,
-                        ArithOp::Rem => arith::rem,
-                        ArithOp::Band => arith::band,
-                        ArithOp::Bor => arith::bor,
-                        ArithOp::Bxor => arith::bxor,
-                        ArithOp::Bsl => arith::bsl,
-                        ArithOp::Bsr => arith::bsr,
+                    let result = if op == ArithOp::Div {
+                        arith_number(p, x, &m, FloatOp::divide, va, vb)
+                    } else {
+                        arith_slow(p, x, &m, ops::general(op), va, vb)
                     };
-                    match arith_slow(p, x, &m, slow, va, vb) {
+                    match result {
                         Ok(v) => put!(p, x, dst, v),
                         Err(reason) => fail_or_raise!(fail, reason),
                     }
@@ -715,7 +774,7 @@ fn interpret(
                     ip = to.0 as usize;
                     {
                         *ip_slot = ip;
-                        return Outcome::Wait;
+                        return Step::Done(Outcome::Wait);
                     }
                 }
                 Instr::WaitTimeout { to, timeout } => {
@@ -724,7 +783,7 @@ fn interpret(
                         ip = to.0 as usize;
                         {
                             *ip_slot = ip;
-                            return Outcome::Wait;
+                            return Step::Done(Outcome::Wait);
                         }
                     }
                     match t.as_small() {
@@ -734,7 +793,7 @@ fn interpret(
                             ip = to.0 as usize;
                             {
                                 *ip_slot = ip;
-                                return Outcome::WaitTimeout(ms as u64);
+                                return Step::Done(Outcome::WaitTimeout(ms as u64));
                             }
                         }
                         _ => raise!(Class::Error, Term::atom(Atom::TIMEOUT_VALUE)),
@@ -749,110 +808,9 @@ fn interpret(
     }
 }
 
-/// X registers to treat as roots: the most any loaded module uses (a
-/// register one module never touches may still hold another's value).
-#[inline]
-pub(crate) fn regs_used(_module: &Module) -> usize {
-    crate::runtime::max_x().clamp(4, X_REGISTERS)
-}
-
-/// The other arithmetic operators on two small integers, when the result
-/// is a small integer too; `None` sends the operation to the slow path.
-#[inline]
-fn arith_small(op: ArithOp, a: Term, b: Term) -> Option<Term> {
-    let (i, j) = (a.as_small()?, b.as_small()?);
-    let r = match op {
-        ArithOp::IntDiv => i.checked_div(j)?,
-        ArithOp::Rem => i.checked_rem(j)?,
-        ArithOp::Band => i & j,
-        ArithOp::Bor => i | j,
-        ArithOp::Bxor => i ^ j,
-        ArithOp::Bsr if (0..64).contains(&j) => i >> j,
-        ArithOp::Bsl if (0..62).contains(&j) => {
-            let r = i << j;
-            if r >> j != i {
-                return None;
-            }
-            r
-        }
-        _ => return None,
-    };
-    Term::try_small(r)
-}
-
-#[inline]
-fn compare(p: &Process, a: Term, b: Term) -> Ordering {
-    if a.is_small() && b.is_small() {
-        return (a.0 as i64).cmp(&(b.0 as i64));
-    }
-    order::compare(&p.heap, a, b)
-}
-
-/// `a =:= b`. An immediate is exactly equal only to the same word:
-/// integers are normalised (a value that fits a small integer is never a
-/// bignum) and floats are boxed, so only two boxed terms need the walk.
-#[inline]
-fn exact_eq(p: &Process, a: Term, b: Term) -> bool {
-    if a == b {
-        return true;
-    }
-    if a.is_immediate() || b.is_immediate() {
-        return false;
-    }
-    order::exact_eq(&p.heap, a, b)
-}
-
-/// `a == b`. As `exact_eq`, except that a small integer may equal a
-/// float (`1 == 1.0`): an immediate that is not a small integer (an atom,
-/// `[]`, a pid) equals only itself, and two small integers compare as words.
-#[inline]
-fn eq(p: &Process, a: Term, b: Term) -> bool {
-    if a == b {
-        return true;
-    }
-    let only_itself = |t: Term| t.is_immediate() && !t.is_small();
-    if only_itself(a) || only_itself(b) || (a.is_small() && b.is_small()) {
-        return false;
-    }
-    order::eq(&p.heap, a, b)
-}
-
-fn type_test(p: &Process, test: TypeTest, v: Term) -> bool {
-    let h = &p.heap;
-    match test {
-        TypeTest::Integer => h.is_integer(v),
-        TypeTest::Float => h.is_float(v),
-        TypeTest::Number => h.is_number(v),
-        TypeTest::Atom => v.is_atom(),
-        TypeTest::Boolean => v.as_bool().is_some(),
-        TypeTest::List => v.is_cons() || v.is_nil(),
-        TypeTest::Tuple => h.as_tuple(v).is_some(),
-        TypeTest::Binary => h.is_binary(v),
-        TypeTest::Map => h.is_map(v),
-        TypeTest::Function => h.is_function(v),
-        TypeTest::Pid => v.is_pid(),
-        TypeTest::Reference => h.is_reference(v),
-    }
-}
-
 // Rare or large instruction bodies live out of line, so that the
 // dispatch loop stays small enough to keep `ip` and the code pointer in
 // machine registers.
-
-/// The slow path of an arithmetic instruction: bignums, floats, errors.
-#[cold]
-#[inline(never)]
-fn arith_slow(
-    p: &mut Process,
-    x: &mut [Term; X_REGISTERS],
-    module: &Module,
-    op: fn(&Heap, Term, Term) -> Result<Number, ArithError>,
-    a: Term,
-    b: Term,
-) -> Result<Term, Term> {
-    let r = op(&p.heap, a, b);
-    place_number(p, x, module, r)
-}
 
 /// Raises `error:{tag, value}` (badmatch, case_clause, ...).
 #[cold]
@@ -975,31 +933,6 @@ fn make_fun(
         .map(|i| read(p, x, module, module.operand_lists[captured + i]))
         .collect();
     p.heap.fun(module.fun_base + fun, &items)
-}
-
-/// Puts an arithmetic result on the heap (a safepoint: every X register
-/// in use is a root); `Err` is the error reason.
-fn place_number(
-    p: &mut Process,
-    x: &mut [Term],
-    module: &Module,
-    r: Result<Number, ArithError>,
-) -> Result<Term, Term> {
-    match r {
-        Ok(n) => {
-            if let Some(t) = n.as_immediate() {
-                return Ok(t);
-            }
-            let used = regs_used(module);
-            if p.ensure_heap(n.words(), &mut x[..used], &mut []).is_err() {
-                return Err(Term::atom(Atom::SYSTEM_LIMIT));
-            }
-            Ok(p.heap.number(&n))
-        }
-        Err(ArithError::Badarith) => Err(Term::atom(Atom::BADARITH)),
-        Err(ArithError::SystemLimit) => Err(Term::atom(Atom::SYSTEM_LIMIT)),
-        Err(ArithError::Badarg) => Err(Term::atom(Atom::BADARG)),
-    }
 }
 
 fn bif_error(

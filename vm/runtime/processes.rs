@@ -546,7 +546,7 @@ impl Actor {
                 cold: &mut self.cold,
             };
             services_mod::with_installed(&mut services, || {
-                interp::run(&mut self.process, regs, budget as usize)
+                crate::engine::run(&mut self.process, regs, budget as usize)
             })
         };
         ctx.charge(self.process.reductions.min(u32::MAX as usize) as u32);
@@ -919,16 +919,41 @@ fn options() -> &'static std::sync::Mutex<(Config, bool)> {
 /// Applies one runtime option (`Ok(false)`: not a runtime option).
 pub fn apply_option(name: &str, value: Option<&str>) -> Result<bool, String> {
     let mut options = options().lock().unwrap_or_else(|e| e.into_inner());
-    if name == "--stats" {
-        options.1 = true;
-        return Ok(true);
+    match name {
+        "--stats" => {
+            options.1 = true;
+            return Ok(true);
+        }
+        "--engine" => {
+            let text = value.ok_or("--engine needs one of interp, native, auto")?;
+            let mode = crate::engine::Mode::parse(text).ok_or_else(|| {
+                format!("--engine: expected interp, native or auto, found `{text}`")
+            })?;
+            crate::engine::set_mode(mode);
+            return Ok(true);
+        }
+        "--engine-stats" => {
+            ENGINE_STATS.store(true, std::sync::atomic::Ordering::Relaxed);
+            return Ok(true);
+        }
+        _ => {}
     }
     options.0.apply_option(name, value)
 }
 
+/// `--engine-stats`: print what the native tier did when the program ends.
+static ENGINE_STATS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The native tier's report, if `--engine-stats` asked for it.
+pub fn engine_report() -> Option<String> {
+    ENGINE_STATS
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .then(crate::native::stats::report)
+}
+
 /// Whether a runtime option takes a value after it.
 pub fn option_takes_value(name: &str) -> bool {
-    Config::option_takes_value(name)
+    name == "--engine" || Config::option_takes_value(name)
 }
 
 /// The configuration the options set, and whether `--stats` was given.
@@ -982,7 +1007,7 @@ mod tests {
         let live = live_registers();
         assert!(actor.cold.is_none(), "the arguments are parked");
         actor.process.unpark_registers(&mut regs.x[..live]);
-        let outcome = interp::run(&mut actor.process, regs, CONTEXT_REDS as usize);
+        let outcome = crate::engine::run(&mut actor.process, regs, CONTEXT_REDS as usize);
         assert!(matches!(outcome, Outcome::Wait), "the process waits");
         actor.save_registers(regs, live).expect("the registers fit");
     }

@@ -124,5 +124,10 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
         list = process.heap.cons(s, list);
     }
     let (config, stats) = super::processes::configured();
-    super::processes::run_main(config, process, vec![list], stats)
+    let status = super::processes::run_main(config, process, vec![list], stats);
+    if let Some(report) = super::processes::engine_report() {
+        output::flush();
+        output::write_stderr(report.as_bytes());
+    }
+    status
 }

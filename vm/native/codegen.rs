@@ -1,0 +1,1298 @@
+//! Bytecode to Cranelift IR, one function at a time.
+//!
+//! Every instruction of the function gets a block. Moves, jumps, type
+//! and tuple tests, list and tuple access, construction by bumping the
+//! heap top, small-integer arithmetic and comparisons, `select_val`,
+//! local calls and returns are generated inline; the general paths call
+//! the helpers (`super::helpers`); everything else bails out to the
+//! interpreter at that instruction (`exit::BAIL`), with all state in
+//! place. The function starts with a dispatch on its entry number.
+
+use super::{Ctx, MAX_DEPTH, exit, helpers};
+use crate::code::{
+    CmpOp, Dst, Instr, Label, ModuleRef, SRC_X, SRC_Y, Src, Tail, TypeTest, X_REGISTERS,
+};
+use crate::term::object::{Kind, header};
+use crate::term::{LITERAL_BIT, TAG_ATOM, TAG_BOXED, TAG_CONS, TAG_MASK, TAG_PID, TAG_SMALL, Term};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, Value, types,
+};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::{Context, isa::CallConv};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module as _, default_libcall_names};
+use std::mem::offset_of;
+
+const I64: types::Type = types::I64;
+const I32: types::Type = types::I32;
+
+/// Most entries one function may have (`ENTRY_BITS`).
+const MAX_ENTRIES: usize = 1 << crate::code::module::ENTRY_BITS;
+
+/// The Cranelift module that owns all generated code (never freed:
+/// code addresses are kept in module tables for the rest of the run).
+pub struct Jit {
+    module: JITModule,
+    context: Context,
+    builder_context: FunctionBuilderContext,
+    next: u64,
+}
+
+impl Jit {
+    pub fn new() -> Result<Jit, String> {
+        let mut flags = settings::builder();
+        flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+        flags.set("is_pic", "false").map_err(|e| e.to_string())?;
+        // The generated code is small and regular; checking each function
+        // again costs more than generating it.
+        flags
+            .set(
+                "enable_verifier",
+                if cfg!(debug_assertions) {
+                    "true"
+                } else {
+                    "false"
+                },
+            )
+            .map_err(|e| e.to_string())?;
+        let isa = cranelift_native::builder()?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| e.to_string())?;
+        let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+        let context = module.make_context();
+        Ok(Jit {
+            module,
+            context,
+            builder_context: FunctionBuilderContext::new(),
+            next: 0,
+        })
+    }
+
+    /// Compiles `function` of `m`: its code address and the instruction
+    /// each entry number resumes at; `Err` says why it was not compiled.
+    pub fn compile(&mut self, m: ModuleRef, function: u32) -> Result<(usize, Vec<u32>), String> {
+        let module = m.get();
+        let info = module
+            .functions
+            .get(function as usize)
+            .ok_or("no such function")?;
+        let start = info.entry as usize + 1;
+        let end = module.code[start..]
+            .iter()
+            .position(|i| matches!(i, Instr::FuncInfo { .. }))
+            .map_or(module.code.len(), |n| start + n);
+        let mut entries = vec![start as u32];
+        for ip in start..end {
+            if pushes_frame(&module.code[ip]) && ip + 1 < end {
+                entries.push(ip as u32 + 1);
+            }
+        }
+        if entries.len() > MAX_ENTRIES {
+            return Err("too many calls for one function".into());
+        }
+
+        let call_conv = self.module.isa().default_call_conv();
+        let config = self.module.target_config();
+        self.context.func.signature = native_signature(call_conv);
+        let mut b = FunctionBuilder::new(&mut self.context.func, &mut self.builder_context);
+        let mut g = Gen::new(&mut b, m, start, end, call_conv);
+        g.function(&entries);
+        b.seal_all_blocks();
+        b.finalize(config);
+
+        self.next += 1;
+        let name = format!("act_{}", self.next);
+        let id = self
+            .module
+            .declare_function(&name, Linkage::Local, &self.context.func.signature)
+            .map_err(|e| e.to_string())?;
+        let dump = std::env::var_os("ACT_NATIVE_DUMP").is_some();
+        if dump {
+            self.context.set_disasm(true);
+            eprintln!("{}", self.context.func.display());
+        }
+        let defined = self.module.define_function(id, &mut self.context);
+        if dump && let Some(code) = self.context.compiled_code() {
+            eprintln!("{}", code.vcode.as_deref().unwrap_or(""));
+        }
+        self.module.clear_context(&mut self.context);
+        defined.map_err(|e| format!("code generation failed: {e}"))?;
+        self.module
+            .finalize_definitions()
+            .map_err(|e| e.to_string())?;
+        let code = self.module.get_finalized_function(id) as usize;
+        Ok((code, entries))
+    }
+}
+
+/// `fn(ctx, entry) -> exit code`
+fn native_signature(call_conv: CallConv) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    sig.params.push(AbiParam::new(I64));
+    sig.params.push(AbiParam::new(I32));
+    sig.returns.push(AbiParam::new(I32));
+    sig
+}
+
+/// Instructions after which execution resumes at the next instruction
+/// when a frame they pushed is popped: the return addresses.
+fn pushes_frame(i: &Instr) -> bool {
+    match *i {
+        Instr::Call { .. } | Instr::CallExt { .. } => true,
+        Instr::CallFun { tail, .. }
+        | Instr::Apply { tail, .. }
+        | Instr::ApplyList { tail }
+        | Instr::ApplyFunList { tail } => tail == Tail::No,
+        _ => false,
+    }
+}
+
+/// `TypeTest` as the number passed to `helpers::type_test`.
+fn type_test_number(t: TypeTest) -> u32 {
+    TYPE_TESTS.iter().position(|&x| x == t).unwrap_or(0) as u32
+}
+
+pub(super) fn type_test_from(n: u32) -> TypeTest {
+    TYPE_TESTS
+        .get(n as usize)
+        .copied()
+        .unwrap_or(TypeTest::Integer)
+}
+
+const TYPE_TESTS: [TypeTest; 12] = [
+    TypeTest::Integer,
+    TypeTest::Float,
+    TypeTest::Number,
+    TypeTest::Atom,
+    TypeTest::Boolean,
+    TypeTest::List,
+    TypeTest::Tuple,
+    TypeTest::Binary,
+    TypeTest::Map,
+    TypeTest::Function,
+    TypeTest::Pid,
+    TypeTest::Reference,
+];
+
+fn flags() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+macro_rules! off {
+    ($field:ident) => {
+        offset_of!(Ctx, $field) as i32
+    };
+}
+
+/// The helpers' signatures, imported once per function.
+struct Sigs {
+    arith: SigRef,
+    cmp: SigRef,
+    test: SigRef,
+    literal: SigRef,
+    ctx_word: SigRef,
+    ctx_u32: SigRef,
+    ctx_only: SigRef,
+    ctx_ret: SigRef,
+    native: SigRef,
+}
+
+struct Gen<'a, 'b> {
+    b: &'a mut FunctionBuilder<'b>,
+    m: ModuleRef,
+    start: usize,
+    end: usize,
+    blocks: Vec<Block>,
+    ctx: Value,
+    x: Value,
+    sigs: Sigs,
+    /// This function's entry block for entry 0 (self tail calls jump here).
+    body: Block,
+}
+
+impl<'a, 'b> Gen<'a, 'b> {
+    fn new(
+        b: &'a mut FunctionBuilder<'b>,
+        m: ModuleRef,
+        start: usize,
+        end: usize,
+        call_conv: CallConv,
+    ) -> Gen<'a, 'b> {
+        let sig = |params: &[types::Type], returns: &[types::Type]| {
+            let mut s = Signature::new(call_conv);
+            s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+            s.returns.extend(returns.iter().map(|&t| AbiParam::new(t)));
+            s
+        };
+        let sigs = Sigs {
+            arith: b.import_signature(sig(&[I64, I32, I64, I64], &[I64])),
+            cmp: b.import_signature(sig(&[I64, I64, I64], &[I64])),
+            test: b.import_signature(sig(&[I64, I32, I64], &[I32])),
+            literal: b.import_signature(sig(&[I64], &[I64])),
+            ctx_word: b.import_signature(sig(&[I64, I64], &[I32])),
+            ctx_u32: b.import_signature(sig(&[I64, I32], &[I32])),
+            ctx_only: b.import_signature(sig(&[I64], &[])),
+            ctx_ret: b.import_signature(sig(&[I64], &[I32])),
+            native: b.import_signature(native_signature(call_conv)),
+        };
+        let blocks = (start..end).map(|_| b.create_block()).collect::<Vec<_>>();
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let ctx = b.block_params(entry)[0];
+        let x = b.ins().load(I64, flags(), ctx, off!(x));
+        let body = blocks[0];
+        Gen {
+            b,
+            m,
+            start,
+            end,
+            blocks,
+            ctx,
+            x,
+            sigs,
+            body,
+        }
+    }
+
+    fn block(&self, ip: usize) -> Block {
+        self.blocks[ip - self.start]
+    }
+
+    /// The block of a jump target, or a bail-out block for a target
+    /// outside this function (never made by the compiler, but cheap to
+    /// keep correct).
+    fn target(&mut self, label: Label) -> Block {
+        let ip = label.0 as usize;
+        if (self.start..self.end).contains(&ip) {
+            self.block(ip)
+        } else {
+            let bail = self.b.create_block();
+            let here = self.b.current_block();
+            self.b.switch_to_block(bail);
+            self.exit_at(ip as u32, exit::BAIL);
+            if let Some(h) = here {
+                self.b.switch_to_block(h);
+            }
+            bail
+        }
+    }
+
+    fn function(&mut self, entries: &[u32]) {
+        let entry_block = self.b.current_block().expect("entry block");
+        let entry_no = self.b.block_params(entry_block)[1];
+        // Dispatch on the entry number.
+        for (n, &ip) in entries.iter().enumerate().skip(1) {
+            let is = self.b.ins().icmp_imm_s(IntCC::Equal, entry_no, n as i64);
+            let next = self.b.create_block();
+            let to = self.block(ip as usize);
+            self.b.ins().brif(is, to, &[], next, &[]);
+            self.b.switch_to_block(next);
+        }
+        let first = self.block(entries[0] as usize);
+        self.b.ins().jump(first, &[]);
+
+        for ip in self.start..self.end {
+            let block = self.block(ip);
+            self.b.switch_to_block(block);
+            let instr = self.m.get().code[ip];
+            if self.instruction(ip, instr) {
+                if ip + 1 < self.end {
+                    let next = self.block(ip + 1);
+                    self.b.ins().jump(next, &[]);
+                } else {
+                    self.exit_at(ip as u32 + 1, exit::BAIL);
+                }
+            }
+        }
+    }
+
+    // Operands.
+
+    fn get(&mut self, s: Src) -> Value {
+        match s.kind() {
+            SRC_X => {
+                let i = (s.index() & (X_REGISTERS - 1)) as i32;
+                self.b.ins().load(I64, flags(), self.x, i * 8)
+            }
+            SRC_Y => {
+                let y = self.b.ins().load(I64, flags(), self.ctx, off!(y));
+                self.b.ins().load(I64, flags(), y, s.index() as i32 * 8)
+            }
+            _ => {
+                let t = self.m.get().literals[s.index()];
+                self.b.ins().iconst(I64, t.0 as i64)
+            }
+        }
+    }
+
+    fn put(&mut self, d: Dst, v: Value) {
+        if d.is_y() {
+            let y = self.b.ins().load(I64, flags(), self.ctx, off!(y));
+            self.b.ins().store(flags(), v, y, d.index() as i32 * 8);
+        } else {
+            let i = (d.index() & (X_REGISTERS - 1)) as i32;
+            self.b.ins().store(flags(), v, self.x, i * 8);
+        }
+    }
+
+    fn konst(&mut self, t: Term) -> Value {
+        self.b.ins().iconst(I64, t.0 as i64)
+    }
+
+    // Exits and helper calls.
+
+    /// Stores `ip` as where to go on and returns `code`.
+    fn exit_at(&mut self, ip: u32, code: u32) {
+        let v = self.b.ins().iconst(I32, ip as i64);
+        self.b.ins().store(flags(), v, self.ctx, off!(ip));
+        let c = self.b.ins().iconst(I32, code as i64);
+        self.b.ins().return_(&[c]);
+    }
+
+    fn call(&mut self, sig: SigRef, f: usize, args: &[Value]) -> Option<Value> {
+        let callee = self.b.ins().iconst(I64, f as i64);
+        let call = self.b.ins().call_indirect(sig, callee, args);
+        self.b.inst_results(call).first().copied()
+    }
+
+    /// Branches to a new block that bails out at `ip` when `cond` holds,
+    /// and goes on in a fresh block otherwise.
+    fn bail_if(&mut self, cond: Value, ip: usize) {
+        let bail = self.b.create_block();
+        let go_on = self.b.create_block();
+        self.b.ins().brif(cond, bail, &[], go_on, &[]);
+        self.b.switch_to_block(bail);
+        self.exit_at(ip as u32, exit::BAIL);
+        self.b.switch_to_block(go_on);
+    }
+
+    /// `cond` true goes on; false jumps to `fail`.
+    fn branch(&mut self, cond: Value, fail: Label, ip: usize) {
+        let go_on = self.b.create_block();
+        let fail = if fail == Label::RAISE {
+            let bail = self.b.create_block();
+            let here = self.b.current_block();
+            self.b.switch_to_block(bail);
+            self.exit_at(ip as u32, exit::BAIL);
+            if let Some(h) = here {
+                self.b.switch_to_block(h);
+            }
+            bail
+        } else {
+            self.target(fail)
+        };
+        self.b.ins().brif(cond, go_on, &[], fail, &[]);
+        self.b.switch_to_block(go_on);
+    }
+
+    /// The address of the words of a cons or boxed term.
+    fn deref(&mut self, v: Value) -> Value {
+        let lit = self.b.ins().band_imm_s(v, LITERAL_BIT as i64);
+        let off = self.b.ins().ushr_imm_s(v, 4);
+        let heap = self.b.create_block();
+        let literal = self.b.create_block();
+        let join = self.b.create_block();
+        let addr = self.b.append_block_param(join, I64);
+        self.b.ins().brif(lit, literal, &[], heap, &[]);
+        self.b.switch_to_block(heap);
+        let base = self.b.ins().load(I64, flags(), self.ctx, off!(hbase));
+        let bytes = self.b.ins().ishl_imm_s(off, 3);
+        let a = self.b.ins().iadd(base, bytes);
+        self.b.ins().jump(join, &[BlockArg::Value(a)]);
+        self.b.switch_to_block(literal);
+        let sig = self.sigs.literal;
+        let a = self
+            .call(sig, helpers::literal as *const () as usize, &[off])
+            .expect("literal returns");
+        self.b.ins().jump(join, &[BlockArg::Value(a)]);
+        self.b.switch_to_block(join);
+        addr
+    }
+
+    fn tag_is(&mut self, v: Value, tag: u64) -> Value {
+        let t = self.b.ins().band_imm_s(v, TAG_MASK as i64);
+        self.b.ins().icmp_imm_s(IntCC::Equal, t, tag as i64)
+    }
+
+    /// Whether `v` points at a boxed object whose header is `header`.
+    fn boxed_header_is(&mut self, v: Value, want: Term) -> Value {
+        let is_boxed = self.tag_is(v, TAG_BOXED);
+        let check = self.b.create_block();
+        let join = self.b.create_block();
+        let r = self.b.append_block_param(join, types::I8);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b
+            .ins()
+            .brif(is_boxed, check, &[], join, &[BlockArg::Value(no)]);
+        self.b.switch_to_block(check);
+        let addr = self.deref(v);
+        let h = self.b.ins().load(I64, flags(), addr, 0);
+        let yes = self.b.ins().icmp_imm_s(IntCC::Equal, h, want.0 as i64);
+        self.b.ins().jump(join, &[BlockArg::Value(yes)]);
+        self.b.switch_to_block(join);
+        r
+    }
+
+    /// Whether both words are small integers.
+    fn both_small(&mut self, a: Value, b: Value) -> Value {
+        let x = self.b.ins().bxor_imm_s(a, TAG_SMALL as i64);
+        let y = self.b.ins().bxor_imm_s(b, TAG_SMALL as i64);
+        let o = self.b.ins().bor(x, y);
+        let t = self.b.ins().band_imm_s(o, TAG_MASK as i64);
+        self.b.ins().icmp_imm_s(IntCC::Equal, t, 0)
+    }
+
+    /// Whether `v` is an immediate (not a cons or boxed pointer).
+    fn is_immediate(&mut self, v: Value) -> Value {
+        // Tags 1 (cons) and 2 (boxed): (tag - 1) < 2 unsigned.
+        let t = self.b.ins().band_imm_s(v, TAG_MASK as i64);
+        let t1 = self.b.ins().iadd_imm_s(t, -1);
+        self.b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, t1, 2)
+    }
+
+    /// Allocates `words` at the heap top (ensured by a heap test before)
+    /// and returns their address.
+    fn bump(&mut self, words: usize) -> Value {
+        let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
+        let new = self.b.ins().iadd_imm_s(top, words as i64 * 8);
+        self.b.ins().store(flags(), new, self.ctx, off!(htop));
+        top
+    }
+
+    /// The term pointing at heap address `addr` with `tag`.
+    fn pointer(&mut self, addr: Value, tag: u64) -> Value {
+        let base = self.b.ins().load(I64, flags(), self.ctx, off!(hbase));
+        let bytes = self.b.ins().isub(addr, base);
+        // offset << 4 == bytes << 1
+        let shifted = self.b.ins().ishl_imm_s(bytes, 1);
+        self.b.ins().bor_imm_s(shifted, tag as i64)
+    }
+
+    // Instructions. Each returns whether control falls through.
+
+    fn instruction(&mut self, ip: usize, instr: Instr) -> bool {
+        match instr {
+            Instr::FuncInfo { .. } => {
+                self.exit_at(ip as u32, exit::BAIL);
+                false
+            }
+            Instr::Move { src, dst } => {
+                let v = self.get(src);
+                self.put(dst, v);
+                true
+            }
+            Instr::Move2 { a, to_a, b, to_b } => {
+                let v = self.get(a);
+                self.put(to_a, v);
+                let v = self.get(b);
+                self.put(to_b, v);
+                true
+            }
+            Instr::Swap { a, b } => {
+                let va = self.get(a.src());
+                let vb = self.get(b.src());
+                self.put(a, vb);
+                self.put(b, va);
+                true
+            }
+            Instr::Jump { to } => {
+                let t = self.target(to);
+                self.b.ins().jump(t, &[]);
+                false
+            }
+            Instr::Allocate { slots, .. } => {
+                let n = self.b.ins().iconst(I32, slots as i64);
+                let sig = self.sigs.ctx_u32;
+                let ok = self
+                    .call(sig, helpers::allocate as *const () as usize, &[self.ctx, n])
+                    .unwrap();
+                let failed = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
+                self.bail_if(failed, ip);
+                true
+            }
+            Instr::Deallocate {} => {
+                let sig = self.sigs.ctx_only;
+                self.call(sig, helpers::deallocate as *const () as usize, &[self.ctx]);
+                true
+            }
+            Instr::Return {} => {
+                self.do_return();
+                false
+            }
+            Instr::DeallocateReturn {} => {
+                let sig = self.sigs.ctx_only;
+                self.call(sig, helpers::deallocate as *const () as usize, &[self.ctx]);
+                self.do_return();
+                false
+            }
+            Instr::TestHeap { words, .. } => {
+                let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
+                let limit = self.b.ins().load(I64, flags(), self.ctx, off!(hlimit));
+                let free = self.b.ins().isub(limit, top);
+                let enough = self.b.ins().icmp_imm_s(
+                    IntCC::SignedGreaterThanOrEqual,
+                    free,
+                    words as i64 * 8,
+                );
+                let collect = self.b.create_block();
+                let go_on = self.b.create_block();
+                self.b.ins().brif(enough, go_on, &[], collect, &[]);
+                self.b.switch_to_block(collect);
+                let w = self.b.ins().iconst(I64, words as i64);
+                let sig = self.sigs.ctx_word;
+                let ok = self
+                    .call(
+                        sig,
+                        helpers::test_heap as *const () as usize,
+                        &[self.ctx, w],
+                    )
+                    .unwrap();
+                let failed = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
+                self.bail_if(failed, ip);
+                self.b.ins().jump(go_on, &[]);
+                self.b.switch_to_block(go_on);
+                true
+            }
+            Instr::Call { arity, target } => {
+                self.local_call(ip, arity, target, false, false);
+                true
+            }
+            Instr::CallLast { arity, target } => {
+                self.local_call(ip, arity, target, true, true);
+                false
+            }
+            Instr::CallOnly { arity, target } => {
+                self.local_call(ip, arity, target, true, false);
+                false
+            }
+            Instr::Bif { fail, .. } => {
+                let at = self.b.ins().iconst(I32, ip as i64);
+                let sig = self.sigs.ctx_u32;
+                let status = self
+                    .call(
+                        sig,
+                        helpers::call_bif as *const () as usize,
+                        &[self.ctx, at],
+                    )
+                    .unwrap();
+                let ok = self.b.create_block();
+                let not_ok = self.b.create_block();
+                let is_ok = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
+                self.b.ins().brif(is_ok, ok, &[], not_ok, &[]);
+                self.b.switch_to_block(not_ok);
+                let failed = self.b.ins().icmp_imm_s(IntCC::Equal, status, 1);
+                let fail_block = if fail == Label::RAISE {
+                    let bail = self.b.create_block();
+                    let here = self.b.current_block();
+                    self.b.switch_to_block(bail);
+                    self.exit_at(ip as u32, exit::BAIL);
+                    if let Some(h) = here {
+                        self.b.switch_to_block(h);
+                    }
+                    bail
+                } else {
+                    self.target(fail)
+                };
+                let other = self.b.create_block();
+                self.b.ins().brif(failed, fail_block, &[], other, &[]);
+                self.b.switch_to_block(other);
+                // 3: done, and the slice ends (output); 2: bail out.
+                let yields = self.b.ins().icmp_imm_s(IntCC::Equal, status, 3);
+                let yield_block = self.b.create_block();
+                let bail_block = self.b.create_block();
+                self.b.ins().brif(yields, yield_block, &[], bail_block, &[]);
+                self.b.switch_to_block(yield_block);
+                self.exit_at(ip as u32 + 1, exit::YIELD);
+                self.b.switch_to_block(bail_block);
+                self.exit_at(ip as u32, exit::BAIL);
+                self.b.switch_to_block(ok);
+                true
+            }
+            Instr::Add { a, b, fail, dst } => self.arith(ip, 0, a, b, fail, dst),
+            Instr::Sub { a, b, fail, dst } => self.arith(ip, 1, a, b, fail, dst),
+            Instr::Mul { a, b, fail, dst } => self.arith(ip, 2, a, b, fail, dst),
+            Instr::Arith {
+                op,
+                a,
+                b,
+                fail,
+                dst,
+            } => {
+                let n = match op {
+                    crate::code::ArithOp::Div => 3,
+                    crate::code::ArithOp::IntDiv => 4,
+                    crate::code::ArithOp::Rem => 5,
+                    crate::code::ArithOp::Band => 6,
+                    crate::code::ArithOp::Bor => 7,
+                    crate::code::ArithOp::Bxor => 8,
+                    crate::code::ArithOp::Bsl => 9,
+                    crate::code::ArithOp::Bsr => 10,
+                };
+                self.arith(ip, n, a, b, fail, dst)
+            }
+            Instr::Compare { op, a, b, dst } => {
+                let va = self.get(a);
+                let vb = self.get(b);
+                let r = self.comparison(op, (a, va), (b, vb));
+                let t = self.konst(Term::TRUE);
+                let f = self.konst(Term::FALSE);
+                let v = self.b.ins().select(r, t, f);
+                self.put(dst, v);
+                true
+            }
+            Instr::IsLt { a, b, fail } => self.cmp_test(ip, CmpOp::Lt, a, b, fail),
+            Instr::IsGe { a, b, fail } => self.cmp_test(ip, CmpOp::Ge, a, b, fail),
+            Instr::IsEq { a, b, fail } => self.cmp_test(ip, CmpOp::Eq, a, b, fail),
+            Instr::IsNe { a, b, fail } => self.cmp_test(ip, CmpOp::Ne, a, b, fail),
+            Instr::IsEqExact { a, b, fail } => self.cmp_test(ip, CmpOp::ExactEq, a, b, fail),
+            Instr::IsNeExact { a, b, fail } => self.cmp_test(ip, CmpOp::ExactNe, a, b, fail),
+            Instr::IsType { test, src, fail } => {
+                let v = self.get(src);
+                let r = self.type_test(test, v);
+                self.branch(r, fail, ip);
+                true
+            }
+            Instr::IsTuple { src, arity, fail } => {
+                let v = self.get(src);
+                let r = self.boxed_header_is(v, header(Kind::Tuple, arity as usize));
+                self.branch(r, fail, ip);
+                true
+            }
+            Instr::IsTaggedTuple {
+                src,
+                arity,
+                tag,
+                fail,
+            } => {
+                let v = self.get(src);
+                let r = self.boxed_header_is(v, header(Kind::Tuple, arity as usize));
+                self.branch(r, fail, ip);
+                let addr = self.deref(v);
+                let first = self.b.ins().load(I64, flags(), addr, 8);
+                let want = Term::atom(tag).0 as i64;
+                let r = self.b.ins().icmp_imm_s(IntCC::Equal, first, want);
+                self.branch(r, fail, ip);
+                true
+            }
+            Instr::IsCons { src, fail } => {
+                let v = self.get(src);
+                let r = self.tag_is(v, TAG_CONS);
+                self.branch(r, fail, ip);
+                true
+            }
+            Instr::IsNil { src, fail } => {
+                let v = self.get(src);
+                let r = self.b.ins().icmp_imm_s(IntCC::Equal, v, Term::NIL.0 as i64);
+                self.branch(r, fail, ip);
+                true
+            }
+            Instr::SelectVal { src, table, fail } => {
+                let t = &self.m.get().select_tables[table as usize];
+                if t.values.iter().any(|v| !v.is_immediate()) {
+                    self.exit_at(ip as u32, exit::BAIL);
+                    return false;
+                }
+                let pairs: Vec<(Term, Label)> = t
+                    .values
+                    .iter()
+                    .copied()
+                    .zip(t.targets.iter().copied())
+                    .collect();
+                let v = self.get(src);
+                for (value, to) in pairs {
+                    let is = self.b.ins().icmp_imm_s(IntCC::Equal, v, value.0 as i64);
+                    let next = self.b.create_block();
+                    let to = self.target(to);
+                    self.b.ins().brif(is, to, &[], next, &[]);
+                    self.b.switch_to_block(next);
+                }
+                if fail == Label::RAISE {
+                    self.exit_at(ip as u32, exit::BAIL);
+                } else {
+                    let f = self.target(fail);
+                    self.b.ins().jump(f, &[]);
+                }
+                false
+            }
+            Instr::GetList { src, head, tail } => {
+                let v = self.get(src);
+                self.get_list(v, head, tail);
+                true
+            }
+            Instr::IsConsGetList {
+                src,
+                fail,
+                head,
+                tail,
+            } => {
+                let v = self.get(src);
+                let r = self.tag_is(v, TAG_CONS);
+                self.branch(r, fail, ip);
+                self.get_list(v, head, tail);
+                true
+            }
+            Instr::GetHd { src, dst } => {
+                let v = self.get(src);
+                let addr = self.deref(v);
+                let h = self.b.ins().load(I64, flags(), addr, 0);
+                self.put(dst, h);
+                true
+            }
+            Instr::GetTl { src, dst } => {
+                let v = self.get(src);
+                let addr = self.deref(v);
+                let t = self.b.ins().load(I64, flags(), addr, 8);
+                self.put(dst, t);
+                true
+            }
+            Instr::GetTupleElement { src, index, dst } => {
+                let v = self.get(src);
+                let addr = self.deref(v);
+                let e = self
+                    .b
+                    .ins()
+                    .load(I64, flags(), addr, (index as i32 + 1) * 8);
+                self.put(dst, e);
+                true
+            }
+            Instr::PutList { head, tail, dst } => {
+                let h = self.get(head);
+                let t = self.get(tail);
+                let addr = self.bump(2);
+                self.b.ins().store(flags(), h, addr, 0);
+                self.b.ins().store(flags(), t, addr, 8);
+                let v = self.pointer(addr, TAG_CONS);
+                self.put(dst, v);
+                true
+            }
+            Instr::PutTuple {
+                arity,
+                elements,
+                dst,
+            } => {
+                let module = self.m.get();
+                let srcs: Vec<Src> = module.operand_lists
+                    [elements as usize..elements as usize + arity as usize]
+                    .to_vec();
+                let values: Vec<Value> = srcs.iter().map(|&s| self.get(s)).collect();
+                let addr = self.bump(arity as usize + 1);
+                let h = self.konst(header(Kind::Tuple, arity as usize));
+                self.b.ins().store(flags(), h, addr, 0);
+                for (i, v) in values.into_iter().enumerate() {
+                    self.b.ins().store(flags(), v, addr, (i as i32 + 1) * 8);
+                }
+                let v = self.pointer(addr, TAG_BOXED);
+                self.put(dst, v);
+                true
+            }
+            // Everything else: the interpreter runs it.
+            _ => {
+                self.exit_at(ip as u32, exit::BAIL);
+                false
+            }
+        }
+    }
+
+    fn get_list(&mut self, v: Value, head: Dst, tail: Dst) {
+        let addr = self.deref(v);
+        let h = self.b.ins().load(I64, flags(), addr, 0);
+        let t = self.b.ins().load(I64, flags(), addr, 8);
+        self.put(head, h);
+        self.put(tail, t);
+    }
+
+    fn do_return(&mut self) {
+        let sig = self.sigs.ctx_ret;
+        let code = self
+            .call(sig, helpers::return_ as *const () as usize, &[self.ctx])
+            .unwrap();
+        self.b.ins().return_(&[code]);
+    }
+
+    /// A local call: push a frame (not for tail calls), charge a
+    /// reduction, then call the callee's native code directly, or stop
+    /// at its entry for `run` to go on from.
+    fn local_call(&mut self, ip: usize, arity: u16, target: Label, tail: bool, dealloc: bool) {
+        let entry = target.0 + 1;
+        if dealloc {
+            let sig = self.sigs.ctx_only;
+            self.call(sig, helpers::deallocate as *const () as usize, &[self.ctx]);
+        }
+        if !tail {
+            let ret = self.b.ins().iconst(I32, ip as i64 + 1);
+            let sig = self.sigs.ctx_u32;
+            let ok = self
+                .call(
+                    sig,
+                    helpers::push_frame as *const () as usize,
+                    &[self.ctx, ret],
+                )
+                .unwrap();
+            let failed = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
+            self.bail_if(failed, ip);
+        }
+        // Reductions: the call is made; a spent slice yields at the callee.
+        let reds = self.b.ins().load(I64, flags(), self.ctx, off!(reds));
+        let reds = self
+            .b
+            .ins()
+            .iadd_imm_s(reds, -(crate::interp::cost::CALL as i64));
+        self.b.ins().store(flags(), reds, self.ctx, off!(reds));
+        let spent = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedLessThanOrEqual, reds, 0);
+        let yield_block = self.b.create_block();
+        let go_on = self.b.create_block();
+        self.b.ins().brif(spent, yield_block, &[], go_on, &[]);
+        self.b.switch_to_block(yield_block);
+        let live = self.b.ins().iconst(I32, arity as i64);
+        self.b.ins().store(flags(), live, self.ctx, off!(live));
+        self.exit_at(entry, exit::YIELD);
+        self.b.switch_to_block(go_on);
+
+        // A tail call of this very function is a loop.
+        if tail && entry as usize == self.start {
+            let body = self.body;
+            self.b.ins().jump(body, &[]);
+            return;
+        }
+        let module = self.m.get();
+        let function = match module.code.get(target.0 as usize) {
+            Some(Instr::FuncInfo { function }) => *function,
+            _ => {
+                self.exit_at(entry, exit::JUMP);
+                return;
+            }
+        };
+        let slot = module.tier.code_slot(function) as usize as i64;
+        let slot = self.b.ins().iconst(I64, slot);
+        let code = self.b.ins().load(I64, flags(), slot, 0);
+        let depth = self.b.ins().load(I64, flags(), self.ctx, off!(depth));
+        let no_code = self.b.ins().icmp_imm_s(IntCC::Equal, code, 0);
+        let too_deep =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, depth, MAX_DEPTH as i64);
+        let stop = self.b.ins().bor(no_code, too_deep);
+        let stop_block = self.b.create_block();
+        let call_block = self.b.create_block();
+        self.b.ins().brif(stop, stop_block, &[], call_block, &[]);
+        self.b.switch_to_block(stop_block);
+        self.exit_at(entry, exit::JUMP);
+        self.b.switch_to_block(call_block);
+        let deeper = self.b.ins().iadd_imm_s(depth, 1);
+        self.b.ins().store(flags(), deeper, self.ctx, off!(depth));
+        let zero = self.b.ins().iconst(I32, 0);
+        let sig = self.sigs.native;
+        let call = self.b.ins().call_indirect(sig, code, &[self.ctx, zero]);
+        let result = self.b.inst_results(call)[0];
+        self.b.ins().store(flags(), depth, self.ctx, off!(depth));
+        if tail {
+            // Whatever the callee did is this function's result.
+            self.b.ins().return_(&[result]);
+            return;
+        }
+        // RETURNED: the callee popped this call's frame; go on after it.
+        let returned = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, result, exit::RETURNED as i64);
+        let up = self.b.create_block();
+        let after = self.block(ip + 1);
+        self.b.ins().brif(returned, after, &[], up, &[]);
+        self.b.switch_to_block(up);
+        self.b.ins().return_(&[result]);
+        // The caller's code goes on in the block of the next instruction,
+        // which `function` switches to; make the fall-through a no-op.
+        let dead = self.b.create_block();
+        self.b.switch_to_block(dead);
+    }
+
+    fn arith(&mut self, ip: usize, op: u32, a: Src, b: Src, fail: Label, dst: Dst) -> bool {
+        let va = self.get(a);
+        let vb = self.get(b);
+        let slow = self.b.create_block();
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        if op <= 2 {
+            let small = self.both_small(va, vb);
+            let fast = self.b.create_block();
+            self.b.ins().brif(small, fast, &[], slow, &[]);
+            self.b.switch_to_block(fast);
+            // Tagged words: (a - 3) + b, a - b + 3, (a >> 3) * (b - 3);
+            // i64 overflow is exactly small-integer overflow.
+            let (r, of) = match op {
+                0 => {
+                    let a0 = self.b.ins().iadd_imm_s(va, -(TAG_SMALL as i64));
+                    self.b.ins().sadd_overflow(a0, vb)
+                }
+                1 => {
+                    let (d, of) = self.b.ins().ssub_overflow(va, vb);
+                    let r = self.b.ins().iadd_imm_s(d, TAG_SMALL as i64);
+                    (r, of)
+                }
+                _ => {
+                    let a0 = self.b.ins().sshr_imm_s(va, 3);
+                    let b0 = self.b.ins().iadd_imm_s(vb, -(TAG_SMALL as i64));
+                    let (p, of) = self.b.ins().smul_overflow(a0, b0);
+                    let r = self.b.ins().bor_imm_s(p, TAG_SMALL as i64);
+                    (r, of)
+                }
+            };
+            self.b
+                .ins()
+                .brif(of, slow, &[], done, &[BlockArg::Value(r)]);
+        } else {
+            self.b.ins().jump(slow, &[]);
+        }
+        self.b.switch_to_block(slow);
+        if op <= 3 {
+            self.float_arith(op, (a, va), (b, vb), done);
+        }
+        let opv = self.b.ins().iconst(I32, op as i64);
+        let sig = self.sigs.arith;
+        let r = self
+            .call(
+                sig,
+                helpers::arith as *const () as usize,
+                &[self.ctx, opv, va, vb],
+            )
+            .unwrap();
+        let failed = self.b.ins().icmp_imm_s(IntCC::Equal, r, 0);
+        let failure = if fail == Label::RAISE {
+            // The interpreter runs the instruction again and raises.
+            let bail = self.b.create_block();
+            let here = self.b.current_block();
+            self.b.switch_to_block(bail);
+            self.exit_at(ip as u32, exit::BAIL);
+            if let Some(h) = here {
+                self.b.switch_to_block(h);
+            }
+            bail
+        } else {
+            self.target(fail)
+        };
+        self.b
+            .ins()
+            .brif(failed, failure, &[], done, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(done);
+        self.put(dst, result);
+        true
+    }
+
+    /// `+ - * /` on floats (and a float with a small integer, or two small
+    /// integers for `/`), inline: the result is boxed at the heap top and
+    /// `done` gets it. Anything else, a result that is not finite or a
+    /// full heap falls through to the general path after this code.
+    fn float_arith(&mut self, op: u32, (sa, a): (Src, Value), (sb, b): (Src, Value), done: Block) {
+        let general = self.b.create_block();
+        if op != 3 {
+            // Two small integers here overflowed: that is for bignums.
+            let small = self.both_small(a, b);
+            let go_on = self.b.create_block();
+            self.b.ins().brif(small, general, &[], go_on, &[]);
+            self.b.switch_to_block(go_on);
+        }
+        let fa = self.float_of(sa, a, general);
+        let fb = self.float_of(sb, b, general);
+        let r = match op {
+            0 => self.b.ins().fadd(fa, fb),
+            1 => self.b.ins().fsub(fa, fb),
+            2 => self.b.ins().fmul(fa, fb),
+            _ => self.b.ins().fdiv(fa, fb),
+        };
+        // Finite: r - r is 0.0 (it is NaN for infinities and NaN).
+        let d = self.b.ins().fsub(r, r);
+        let zero = self.b.ins().f64const(0.0);
+        let finite = self.b.ins().fcmp(FloatCC::Equal, d, zero);
+        let fits = self.b.create_block();
+        self.b.ins().brif(finite, fits, &[], general, &[]);
+        self.b.switch_to_block(fits);
+        let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
+        let limit = self.b.ins().load(I64, flags(), self.ctx, off!(hlimit));
+        let new = self.b.ins().iadd_imm_s(top, 16);
+        let room = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, new, limit);
+        let store = self.b.create_block();
+        self.b.ins().brif(room, store, &[], general, &[]);
+        self.b.switch_to_block(store);
+        self.b.ins().store(flags(), new, self.ctx, off!(htop));
+        let h = self.konst(header(Kind::Float, 1));
+        self.b.ins().store(flags(), h, top, 0);
+        self.b.ins().store(flags(), r, top, 8);
+        let t = self.pointer(top, TAG_BOXED);
+        self.b.ins().jump(done, &[BlockArg::Value(t)]);
+        self.b.switch_to_block(general);
+    }
+
+    /// `v` (read from `s`) as a float: a boxed float's value, or a small
+    /// integer within 2^53 (converted exactly); anything else jumps to
+    /// `other`. A literal operand is converted here, once.
+    fn float_of(&mut self, s: Src, v: Value, other: Block) -> Value {
+        if s.kind() != SRC_X && s.kind() != SRC_Y {
+            let t = self.m.get().literals[s.index()];
+            let known = match t.as_small() {
+                Some(i) if i.abs() <= 1 << 53 => Some(i as f64),
+                Some(_) => None,
+                None if t.is_boxed() && t.is_literal() => {
+                    let words = crate::term::literal::words_from(t.offset());
+                    (words.first() == Some(&header(Kind::Float, 1)))
+                        .then(|| f64::from_bits(words[1].0))
+                }
+                None => None,
+            };
+            if let Some(f) = known {
+                return self.b.ins().f64const(f);
+            }
+        }
+        let join = self.b.create_block();
+        let f = self.b.append_block_param(join, types::F64);
+        let small = self.tag_is(v, TAG_SMALL);
+        let int = self.b.create_block();
+        let not_int = self.b.create_block();
+        self.b.ins().brif(small, int, &[], not_int, &[]);
+        self.b.switch_to_block(int);
+        let i = self.b.ins().sshr_imm_s(v, 3);
+        // |i| <= 2^53: (i + 2^53) as unsigned <= 2^54.
+        let shifted = self.b.ins().iadd_imm_s(i, 1 << 53);
+        let exact = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, shifted, 1 << 54);
+        let convert = self.b.create_block();
+        self.b.ins().brif(exact, convert, &[], other, &[]);
+        self.b.switch_to_block(convert);
+        let x = self.b.ins().fcvt_from_sint(types::F64, i);
+        self.b.ins().jump(join, &[BlockArg::Value(x)]);
+        self.b.switch_to_block(not_int);
+        let boxed = self.tag_is(v, TAG_BOXED);
+        let check = self.b.create_block();
+        self.b.ins().brif(boxed, check, &[], other, &[]);
+        self.b.switch_to_block(check);
+        let addr = self.deref(v);
+        let h = self.b.ins().load(I64, flags(), addr, 0);
+        let is_float = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, h, header(Kind::Float, 1).0 as i64);
+        let load = self.b.create_block();
+        self.b.ins().brif(is_float, load, &[], other, &[]);
+        self.b.switch_to_block(load);
+        let x = self.b.ins().load(types::F64, flags(), addr, 8);
+        self.b.ins().jump(join, &[BlockArg::Value(x)]);
+        self.b.switch_to_block(join);
+        f
+    }
+
+    /// The comparison `op` of two terms, as an i8 truth value.
+    fn comparison(&mut self, op: CmpOp, (sa, a): (Src, Value), (sb, b): (Src, Value)) -> Value {
+        let join = self.b.create_block();
+        let r = self.b.append_block_param(join, types::I8);
+        match op {
+            CmpOp::ExactEq | CmpOp::ExactNe | CmpOp::Eq | CmpOp::Ne => {
+                let exact = matches!(op, CmpOp::ExactEq | CmpOp::ExactNe);
+                let negate = matches!(op, CmpOp::ExactNe | CmpOp::Ne);
+                let same = self.b.ins().icmp(IntCC::Equal, a, b);
+                let yes = self.b.ins().iconst(types::I8, 1);
+                let no = self.b.ins().iconst(types::I8, 0);
+                let differ = self.b.create_block();
+                self.b
+                    .ins()
+                    .brif(same, join, &[BlockArg::Value(yes)], differ, &[]);
+                self.b.switch_to_block(differ);
+                // Two different words are equal only if a pointer is
+                // involved (or, for ==, an integer against a float).
+                let ia = self.is_immediate(a);
+                let ib = self.is_immediate(b);
+                let both = self.b.ins().band(ia, ib);
+                let general = self.b.create_block();
+                self.b
+                    .ins()
+                    .brif(both, join, &[BlockArg::Value(no)], general, &[]);
+                self.b.switch_to_block(general);
+                let sig = self.sigs.cmp;
+                let f = if exact {
+                    helpers::exact_eq as *const () as usize
+                } else {
+                    helpers::eq as *const () as usize
+                };
+                let callee = self.b.ins().iconst(I64, f as i64);
+                let call = self.b.ins().call_indirect(sig, callee, &[self.ctx, a, b]);
+                let v = self.b.inst_results(call)[0];
+                let t = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
+                self.b.ins().jump(join, &[BlockArg::Value(t)]);
+                self.b.switch_to_block(join);
+                if negate {
+                    let one = self.b.ins().iconst(types::I8, 1);
+                    self.b.ins().bxor(r, one)
+                } else {
+                    r
+                }
+            }
+            CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
+                let cc = match op {
+                    CmpOp::Lt => IntCC::SignedLessThan,
+                    CmpOp::Le => IntCC::SignedLessThanOrEqual,
+                    CmpOp::Gt => IntCC::SignedGreaterThan,
+                    _ => IntCC::SignedGreaterThanOrEqual,
+                };
+                let small = self.both_small(a, b);
+                let fast = self.b.create_block();
+                let general = self.b.create_block();
+                self.b.ins().brif(small, fast, &[], general, &[]);
+                self.b.switch_to_block(fast);
+                // Tagged small integers order as their values.
+                let t = self.b.ins().icmp(cc, a, b);
+                self.b.ins().jump(join, &[BlockArg::Value(t)]);
+                self.b.switch_to_block(general);
+                // Numbers as floats (exact for these), else term order.
+                let helper = self.b.create_block();
+                let fa = self.float_of(sa, a, helper);
+                let fb = self.float_of(sb, b, helper);
+                let fcc = match op {
+                    CmpOp::Lt => FloatCC::LessThan,
+                    CmpOp::Le => FloatCC::LessThanOrEqual,
+                    CmpOp::Gt => FloatCC::GreaterThan,
+                    _ => FloatCC::GreaterThanOrEqual,
+                };
+                let t = self.b.ins().fcmp(fcc, fa, fb);
+                self.b.ins().jump(join, &[BlockArg::Value(t)]);
+                self.b.switch_to_block(helper);
+                let sig = self.sigs.cmp;
+                let o = self
+                    .call(
+                        sig,
+                        helpers::compare as *const () as usize,
+                        &[self.ctx, a, b],
+                    )
+                    .unwrap();
+                let t = self.b.ins().icmp_imm_s(cc, o, 0);
+                self.b.ins().jump(join, &[BlockArg::Value(t)]);
+                self.b.switch_to_block(join);
+                r
+            }
+        }
+    }
+
+    /// A literal operand that equals only the very same word (an atom,
+    /// `[]`, a pid, and for `=:=` a small integer too).
+    fn word_literal(&self, s: Src, exact: bool) -> bool {
+        s.kind() != SRC_X && s.kind() != SRC_Y && {
+            let t = self.m.get().literals[s.index()];
+            t.is_immediate() && (exact || !t.is_small())
+        }
+    }
+
+    fn cmp_test(&mut self, ip: usize, op: CmpOp, a: Src, b: Src, fail: Label) -> bool {
+        let va = self.get(a);
+        let vb = self.get(b);
+        let equality = match op {
+            CmpOp::ExactEq | CmpOp::Eq => Some(IntCC::Equal),
+            CmpOp::ExactNe | CmpOp::Ne => Some(IntCC::NotEqual),
+            _ => None,
+        };
+        let exact = matches!(op, CmpOp::ExactEq | CmpOp::ExactNe);
+        if let Some(cc) = equality
+            && (self.word_literal(a, exact) || self.word_literal(b, exact))
+        {
+            let r = self.b.ins().icmp(cc, va, vb);
+            self.branch(r, fail, ip);
+            return true;
+        }
+        let r = self.comparison(op, (a, va), (b, vb));
+        self.branch(r, fail, ip);
+        true
+    }
+
+    fn type_test(&mut self, test: TypeTest, v: Value) -> Value {
+        match test {
+            TypeTest::Atom => self.tag_is(v, TAG_ATOM),
+            TypeTest::Pid => self.tag_is(v, TAG_PID),
+            TypeTest::List => {
+                let cons = self.tag_is(v, TAG_CONS);
+                let nil = self.b.ins().icmp_imm_s(IntCC::Equal, v, Term::NIL.0 as i64);
+                self.b.ins().bor(cons, nil)
+            }
+            TypeTest::Boolean => {
+                let t = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::Equal, v, Term::TRUE.0 as i64);
+                let f = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::Equal, v, Term::FALSE.0 as i64);
+                self.b.ins().bor(t, f)
+            }
+            TypeTest::Tuple => {
+                // Any tuple header: kind Tuple, any size.
+                let is_boxed = self.tag_is(v, TAG_BOXED);
+                let check = self.b.create_block();
+                let join = self.b.create_block();
+                let r = self.b.append_block_param(join, types::I8);
+                let no = self.b.ins().iconst(types::I8, 0);
+                self.b
+                    .ins()
+                    .brif(is_boxed, check, &[], join, &[BlockArg::Value(no)]);
+                self.b.switch_to_block(check);
+                let sig = self.sigs.test;
+                let n = self.b.ins().iconst(I32, type_test_number(test) as i64);
+                let t = self
+                    .call(
+                        sig,
+                        helpers::type_test as *const () as usize,
+                        &[self.ctx, n, v],
+                    )
+                    .unwrap();
+                let t = self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
+                self.b.ins().jump(join, &[BlockArg::Value(t)]);
+                self.b.switch_to_block(join);
+                r
+            }
+            TypeTest::Integer | TypeTest::Number => {
+                let small = self.tag_is(v, TAG_SMALL);
+                let join = self.b.create_block();
+                let r = self.b.append_block_param(join, types::I8);
+                let general = self.b.create_block();
+                let yes = self.b.ins().iconst(types::I8, 1);
+                self.b
+                    .ins()
+                    .brif(small, join, &[BlockArg::Value(yes)], general, &[]);
+                self.b.switch_to_block(general);
+                let sig = self.sigs.test;
+                let n = self.b.ins().iconst(I32, type_test_number(test) as i64);
+                let t = self
+                    .call(
+                        sig,
+                        helpers::type_test as *const () as usize,
+                        &[self.ctx, n, v],
+                    )
+                    .unwrap();
+                let t = self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
+                self.b.ins().jump(join, &[BlockArg::Value(t)]);
+                self.b.switch_to_block(join);
+                r
+            }
+            _ => {
+                let sig = self.sigs.test;
+                let n = self.b.ins().iconst(I32, type_test_number(test) as i64);
+                let t = self
+                    .call(
+                        sig,
+                        helpers::type_test as *const () as usize,
+                        &[self.ctx, n, v],
+                    )
+                    .unwrap();
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0)
+            }
+        }
+    }
+}

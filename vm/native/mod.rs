@@ -1,0 +1,262 @@
+//! The native tier: act bytecode compiled to machine code with Cranelift,
+//! function by function, and run under the engine contract
+//! (`crate::engine`).
+//!
+//! A compiled function is `extern "C" fn(&mut Ctx, entry) -> code`. It
+//! works on the process state the interpreter uses, through `Ctx`: X
+//! registers in the scheduler's array, Y slots in `process.stack`, the
+//! heap's free space as a bump pointer. `entry` says where it starts: 0
+//! at the function's first instruction, n at the instruction after its
+//! n-th call (a return address), as `TierSlots` in the module records.
+//!
+//! Invariants:
+//! - Between two instructions, native code holds no term anywhere but in
+//!   X registers, Y slots and the heap (each instruction loads what it
+//!   reads and stores what it writes), so a collection in a helper sees
+//!   every root, and an exit at any instruction boundary leaves exactly
+//!   the state the interpreter expects there.
+//! - `Ctx::htop` is the heap's top while native code runs; every helper
+//!   that touches the heap takes it back first (`enter`) and hands the
+//!   new one out after (`leave`).
+//! - A local call pushes a frame and then calls the callee's native code
+//!   directly on the machine stack, at most `MAX_DEPTH` deep; the callee
+//!   returns `RETURNED` when it popped that frame. Any other code goes up
+//!   the machine stack unchanged to `run`, which carries on from
+//!   `process.ip`: the frames are on the process, never on the machine
+//!   stack, so unwinding the machine stack loses nothing.
+//! - Helpers never unwind into native code (they return status codes).
+
+mod codegen;
+mod helpers;
+
+use crate::code::{Instr, Label, ModuleRef, X_REGISTERS};
+use crate::engine::{ExitKind, Mode, Outcome};
+use crate::interp::Registers;
+use crate::process::Process;
+use crate::term::Term;
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+
+/// What native code works on; field offsets are part of the generated
+/// code (see `codegen::offsets`).
+#[repr(C)]
+pub struct Ctx {
+    /// The scheduler's X registers (they never move while native code runs).
+    pub x: *mut Term,
+    /// The current frame's Y slots: `process.stack` at `y_base`.
+    pub y: *mut Term,
+    /// The heap's top and the end of its free space (equal in GC stress
+    /// mode, so that every heap test collects).
+    pub htop: *mut Term,
+    pub hlimit: *mut Term,
+    /// The heap's first word: a heap term's offset counts from here.
+    pub hbase: *mut Term,
+    /// Reductions left in this time slice.
+    pub reds: i64,
+    /// Where to go on after native code stopped.
+    pub ip: u32,
+    /// X registers live at a yield.
+    pub live: u32,
+    /// Native calls now on the machine stack.
+    pub depth: u64,
+    pub process: *mut Process,
+    /// The module version the running code belongs to.
+    pub module: ModuleRef,
+    pub budget: u64,
+}
+
+/// Exit codes of native code.
+pub mod exit {
+    /// The function returned: the frame it returned through is popped and
+    /// `Ctx::ip` is the return address (in the same module).
+    pub const RETURNED: u32 = 0;
+    /// Go on at `Ctx::ip` in `process.module` (a call or return native
+    /// code does not make itself).
+    pub const JUMP: u32 = 1;
+    /// The time slice is spent: resume at `Ctx::ip` with `Ctx::live` X
+    /// registers live.
+    pub const YIELD: u32 = 2;
+    /// The process's first function returned.
+    pub const DONE: u32 = 3;
+    /// The interpreter runs the instruction at `Ctx::ip` (and goes on).
+    pub const BAIL: u32 = 4;
+}
+
+/// Native calls on the machine stack before a call goes through `run`.
+pub const MAX_DEPTH: u64 = 200;
+
+/// Calls an interpreted function takes in `auto` mode before it is compiled.
+const HOT_CALLS: u32 = 1000;
+
+type NativeFn = unsafe extern "C" fn(*mut Ctx, u32) -> u32;
+
+/// Whether Cranelift can generate code for this machine.
+pub fn supported() -> bool {
+    cfg!(target_arch = "x86_64") && cranelift_native::builder().is_ok()
+}
+
+/// The code generator, shared by all schedulers (a function is compiled
+/// once, by whichever scheduler first finds it hot).
+static JIT: Mutex<Option<codegen::Jit>> = Mutex::new(None);
+
+/// Counts a call of the function whose `FuncInfo` is at `target` and
+/// compiles it when it is hot (at once in `native` mode).
+#[inline]
+pub fn count_call(m: ModuleRef, target: Label) {
+    let module = m.get();
+    let Some(Instr::FuncInfo { function }) = module.code.get(target.0 as usize) else {
+        return;
+    };
+    let Some(calls) = module.tier.calls.get(*function as usize) else {
+        return;
+    };
+    let n = calls.load(Ordering::Relaxed);
+    if n == u32::MAX {
+        return;
+    }
+    let hot = match crate::engine::mode() {
+        Mode::Native => 1,
+        _ => HOT_CALLS,
+    };
+    if n + 1 < hot {
+        calls.store(n + 1, Ordering::Relaxed);
+        return;
+    }
+    compile(m, *function);
+}
+
+/// Compiles `function` of `m` and publishes its entries, unless it was
+/// taken or refused before.
+fn compile(m: ModuleRef, function: u32) {
+    let module = m.get();
+    let mut jit = JIT.lock().unwrap_or_else(|e| e.into_inner());
+    if module.tier.calls[function as usize].swap(u32::MAX, Ordering::Relaxed) == u32::MAX {
+        return;
+    }
+    if jit.is_none() {
+        match codegen::Jit::new() {
+            Ok(j) => *jit = Some(j),
+            Err(_) => return,
+        }
+    }
+    let Some(jit) = jit.as_mut() else { return };
+    let started = std::time::Instant::now();
+    let result = jit.compile(m, function);
+    stats::record(module, function, started.elapsed(), result.as_ref().err());
+    if let Ok((code, entries)) = result {
+        module.tier.publish(function, code, &entries);
+    }
+}
+
+/// Runs native code from `process.ip` for as long as there is native code
+/// to run. `None`: the interpreter goes on from `process.ip`.
+pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outcome> {
+    if regs.x.len() != X_REGISTERS {
+        regs.x.resize(X_REGISTERS, Term::NIL);
+    }
+    loop {
+        let m = ModuleRef::pin(&p.module);
+        let ip = p.ip as usize;
+        let (code, entry) = match m.tier.entry_at(ip) {
+            Some(found) => found,
+            None => {
+                // A function entered by spawn, apply or a call native code
+                // did not make: count it as a call.
+                if ip > 0 && matches!(m.get().code.get(ip - 1), Some(Instr::FuncInfo { .. })) {
+                    count_call(m, Label(ip as u32 - 1));
+                }
+                m.tier.entry_at(ip)?
+            }
+        };
+        let mut ctx = Ctx {
+            x: regs.x.as_mut_ptr(),
+            y: std::ptr::null_mut(),
+            htop: std::ptr::null_mut(),
+            hlimit: std::ptr::null_mut(),
+            hbase: std::ptr::null_mut(),
+            reds: budget as i64 - p.reductions as i64,
+            ip: p.ip,
+            live: 0,
+            depth: 0,
+            process: &raw mut *p,
+            module: m,
+            budget: budget as u64,
+        };
+        helpers::leave(&mut ctx, p);
+        // SAFETY: `code` is a function the code generator made for this
+        // module version with the `NativeFn` signature (published only
+        // after it was finalised, and never freed); `ctx` points at this
+        // process and these registers, which nothing else touches while it
+        // runs.
+        let code = unsafe {
+            let f: NativeFn = std::mem::transmute::<usize, NativeFn>(code);
+            f(&mut ctx, entry)
+        };
+        helpers::enter(&mut ctx, p);
+        p.reductions = (budget as i64 - ctx.reds).max(0) as usize;
+        p.ip = ctx.ip;
+        match code {
+            exit::RETURNED | exit::JUMP => continue,
+            exit::YIELD => {
+                p.live_x = ctx.live;
+                return Some(Outcome::Yield);
+            }
+            exit::DONE => return Some(Outcome::Exit(ExitKind::Normal)),
+            _ => return None,
+        }
+    }
+}
+
+/// What the native tier did, for `--engine-stats`.
+pub mod stats {
+    use crate::code::Module;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    struct Stats {
+        compiled: usize,
+        time: Duration,
+        refused: Vec<String>,
+    }
+
+    static STATS: Mutex<Stats> = Mutex::new(Stats {
+        compiled: 0,
+        time: Duration::ZERO,
+        refused: Vec::new(),
+    });
+
+    pub(super) fn record(module: &Module, function: u32, time: Duration, refused: Option<&String>) {
+        let mut s = STATS.lock().unwrap_or_else(|e| e.into_inner());
+        s.time += time;
+        match refused {
+            None => s.compiled += 1,
+            Some(why) => {
+                let f = &module.functions[function as usize];
+                s.refused.push(format!(
+                    "{}:{}/{}: {why}",
+                    module.name.name(),
+                    f.name.name(),
+                    f.arity
+                ));
+            }
+        }
+    }
+
+    /// The report `--engine-stats` prints after a run.
+    pub fn report() -> String {
+        let s = STATS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = format!(
+            "engine: {:?}\nnative: {} functions compiled in {:.3} ms, {} left to the interpreter\n",
+            crate::engine::mode(),
+            s.compiled,
+            s.time.as_secs_f64() * 1e3,
+            s.refused.len()
+        );
+        for why in &s.refused {
+            out.push_str("  ");
+            out.push_str(why);
+            out.push('\n');
+        }
+        out
+    }
+}
