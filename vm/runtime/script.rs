@@ -18,6 +18,12 @@ const STDLIB: &[(&str, &str)] = &[
     ("maps", include_str!("../../stdlib/maps.act")),
     ("string", include_str!("../../stdlib/string.act")),
     ("timer", include_str!("../../stdlib/timer.act")),
+    ("queue", include_str!("../../stdlib/queue.act")),
+    ("sets", include_str!("../../stdlib/sets.act")),
+    ("ordsets", include_str!("../../stdlib/ordsets.act")),
+    ("orddict", include_str!("../../stdlib/orddict.act")),
+    ("dict", include_str!("../../stdlib/dict.act")),
+    ("proplists", include_str!("../../stdlib/proplists.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
