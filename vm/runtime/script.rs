@@ -24,6 +24,8 @@ const STDLIB: &[(&str, &str)] = &[
     ("orddict", include_str!("../../stdlib/orddict.act")),
     ("dict", include_str!("../../stdlib/dict.act")),
     ("proplists", include_str!("../../stdlib/proplists.act")),
+    ("gb_trees", include_str!("../../stdlib/gb_trees.act")),
+    ("gb_sets", include_str!("../../stdlib/gb_sets.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
