@@ -26,6 +26,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("proplists", include_str!("../../stdlib/proplists.act")),
     ("gb_trees", include_str!("../../stdlib/gb_trees.act")),
     ("gb_sets", include_str!("../../stdlib/gb_sets.act")),
+    ("array", include_str!("../../stdlib/array.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
