@@ -27,6 +27,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("gb_trees", include_str!("../../stdlib/gb_trees.act")),
     ("gb_sets", include_str!("../../stdlib/gb_sets.act")),
     ("array", include_str!("../../stdlib/array.act")),
+    ("calendar", include_str!("../../stdlib/calendar.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
