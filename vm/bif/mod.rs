@@ -6,6 +6,7 @@
 //! act code; `apply` and friends are instructions.
 
 pub mod erlang;
+pub mod filename;
 pub mod fmt;
 pub mod hash;
 pub mod io;
@@ -285,6 +286,9 @@ bifs! {
         "phash", 2 => hash::phash_2;
         "phash2", 1 => hash::phash2_1;
         "phash2", 2 => hash::phash2_2;
+    }
+    "filename" => {
+        "$cwd", 0 => filename::cwd_0;
     }
 }
 

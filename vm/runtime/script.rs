@@ -28,6 +28,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("gb_sets", include_str!("../../stdlib/gb_sets.act")),
     ("array", include_str!("../../stdlib/array.act")),
     ("calendar", include_str!("../../stdlib/calendar.act")),
+    ("filename", include_str!("../../stdlib/filename.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
