@@ -29,6 +29,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("array", include_str!("../../stdlib/array.act")),
     ("calendar", include_str!("../../stdlib/calendar.act")),
     ("filename", include_str!("../../stdlib/filename.act")),
+    ("base64", include_str!("../../stdlib/base64.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
