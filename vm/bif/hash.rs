@@ -111,7 +111,10 @@ enum Job2 {
     /// End of one key-value pair of a map: fold its hash into the xor.
     MapPair,
     /// End of a map: restore the outer hash and xor, mix in this xor.
-    MapTail { outer: u32, outer_xor: u32 },
+    MapTail {
+        outer: u32,
+        outer_xor: u32,
+    },
 }
 
 struct Hash2 {
@@ -440,7 +443,9 @@ pub fn phash_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn phash2_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    Ok(Term::small((hash2(&ctx.process.heap, args[0]) & ((1 << 27) - 1)) as i64))
+    Ok(Term::small(
+        (hash2(&ctx.process.heap, args[0]) & ((1 << 27) - 1)) as i64,
+    ))
 }
 
 pub fn phash2_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
