@@ -39,33 +39,6 @@ pub fn bit_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(Term::small(bytes.len() as i64 * 8))
 }
 
-/// A stable hash in `0..Range`. Not BEAM's phash2 values: programs that
-/// print them differ, programs that use them to spread keys do not.
-fn hash_term(ctx: &Context, t: Term) -> Result<u64, BifError> {
-    let bytes =
-        crate::term::etf::term_to_binary(&ctx.process.heap, t).map_err(|_| BifError::Badarg)?;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    Ok(h)
-}
-
-pub fn phash2_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    Ok(Term::small((hash_term(ctx, args[0])? % (1 << 27)) as i64))
-}
-
-pub fn phash2_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let range = small(args[1])?;
-    if !(1..=(1 << 32)).contains(&range) {
-        return Err(BifError::Badarg);
-    }
-    Ok(Term::small(
-        (hash_term(ctx, args[0])? % range as u64) as i64,
-    ))
-}
-
 /// `binary:part(Bin, Pos, Len)`; a negative `Len` counts back from `Pos`.
 pub fn binary_part_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let size = ctx

@@ -6,7 +6,9 @@
 //! act code; `apply` and friends are instructions.
 
 pub mod erlang;
+pub mod filename;
 pub mod fmt;
+pub mod hash;
 pub mod io;
 pub mod library;
 pub mod lists;
@@ -265,8 +267,6 @@ bifs! {
         "term_to_binary", 1 => library::term_to_binary_1, auto;
         "binary_to_term", 1 => library::binary_to_term_1, auto;
         "bit_size", 1 => library::bit_size_1, auto;
-        "phash2", 1 => library::phash2_1;
-        "phash2", 2 => library::phash2_2;
         "binary_part", 3 => library::binary_part_3, auto;
         "split_binary", 2 => library::split_binary_2, auto;
         "append_element", 2 => library::append_element_2;
@@ -281,6 +281,14 @@ bifs! {
     }
     "binary" => {
         "part", 3 => library::binary_part_3;
+    }
+    "erlang" => {
+        "phash", 2 => hash::phash_2;
+        "phash2", 1 => hash::phash2_1;
+        "phash2", 2 => hash::phash2_2;
+    }
+    "filename" => {
+        "$cwd", 0 => filename::cwd_0;
     }
 }
 

@@ -18,6 +18,18 @@ const STDLIB: &[(&str, &str)] = &[
     ("maps", include_str!("../../stdlib/maps.act")),
     ("string", include_str!("../../stdlib/string.act")),
     ("timer", include_str!("../../stdlib/timer.act")),
+    ("queue", include_str!("../../stdlib/queue.act")),
+    ("sets", include_str!("../../stdlib/sets.act")),
+    ("ordsets", include_str!("../../stdlib/ordsets.act")),
+    ("orddict", include_str!("../../stdlib/orddict.act")),
+    ("dict", include_str!("../../stdlib/dict.act")),
+    ("proplists", include_str!("../../stdlib/proplists.act")),
+    ("gb_trees", include_str!("../../stdlib/gb_trees.act")),
+    ("gb_sets", include_str!("../../stdlib/gb_sets.act")),
+    ("array", include_str!("../../stdlib/array.act")),
+    ("calendar", include_str!("../../stdlib/calendar.act")),
+    ("filename", include_str!("../../stdlib/filename.act")),
+    ("base64", include_str!("../../stdlib/base64.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
