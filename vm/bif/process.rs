@@ -15,6 +15,7 @@ use super::{BifError, BifResult, Context};
 use crate::heap::{self, MessageBuffer};
 use crate::process::Process;
 use crate::sched::Pid;
+use crate::sched::send_timer::Destination;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::cell::Cell;
@@ -77,6 +78,22 @@ pub trait Services {
     fn make_ref(&mut self) -> u64;
     /// Nanoseconds on the VM's clock (virtual under `--deterministic`).
     fn now_ns(&self) -> u64;
+    /// `erlang:send_after` and `start_timer`: timer `id` sends `message`
+    /// to `to` after `after_ns` (a lone process has no timers).
+    fn start_send_timer(&mut self, _id: u64, _after_ns: u64, _to: Destination, _message: MessageBuffer) {}
+    /// Cancels timer `id`: the nanoseconds it had left, if it was pending.
+    fn cancel_send_timer(&mut self, _id: u64) -> Option<u64> {
+        None
+    }
+    /// The nanoseconds timer `id` has left, if it is pending.
+    fn read_send_timer(&self, _id: u64) -> Option<u64> {
+        None
+    }
+    /// The running process's links, monitors it holds (reference, target)
+    /// and the processes monitoring it, for `process_info`.
+    fn relations(&self) -> (Vec<Pid>, Vec<(u64, Pid)>, Vec<Pid>) {
+        (Vec::new(), Vec::new(), Vec::new())
+    }
 }
 
 /// The services of a process that runs alone (the sequential path): it
@@ -371,9 +388,32 @@ fn copy_args(heap: &heap::Heap, args: &[Term], child: &mut Process) -> Result<Ve
         .collect())
 }
 
-enum SpawnOf {
+pub enum SpawnOf {
     Fun(Term),
     Mfa(Term, Term, Term),
+}
+
+/// Spawns `what`, linked and/or monitored: the pid and the monitor's
+/// reference id (for `spawn_opt`).
+pub fn spawn_child(
+    ctx: &mut Context,
+    what: SpawnOf,
+    link: bool,
+    monitor: bool,
+) -> Result<(Pid, Option<u64>), BifError> {
+    let (process, start) = build_child(ctx, what)?;
+    services(|s| {
+        let monitor = monitor.then(|| s.make_ref());
+        let spawn = Spawn {
+            process,
+            start,
+            link,
+            monitor,
+        };
+        s.spawn(spawn)
+            .map(|pid| (pid, monitor))
+            .ok_or(BifError::SystemLimit)
+    })
 }
 
 fn do_spawn(ctx: &mut Context, what: SpawnOf, link: bool) -> Result<Pid, BifError> {
@@ -594,14 +634,9 @@ pub fn processes_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(ctx.heap().list(&items))
 }
 
-pub fn system_info_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+pub fn system_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let what = args[0].as_atom().ok_or(BifError::Badarg)?;
-    let n = match what.name() {
-        "process_count" => services(|s| s.process_count()),
-        "schedulers" | "schedulers_online" => services(|s| s.schedulers()),
-        _ => return Err(BifError::Badarg),
-    };
-    Ok(Term::small(n as i64))
+    super::extras::system_info(ctx, args, what)
 }
 
 /// `statistics(reductions | runtime | wall_clock)`: `{Total, SinceLast}`

@@ -18,6 +18,8 @@ const STDLIB: &[(&str, &str)] = &[
     ("maps", include_str!("../../stdlib/maps.act")),
     ("string", include_str!("../../stdlib/string.act")),
     ("timer", include_str!("../../stdlib/timer.act")),
+    // bifs
+    ("rand", include_str!("../../stdlib/rand.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
