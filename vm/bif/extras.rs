@@ -182,17 +182,17 @@ pub fn error_3(_: &mut Context, args: &mut [Term]) -> BifResult {
     Err(BifError::Raise(Class::Error, args[0]))
 }
 
-/// `erlang:raise(Class, Reason, Stacktrace)`: `badarg` for an unknown
-/// class or a stack trace that is not a list.
+/// `erlang:raise(Class, Reason, Stacktrace)`: with an unknown class or a
+/// stack trace that is not a list it raises nothing and returns `badarg`,
+/// as BEAM's does.
 pub fn raise_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let class = args[0]
-        .as_atom()
-        .and_then(Class::from_atom)
-        .ok_or(BifError::Badarg)?;
-    if list_elements(&ctx.process.heap, args[2]).is_none() {
-        return Err(BifError::Badarg);
+    let class = args[0].as_atom().and_then(Class::from_atom);
+    match class {
+        Some(class) if list_elements(&ctx.process.heap, args[2]).is_some() => {
+            Err(BifError::Raise(class, args[1]))
+        }
+        _ => Ok(Term::atom(Atom::BADARG)),
     }
-    Err(BifError::Raise(class, args[1]))
 }
 
 // ---------------------------------------------------------------------
@@ -478,6 +478,22 @@ fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> Bif
     })
 }
 
+/// `info_pair` while `pairs` (made earlier) stay roots too.
+fn info_pair_keeping(
+    ctx: &mut Context,
+    args: &mut [Term],
+    pairs: &mut Vec<Term>,
+    pid: Pid,
+    item: Term,
+) -> BifResult {
+    let n = pairs.len();
+    let mut roots: Vec<Term> = pairs.drain(..).chain(args.iter().copied()).collect();
+    let result = info_pair(ctx, &mut roots, pid, item);
+    args.copy_from_slice(&roots[n..]);
+    pairs.extend_from_slice(&roots[..n]);
+    result
+}
+
 fn info_pair(ctx: &mut Context, args: &mut [Term], pid: Pid, item: Term) -> BifResult {
     let name = item.as_atom().ok_or(BifError::Badarg)?;
     let value = info_value(ctx, args, pid, name.name())?;
@@ -498,7 +514,7 @@ pub fn process_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     }
     let mut pairs = Vec::new();
     for item in items {
-        let pair = info_pair(ctx, args, pid, atom(item))?;
+        let pair = info_pair_keeping(ctx, args, &mut pairs, pid, atom(item))?;
         pairs.push(pair);
     }
     // The pairs are roots while the list is built.
@@ -518,17 +534,13 @@ pub fn process_info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         }
         let mut pairs = Vec::new();
         for item in items {
-            let pair = if item == atom("registered_name") && name_of(pid).is_none() {
-                Term::NIL
-            } else {
-                info_pair(ctx, args, pid, item)?
-            };
-            if pair != Term::NIL {
-                pairs.push(pair);
-            } else {
+            if item == atom("registered_name") && name_of(pid).is_none() {
                 ctx.ensure(3, &mut pairs)?;
                 pairs.push(ctx.heap().tuple(&[item, Term::NIL]));
+                continue;
             }
+            let pair = info_pair_keeping(ctx, args, &mut pairs, pid, item)?;
+            pairs.push(pair);
         }
         ctx.ensure(2 * pairs.len(), &mut pairs)?;
         return Ok(ctx.heap().list(&pairs));
