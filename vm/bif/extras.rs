@@ -1,8 +1,8 @@
 //! The `erlang` extras of the library issue: message timers (`send_after`,
 //! `start_timer`, `cancel_timer`, `read_timer`), `process_info`, the
 //! `system_info` items programs ask about, dates and clocks, unique
-//! integers, `raise/3` and `error/3`, `spawn_opt`, pid and reference text,
-//! and the scheduling hints (`yield`, `bump_reductions`, `garbage_collect`).
+//! integers, `raise/3` and `error/3`, `spawn_opt`, `statistics`, pid and
+//! reference text, and the scheduling hints (`yield`, `bump_reductions`, `garbage_collect`).
 
 use super::erlang::{list_elements, make_string};
 use super::process::{self, reference_id, services};
@@ -778,4 +778,63 @@ pub fn system_info(ctx: &mut Context, args: &mut [Term], item: Atom) -> BifResul
         _ => return Err(BifError::Badarg),
     };
     Ok(value)
+}
+
+/// The CPU time of the whole VM in nanoseconds (the virtual clock under
+/// `--deterministic`).
+fn cpu_ns() -> u64 {
+    if crate::runtime::processes::deterministic() {
+        return services(|s| s.now_ns());
+    }
+    // SAFETY: `ts` is plain data the call fills.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return services(|s| s.now_ns());
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `{Total, SinceLastCall}` with the last total kept in `last` (the "since
+/// last call" of BEAM's statistics is VM-wide, not per process).
+fn since_last(last: &std::sync::atomic::AtomicU64, total: u64) -> (u64, u64) {
+    let before = last.swap(total, Ordering::Relaxed);
+    (total, total.saturating_sub(before))
+}
+
+/// `erlang:statistics(Item)`: `runtime` (CPU milliseconds), `wall_clock`,
+/// `reductions` as `{Total, SinceLast}`, and the queue and counter items
+/// programs print (act keeps no such counters: they read as zero).
+pub fn statistics(ctx: &mut Context, args: &mut [Term], what: Atom) -> BifResult {
+    use std::sync::atomic::AtomicU64;
+    static RUNTIME: AtomicU64 = AtomicU64::new(0);
+    static WALL: AtomicU64 = AtomicU64::new(0);
+    static REDUCTIONS: AtomicU64 = AtomicU64::new(0);
+    let (total, since) = match what.name() {
+        "runtime" => since_last(&RUNTIME, cpu_ns() / 1_000_000),
+        "wall_clock" => since_last(&WALL, services(|s| s.now_ns()) / 1_000_000),
+        "reductions" | "exact_reductions" => {
+            since_last(&REDUCTIONS, services(|s| s.total_reductions()))
+        }
+        "run_queue" | "total_run_queue_lengths" | "total_active_tasks" => {
+            return Ok(Term::small(0));
+        }
+        "context_switches" => (0, 0),
+        "garbage_collection" => {
+            ctx.ensure(4, args)?;
+            let zero = Term::small(0);
+            return Ok(ctx.heap().tuple(&[zero, zero, zero]));
+        }
+        "io" => {
+            ctx.ensure(9, args)?;
+            let heap = ctx.heap();
+            let input = heap.tuple(&[atom("input"), Term::small(0)]);
+            let output = heap.tuple(&[atom("output"), Term::small(0)]);
+            return Ok(heap.tuple(&[input, output]));
+        }
+        _ => return Err(BifError::Badarg),
+    };
+    ctx.ensure(2 * INT_WORDS + 3, args)?;
+    let total = ctx.heap().int(total.min(i64::MAX as u64 >> 4) as i64);
+    let since = ctx.heap().int(since.min(i64::MAX as u64 >> 4) as i64);
+    Ok(ctx.heap().tuple(&[total, since]))
 }

@@ -639,18 +639,10 @@ pub fn system_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     super::extras::system_info(ctx, args, what)
 }
 
-/// `statistics(reductions | runtime | wall_clock)`: `{Total, SinceLast}`
-/// (since-last is reported as 0: nothing keeps the previous call).
+/// `statistics(Item)`: see `extras::statistics`.
 pub fn statistics_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let what = args[0].as_atom().ok_or(BifError::Badarg)?;
-    let total = match what.name() {
-        "reductions" | "exact_reductions" => services(|s| s.total_reductions()),
-        "runtime" | "wall_clock" => services(|s| s.now_ns()) / 1_000_000,
-        _ => return Err(BifError::Badarg),
-    };
-    ctx.ensure(INT_WORDS + 3, args)?;
-    let total = ctx.heap().int(total.min(i64::MAX as u64) as i64);
-    Ok(ctx.heap().tuple(&[total, Term::small(0)]))
+    super::extras::statistics(ctx, args, what)
 }
 
 fn time_in(unit: Term, ns: u64) -> Result<i64, BifError> {
