@@ -317,6 +317,7 @@ bifs! {
     "rand" => {
         "$normal_kw", 1 => random::normal_kw_1;
         "$normal_f", 1 => random::normal_f_1;
+        "$exsss_next", 2 => random::exsss_next_2;
     }
     "crypto" => {
         "strong_rand_bytes", 1 => random::strong_rand_bytes_1;

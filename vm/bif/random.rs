@@ -112,3 +112,30 @@ pub fn os_random(buf: &mut [u8]) -> Result<(), ()> {
     }
     Ok(())
 }
+
+const M58: i64 = (1 << 58) - 1;
+
+/// `X` shifted left by `n` within 58 bits.
+fn shl58(x: i64, n: u32) -> i64 {
+    (x & ((1 << (58 - n)) - 1)) << n
+}
+
+/// `rand:'$exsss_next'(S1, S0)`: one step of Xorshift116** on the swapped
+/// pair `[S1 | S0]`, as stdlib/rand.act's `exsss_next` computes it:
+/// `{V, [NewS0 | NewS1]}`, or `false` when a word is not a small integer
+/// (the act code then does the step itself).
+pub fn exsss_next_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let (Some(s1), Some(s0)) = (args[0].as_small(), args[1].as_small()) else {
+        return Ok(Term::atom(crate::term::Atom::FALSE));
+    };
+    let t = s0 & M58;
+    let b = (s1 & M58) ^ shl58(s1, 24);
+    let n = b ^ t ^ (b >> 11) ^ (t >> 41);
+    let a = t + shl58(t, 2);
+    let r = shl58(a, 7) | ((a >> 51) & 127);
+    let v = (r + shl58(r, 3)) & M58;
+    ctx.ensure(5, args)?;
+    let heap = ctx.heap();
+    let state = heap.cons(Term::small(t), Term::small(n));
+    Ok(heap.tuple(&[Term::small(v), state]))
+}
