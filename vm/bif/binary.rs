@@ -72,7 +72,12 @@ fn match_at(subject: &[u8], at: usize, end: usize, patterns: &[Vec<u8>]) -> Opti
 
 /// Non-overlapping matches `(pos, len)` in `start..end`, leftmost and then
 /// longest first; only the first unless `global`.
-fn find(subject: &[u8], (start, end): (usize, usize), patterns: &[Vec<u8>], global: bool) -> Vec<(usize, usize)> {
+fn find(
+    subject: &[u8],
+    (start, end): (usize, usize),
+    patterns: &[Vec<u8>],
+    global: bool,
+) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     let mut at = start;
     while at < end {
@@ -96,7 +101,11 @@ fn scope(ctx: &Context, value: Term, size: usize) -> Result<(usize, usize), BifE
         return Err(BifError::Badarg);
     };
     let (start, len) = (small(start)?, small(len)?);
-    let (from, to) = if len >= 0 { (start, start + len) } else { (start + len, start) };
+    let (from, to) = if len >= 0 {
+        (start, start + len)
+    } else {
+        (start + len, start)
+    };
     if from < 0 || to > size as i64 {
         return Err(BifError::Badarg);
     }
@@ -214,7 +223,10 @@ fn parts(ctx: &mut Context, args: &mut [Term], ranges: &[(usize, usize)]) -> Bif
     let heap = &mut ctx.process.heap;
     let mut items = Vec::with_capacity(ranges.len());
     for &(from, to) in ranges {
-        items.push(heap.sub_binary(args[0], from, to - from).ok_or(BifError::Badarg)?);
+        items.push(
+            heap.sub_binary(args[0], from, to - from)
+                .ok_or(BifError::Badarg)?,
+        );
     }
     Ok(heap.list(&items))
 }
@@ -222,7 +234,12 @@ fn parts(ctx: &mut Context, args: &mut [Term], ranges: &[(usize, usize)]) -> Bif
 fn do_split(ctx: &mut Context, args: &mut [Term], opts: Term) -> BifResult {
     let subject = bytes_of(ctx, args[0])?;
     let pats = patterns(ctx, args[1])?;
-    let o = options(ctx, opts, subject.len(), &["global", "trim", "trim_all", "scope"])?;
+    let o = options(
+        ctx,
+        opts,
+        subject.len(),
+        &["global", "trim", "trim_all", "scope"],
+    )?;
     let range = o.scope.unwrap_or((0, subject.len()));
     let found = find(&subject, range, &pats, o.global);
     let mut ranges = Vec::with_capacity(found.len() + 1);
@@ -254,7 +271,12 @@ fn do_replace(ctx: &mut Context, args: &mut [Term], opts: Term) -> BifResult {
     let subject = bytes_of(ctx, args[0])?;
     let pats = patterns(ctx, args[1])?;
     let replacement = bytes_of(ctx, args[2])?;
-    let mut o = options(ctx, opts, subject.len(), &["global", "scope", "insert_replaced"])?;
+    let mut o = options(
+        ctx,
+        opts,
+        subject.len(),
+        &["global", "scope", "insert_replaced"],
+    )?;
     o.insert.sort_unstable();
     if o.insert.iter().any(|&p| p > replacement.len()) {
         return Err(BifError::Badarg);
@@ -317,25 +339,46 @@ pub fn copy_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn first_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let b = ctx.process.heap.binary_bytes(args[0]).ok_or(BifError::Badarg)?;
-    b.first().map(|&c| Term::small(c as i64)).ok_or(BifError::Badarg)
+    let b = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    b.first()
+        .map(|&c| Term::small(c as i64))
+        .ok_or(BifError::Badarg)
 }
 
 pub fn last_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let b = ctx.process.heap.binary_bytes(args[0]).ok_or(BifError::Badarg)?;
-    b.last().map(|&c| Term::small(c as i64)).ok_or(BifError::Badarg)
+    let b = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    b.last()
+        .map(|&c| Term::small(c as i64))
+        .ok_or(BifError::Badarg)
 }
 
 pub fn at_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let b = ctx.process.heap.binary_bytes(args[0]).ok_or(BifError::Badarg)?;
+    let b = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
     let i = usize::try_from(small(args[1])?).map_err(|_| BifError::Badarg)?;
-    b.get(i).map(|&c| Term::small(c as i64)).ok_or(BifError::Badarg)
+    b.get(i)
+        .map(|&c| Term::small(c as i64))
+        .ok_or(BifError::Badarg)
 }
 
 fn byte_list(ctx: &mut Context, args: &mut [Term], from: usize, to: usize) -> BifResult {
     ctx.ensure(2 * (to - from), args)?;
     let bytes = bytes_of(ctx, args[0])?;
-    let items: Vec<Term> = bytes[from..to].iter().map(|&b| Term::small(b as i64)).collect();
+    let items: Vec<Term> = bytes[from..to]
+        .iter()
+        .map(|&b| Term::small(b as i64))
+        .collect();
     Ok(ctx.heap().list(&items))
 }
 
@@ -353,7 +396,11 @@ pub fn bin_to_list_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn bin_to_list_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let n = size_of(ctx, args[0])?;
     let (pos, len) = (small(args[1])?, small(args[2])?);
-    let (from, to) = if len >= 0 { (pos, pos + len) } else { (pos + len, pos) };
+    let (from, to) = if len >= 0 {
+        (pos, pos + len)
+    } else {
+        (pos + len, pos)
+    };
     if from < 0 || to > n as i64 {
         return Err(BifError::Badarg);
     }
@@ -553,7 +600,11 @@ fn decode_bytes(bytes: &[u8], enc: Encoding, out: &mut Vec<u32>) -> Result<(), (
                 }
                 let unit = |k: usize| {
                     let p = [rest[k], rest[k + 1]];
-                    if big { u16::from_be_bytes(p) } else { u16::from_le_bytes(p) }
+                    if big {
+                        u16::from_be_bytes(p)
+                    } else {
+                        u16::from_le_bytes(p)
+                    }
                 };
                 let u = unit(0) as u32;
                 if (0xD800..0xDC00).contains(&u) {
@@ -576,7 +627,11 @@ fn decode_bytes(bytes: &[u8], enc: Encoding, out: &mut Vec<u32>) -> Result<(), (
                     return Err((i, true));
                 }
                 let p = [rest[0], rest[1], rest[2], rest[3]];
-                let c = if big { u32::from_be_bytes(p) } else { u32::from_le_bytes(p) };
+                let c = if big {
+                    u32::from_be_bytes(p)
+                } else {
+                    u32::from_le_bytes(p)
+                };
                 if !valid(c) {
                     return Err((i, false));
                 }
@@ -591,14 +646,23 @@ fn decode_bytes(bytes: &[u8], enc: Encoding, out: &mut Vec<u32>) -> Result<(), (
 
 /// Decodes chardata to code points; `Err(badarg)` for what is not
 /// chardata at all.
-fn decode_chardata(heap: &Heap, t: Term, enc: Encoding, out: &mut Vec<u32>) -> Result<Option<Stop>, BifError> {
+fn decode_chardata(
+    heap: &Heap,
+    t: Term,
+    enc: Encoding,
+    out: &mut Vec<u32>,
+) -> Result<Option<Stop>, BifError> {
     if let Some(bytes) = heap.binary_bytes(t) {
         return Ok(decode_bytes(bytes, enc, out).err().map(|(at, incomplete)| {
             let rest = Rest {
                 levels: Vec::new(),
                 binary_offset: Some(at),
             };
-            if incomplete { Stop::Incomplete(rest) } else { Stop::Error(rest) }
+            if incomplete {
+                Stop::Incomplete(rest)
+            } else {
+                Stop::Error(rest)
+            }
         }));
     }
     if !t.is_cons() && !t.is_nil() {
@@ -738,11 +802,19 @@ fn encode_points(points: &[u32], enc: Encoding) -> Result<Vec<u8>, (usize, Vec<u
                 let ch = char::from_u32(c).unwrap_or('\u{FFFD}');
                 let mut buf = [0u16; 2];
                 for u in ch.encode_utf16(&mut buf) {
-                    out.extend_from_slice(&if big { u.to_be_bytes() } else { u.to_le_bytes() });
+                    out.extend_from_slice(&if big {
+                        u.to_be_bytes()
+                    } else {
+                        u.to_le_bytes()
+                    });
                 }
             }
             Encoding::Utf32(big) => {
-                out.extend_from_slice(&if big { c.to_be_bytes() } else { c.to_le_bytes() });
+                out.extend_from_slice(&if big {
+                    c.to_be_bytes()
+                } else {
+                    c.to_le_bytes()
+                });
             }
         }
     }

@@ -386,9 +386,11 @@ fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> Bif
             None => Term::NIL,
         },
         "status" => atom(if me { "running" } else { "waiting" }),
-        "message_queue_len" => {
-            Term::small(if me { ctx.process.mailbox.len() as i64 } else { 0 })
-        }
+        "message_queue_len" => Term::small(if me {
+            ctx.process.mailbox.len() as i64
+        } else {
+            0
+        }),
         "messages" => {
             if !me {
                 return Ok(Term::NIL);
@@ -443,7 +445,11 @@ fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> Bif
         "priority" => atom("normal"),
         "group_leader" => group_leader(),
         "heap_size" | "total_heap_size" => Term::small(words(ctx) as i64),
-        "stack_size" => Term::small(if me { ctx.process.stack.len() as i64 } else { 1 }),
+        "stack_size" => Term::small(if me {
+            ctx.process.stack.len() as i64
+        } else {
+            1
+        }),
         "memory" => Term::small(8 * words(ctx) as i64 + 1000),
         "reductions" => {
             let r = if me {
@@ -605,7 +611,12 @@ pub fn bump_reductions_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 /// `spawn_opt`: `link`, `monitor` (then `{Pid, Ref}`), and the tuning
 /// options BEAM takes (`{min_heap_size, N}`, `{priority, P}`, ...), which
 /// act accepts and ignores.
-fn spawn_with(ctx: &mut Context, args: &mut [Term], what: process::SpawnOf, options: Term) -> BifResult {
+fn spawn_with(
+    ctx: &mut Context,
+    args: &mut [Term],
+    what: process::SpawnOf,
+    options: Term,
+) -> BifResult {
     let mut link = false;
     let mut monitor = false;
     for option in list_elements(&ctx.process.heap, options).ok_or(BifError::Badarg)? {
@@ -629,8 +640,8 @@ fn spawn_with(ctx: &mut Context, args: &mut [Term], what: process::SpawnOf, opti
                     ) => {}
                 Some(
                     "min_heap_size" | "min_bin_vheap_size" | "fullsweep_after" | "max_heap_size",
-                ) if value.as_small().is_some_and(|n| n >= 0)
-                    || ctx.process.heap.is_map(value) => {}
+                ) if value.as_small().is_some_and(|n| n >= 0) || ctx.process.heap.is_map(value) => {
+                }
                 Some("message_queue_data")
                     if matches!(
                         value.as_atom().map(Atom::name),
@@ -749,7 +760,11 @@ pub fn system_info(ctx: &mut Context, args: &mut [Term], item: Atom) -> BifResul
         "wordsize" => Term::small(8),
         "process_limit" => Term::small(1_048_576),
         "atom_limit" => Term::small(1_048_576),
-        "port_limit" | "port_count" => Term::small(if item.name() == "port_count" { 0 } else { 65536 }),
+        "port_limit" | "port_count" => Term::small(if item.name() == "port_count" {
+            0
+        } else {
+            65536
+        }),
         "atom_count" => Term::small(Atom::count() as i64),
         "ets_limit" => Term::small(8192),
         "threads" | "smp_support" => Term::atom(Atom::TRUE),
@@ -837,4 +852,36 @@ pub fn statistics(ctx: &mut Context, args: &mut [Term], what: Atom) -> BifResult
     let total = ctx.heap().int(total.min(i64::MAX as u64 >> 4) as i64);
     let since = ctx.heap().int(since.min(i64::MAX as u64 >> 4) as i64);
     Ok(ctx.heap().tuple(&[total, since]))
+}
+
+/// `process_flag/2` for the flags besides `trap_exit`: checked and
+/// accepted; act has one priority and one heap policy, so the old value
+/// returned is always BEAM's default.
+pub fn process_flag(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let flag = args[0].as_atom().ok_or(BifError::Badarg)?;
+    let value = args[1];
+    let is = |names: &[&str]| value.as_atom().is_some_and(|a| names.contains(&a.name()));
+    let size = value.as_small().is_some_and(|n| n >= 0);
+    Ok(match flag.name() {
+        "priority" if is(&["low", "normal", "high", "max"]) => atom("normal"),
+        "min_heap_size" if size => Term::small(233),
+        "min_bin_vheap_size" if size => Term::small(46422),
+        "message_queue_data" if is(&["on_heap", "off_heap"]) => atom("on_heap"),
+        "sensitive" if value.as_bool().is_some() => Term::atom(Atom::FALSE),
+        "save_calls" if value.as_small().is_some_and(|n| (0..=10_000).contains(&n)) => {
+            Term::small(0)
+        }
+        "fullsweep_after" if size => Term::small(65535),
+        "max_heap_size" if size || ctx.process.heap.is_map(value) => {
+            ctx.ensure(heap::words_for_map(3), args)?;
+            let zero = Term::small(0);
+            let t = Term::atom(Atom::TRUE);
+            ctx.heap().map(&[
+                (atom("error_logger"), t),
+                (atom("kill"), t),
+                (atom("size"), zero),
+            ])
+        }
+        _ => return Err(BifError::Badarg),
+    })
 }

@@ -80,7 +80,14 @@ pub trait Services {
     fn now_ns(&self) -> u64;
     /// `erlang:send_after` and `start_timer`: timer `id` sends `message`
     /// to `to` after `after_ns` (a lone process has no timers).
-    fn start_send_timer(&mut self, _id: u64, _after_ns: u64, _to: Destination, _message: MessageBuffer) {}
+    fn start_send_timer(
+        &mut self,
+        _id: u64,
+        _after_ns: u64,
+        _to: Destination,
+        _message: MessageBuffer,
+    ) {
+    }
     /// Cancels timer `id`: the nanoseconds it had left, if it was pending.
     fn cancel_send_timer(&mut self, _id: u64) -> Option<u64> {
         None
@@ -576,9 +583,9 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(Term::atom(Atom::TRUE))
 }
 
-pub fn process_flag_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+pub fn process_flag_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if args[0] != Term::atom(Atom::TRAP_EXIT) {
-        return Err(BifError::Badarg);
+        return super::extras::process_flag(ctx, args);
     }
     let on = args[1].as_bool().ok_or(BifError::Badarg)?;
     Ok(Term::boolean(services(|s| s.set_trap_exit(on))))

@@ -880,7 +880,13 @@ impl Services for ActorServices<'_, '_> {
         self.ctx.now_ns()
     }
 
-    fn start_send_timer(&mut self, id: u64, after_ns: u64, to: Destination, message: MessageBuffer) {
+    fn start_send_timer(
+        &mut self,
+        id: u64,
+        after_ns: u64,
+        to: Destination,
+        message: MessageBuffer,
+    ) {
         self.ctx.start_send_timer(id, after_ns, to, message);
     }
 

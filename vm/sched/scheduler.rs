@@ -43,11 +43,11 @@ use crossbeam_utils::sync::{Parker, Unparker};
 
 use super::cell::{InboxReader, ProcessCell};
 use super::pid::Pid;
+use super::send_timer::{Destination, Pending, SendTimers};
 use super::signal::Signal;
 use super::state::Notified;
 use super::stats::{Counters, Stats};
 use super::table::{ProcessTable, SystemLimit};
-use super::send_timer::{Destination, Pending, SendTimers};
 use super::timer::TimerHeap;
 use super::{ProcessBody, RunOutcome};
 use crate::term::atom::Atom;
@@ -402,7 +402,13 @@ impl<B: ProcessBody> RunContext<'_, B> {
 
     /// Arms timer `id`: after `after_ns` nanoseconds `message` is sent to
     /// `to`, unless the timer is cancelled first.
-    pub fn start_send_timer(&mut self, id: u64, after_ns: u64, to: Destination, message: B::Message) {
+    pub fn start_send_timer(
+        &mut self,
+        id: u64,
+        after_ns: u64,
+        to: Destination,
+        message: B::Message,
+    ) {
         let deadline = self.shared.clock.now().saturating_add(after_ns);
         self.shared.send_timers.insert(
             id,
@@ -825,7 +831,10 @@ fn steal<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Option<Que
 
 /// No work anywhere: park until woken or until the next timer is due.
 fn idle<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
-    let deadline = match (local.timers.next_deadline(), local.send_heap.next_deadline()) {
+    let deadline = match (
+        local.timers.next_deadline(),
+        local.send_heap.next_deadline(),
+    ) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
