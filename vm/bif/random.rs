@@ -32,7 +32,7 @@ fn ziggurat() -> &'static Ziggurat {
     static TABLES: OnceLock<Ziggurat> = OnceLock::new();
     TABLES.get_or_init(|| {
         let m = 2f64.powi(51);
-        let r = 3.6541528853610088_f64;
+        let r = 3.654_152_885_361_009_f64;
         // The area of each layer: the base's rectangle plus the tail.
         // SAFETY: a pure C function of one double.
         let tail = unsafe { erfc(r / std::f64::consts::SQRT_2) };
@@ -96,17 +96,18 @@ pub fn strong_rand_bytes_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 /// Fills `buf` from the OS's random source.
-pub fn os_random(buf: &mut [u8]) -> Result<(), ()> {
+fn os_random(buf: &mut [u8]) -> std::io::Result<()> {
     let mut filled = 0;
     while filled < buf.len() {
         let rest = &mut buf[filled..];
         // SAFETY: the pointer and length describe `rest`, writable memory.
         let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
         if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            let error = std::io::Error::last_os_error();
+            if error.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            return Err(());
+            return Err(error);
         }
         filled += n as usize;
     }
