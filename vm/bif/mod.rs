@@ -5,15 +5,19 @@
 //! then re-reads them) and returns a term or an error. BIFs never call
 //! act code; `apply` and friends are instructions.
 
+pub mod binary;
 pub mod erlang;
 pub mod filename;
+pub mod extras;
 pub mod fmt;
 pub mod hash;
 pub mod io;
 pub mod library;
 pub mod lists;
 pub mod maps;
+pub mod math;
 pub mod process;
+pub mod random;
 pub mod shell;
 
 use crate::process::{Class, Process};
@@ -289,6 +293,110 @@ bifs! {
     }
     "filename" => {
         "$cwd", 0 => filename::cwd_0;
+    // bifs: math, rand helpers, erlang extras, binary, unicode.
+    "math" => {
+        "pi", 0 => math::pi_0;
+        "sqrt", 1 => math::sqrt_1;
+        "pow", 2 => math::pow_2;
+        "exp", 1 => math::exp_1;
+        "log", 1 => math::log_1;
+        "log2", 1 => math::log2_1;
+        "log10", 1 => math::log10_1;
+        "sin", 1 => math::sin_1;
+        "cos", 1 => math::cos_1;
+        "tan", 1 => math::tan_1;
+        "asin", 1 => math::asin_1;
+        "acos", 1 => math::acos_1;
+        "atan", 1 => math::atan_1;
+        "atan2", 2 => math::atan2_2;
+        "sinh", 1 => math::sinh_1;
+        "cosh", 1 => math::cosh_1;
+        "tanh", 1 => math::tanh_1;
+        "asinh", 1 => math::asinh_1;
+        "acosh", 1 => math::acosh_1;
+        "atanh", 1 => math::atanh_1;
+        "ceil", 1 => math::ceil_1;
+        "floor", 1 => math::floor_1;
+        "fmod", 2 => math::fmod_2;
+        "erf", 1 => math::erf_1;
+        "erfc", 1 => math::erfc_1;
+    }
+    "rand" => {
+        "$normal_kw", 1 => random::normal_kw_1;
+        "$normal_f", 1 => random::normal_f_1;
+        "$exsss_next", 2 => random::exsss_next_2;
+    }
+    "crypto" => {
+        "strong_rand_bytes", 1 => random::strong_rand_bytes_1;
+    }
+    "erlang" => {
+        "send_after", 3 => extras::send_after_3;
+        "send_after", 4 => extras::send_after_4;
+        "start_timer", 3 => extras::start_timer_3;
+        "start_timer", 4 => extras::start_timer_4;
+        "cancel_timer", 1 => extras::cancel_timer_1;
+        "cancel_timer", 2 => extras::cancel_timer_2;
+        "read_timer", 1 => extras::read_timer_1;
+        "read_timer", 2 => extras::read_timer_2;
+        "error", 3 => extras::error_3, auto;
+        "raise", 3 => extras::raise_3;
+        "unique_integer", 0 => extras::unique_integer_0;
+        "unique_integer", 1 => extras::unique_integer_1;
+        "now", 0 => extras::now_0, auto;
+        "localtime", 0 => extras::localtime_0;
+        "universaltime", 0 => extras::universaltime_0;
+        "date", 0 => extras::date_0, auto;
+        "time", 0 => extras::time_0, auto;
+        "process_info", 1 => extras::process_info_1, auto;
+        "process_info", 2 => extras::process_info_2, auto;
+        "group_leader", 0 => extras::group_leader_0, auto;
+        "group_leader", 2 => extras::group_leader_2, auto;
+        "garbage_collect", 0 => extras::garbage_collect_0, auto;
+        "garbage_collect", 1 => extras::garbage_collect_1, auto;
+        "yield", 0 => extras::yield_0;
+        "bump_reductions", 1 => extras::bump_reductions_1;
+        "spawn_opt", 2 => extras::spawn_opt_2, auto;
+        "spawn_opt", 3 => extras::spawn_opt_3, auto;
+        "spawn_opt", 4 => extras::spawn_opt_4, auto;
+        "spawn_opt", 5 => extras::spawn_opt_5, auto;
+        "pid_to_list", 1 => extras::pid_to_list_1, auto;
+        "ref_to_list", 1 => extras::ref_to_list_1, auto;
+        "list_to_pid", 1 => extras::list_to_pid_1, auto;
+    }
+    "binary" => {
+        "part", 2 => binary::part_2;
+        "match", 2 => binary::match_2;
+        "match", 3 => binary::match_3;
+        "matches", 2 => binary::matches_2;
+        "matches", 3 => binary::matches_3;
+        "compile_pattern", 1 => binary::compile_pattern_1;
+        "split", 2 => binary::split_2;
+        "split", 3 => binary::split_3;
+        "replace", 3 => binary::replace_3;
+        "replace", 4 => binary::replace_4;
+        "copy", 1 => binary::copy_1;
+        "copy", 2 => binary::copy_2;
+        "first", 1 => binary::first_1;
+        "last", 1 => binary::last_1;
+        "at", 2 => binary::at_2;
+        "bin_to_list", 1 => binary::bin_to_list_1;
+        "bin_to_list", 2 => binary::bin_to_list_2;
+        "bin_to_list", 3 => binary::bin_to_list_3;
+        "list_to_bin", 1 => binary::list_to_bin_1;
+        "longest_common_prefix", 1 => binary::longest_common_prefix_1;
+        "longest_common_suffix", 1 => binary::longest_common_suffix_1;
+        "referenced_byte_size", 1 => binary::referenced_byte_size_1;
+        "decode_unsigned", 1 => binary::decode_unsigned_1;
+        "decode_unsigned", 2 => binary::decode_unsigned_2;
+        "encode_unsigned", 1 => binary::encode_unsigned_1;
+        "encode_unsigned", 2 => binary::encode_unsigned_2;
+    }
+    "unicode" => {
+        "characters_to_list", 1 => binary::characters_to_list_1;
+        "characters_to_list", 2 => binary::characters_to_list_2;
+        "characters_to_binary", 1 => binary::characters_to_binary_1;
+        "characters_to_binary", 2 => binary::characters_to_binary_2;
+        "characters_to_binary", 3 => binary::characters_to_binary_3;
     }
 }
 

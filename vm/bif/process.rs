@@ -15,6 +15,7 @@ use super::{BifError, BifResult, Context};
 use crate::heap::{self, MessageBuffer};
 use crate::process::Process;
 use crate::sched::Pid;
+use crate::sched::send_timer::Destination;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::cell::Cell;
@@ -77,6 +78,29 @@ pub trait Services {
     fn make_ref(&mut self) -> u64;
     /// Nanoseconds on the VM's clock (virtual under `--deterministic`).
     fn now_ns(&self) -> u64;
+    /// `erlang:send_after` and `start_timer`: timer `id` sends `message`
+    /// to `to` after `after_ns` (a lone process has no timers).
+    fn start_send_timer(
+        &mut self,
+        _id: u64,
+        _after_ns: u64,
+        _to: Destination,
+        _message: MessageBuffer,
+    ) {
+    }
+    /// Cancels timer `id`: the nanoseconds it had left, if it was pending.
+    fn cancel_send_timer(&mut self, _id: u64) -> Option<u64> {
+        None
+    }
+    /// The nanoseconds timer `id` has left, if it is pending.
+    fn read_send_timer(&self, _id: u64) -> Option<u64> {
+        None
+    }
+    /// The running process's links, monitors it holds (reference, target)
+    /// and the processes monitoring it, for `process_info`.
+    fn relations(&self) -> (Vec<Pid>, Vec<(u64, Pid)>, Vec<Pid>) {
+        (Vec::new(), Vec::new(), Vec::new())
+    }
 }
 
 /// The services of a process that runs alone (the sequential path): it
@@ -371,9 +395,32 @@ fn copy_args(heap: &heap::Heap, args: &[Term], child: &mut Process) -> Result<Ve
         .collect())
 }
 
-enum SpawnOf {
+pub enum SpawnOf {
     Fun(Term),
     Mfa(Term, Term, Term),
+}
+
+/// Spawns `what`, linked and/or monitored: the pid and the monitor's
+/// reference id (for `spawn_opt`).
+pub fn spawn_child(
+    ctx: &mut Context,
+    what: SpawnOf,
+    link: bool,
+    monitor: bool,
+) -> Result<(Pid, Option<u64>), BifError> {
+    let (process, start) = build_child(ctx, what)?;
+    services(|s| {
+        let monitor = monitor.then(|| s.make_ref());
+        let spawn = Spawn {
+            process,
+            start,
+            link,
+            monitor,
+        };
+        s.spawn(spawn)
+            .map(|pid| (pid, monitor))
+            .ok_or(BifError::SystemLimit)
+    })
 }
 
 fn do_spawn(ctx: &mut Context, what: SpawnOf, link: bool) -> Result<Pid, BifError> {
@@ -536,9 +583,9 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(Term::atom(Atom::TRUE))
 }
 
-pub fn process_flag_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+pub fn process_flag_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if args[0] != Term::atom(Atom::TRAP_EXIT) {
-        return Err(BifError::Badarg);
+        return super::extras::process_flag(ctx, args);
     }
     let on = args[1].as_bool().ok_or(BifError::Badarg)?;
     Ok(Term::boolean(services(|s| s.set_trap_exit(on))))
@@ -594,28 +641,15 @@ pub fn processes_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(ctx.heap().list(&items))
 }
 
-pub fn system_info_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+pub fn system_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let what = args[0].as_atom().ok_or(BifError::Badarg)?;
-    let n = match what.name() {
-        "process_count" => services(|s| s.process_count()),
-        "schedulers" | "schedulers_online" => services(|s| s.schedulers()),
-        _ => return Err(BifError::Badarg),
-    };
-    Ok(Term::small(n as i64))
+    super::extras::system_info(ctx, args, what)
 }
 
-/// `statistics(reductions | runtime | wall_clock)`: `{Total, SinceLast}`
-/// (since-last is reported as 0: nothing keeps the previous call).
+/// `statistics(Item)`: see `extras::statistics`.
 pub fn statistics_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let what = args[0].as_atom().ok_or(BifError::Badarg)?;
-    let total = match what.name() {
-        "reductions" | "exact_reductions" => services(|s| s.total_reductions()),
-        "runtime" | "wall_clock" => services(|s| s.now_ns()) / 1_000_000,
-        _ => return Err(BifError::Badarg),
-    };
-    ctx.ensure(INT_WORDS + 3, args)?;
-    let total = ctx.heap().int(total.min(i64::MAX as u64) as i64);
-    Ok(ctx.heap().tuple(&[total, Term::small(0)]))
+    super::extras::statistics(ctx, args, what)
 }
 
 fn time_in(unit: Term, ns: u64) -> Result<i64, BifError> {

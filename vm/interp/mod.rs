@@ -1106,6 +1106,18 @@ fn call_export(
     tail: Tail,
 ) -> Flow {
     let Some(target) = resolve_export(m, f, arity as u32) else {
+        // `fun erlang:apply/2,3` and `apply(erlang, apply, ...)`: apply
+        // is an instruction, not a function, so it is redone here.
+        if m == Atom::ERLANG && (arity == 2 || arity == 3) && f.name() == "apply" {
+            let len = x.len();
+            if let Ok(regs) = <&mut [Term; X_REGISTERS]>::try_from(&mut x[..X_REGISTERS.min(len)]) {
+                return if arity == 3 {
+                    apply_list(p, regs, module, ip, tail)
+                } else {
+                    apply_fun_list(p, regs, module, ip, tail)
+                };
+            }
+        }
         p.reductions += cost::CALL;
         return exception::undef(p, x, module, ip, m, f, arity);
     };

@@ -27,6 +27,7 @@ use crate::bif::process::{self as services_mod, Services, Spawn, Start};
 use crate::heap::{MessageBuffer, SystemLimit, budget};
 use crate::interp::{self, ExitKind, Outcome, Registers};
 use crate::process::{Class, Footprint, Process};
+use crate::sched::send_timer::Destination;
 use crate::sched::{
     self, Config, Delivery, Finish, Pid, ProcessBody, ProcessCell, RunContext, RunOutcome, Signal,
 };
@@ -877,6 +878,35 @@ impl Services for ActorServices<'_, '_> {
 
     fn now_ns(&self) -> u64 {
         self.ctx.now_ns()
+    }
+
+    fn start_send_timer(
+        &mut self,
+        id: u64,
+        after_ns: u64,
+        to: Destination,
+        message: MessageBuffer,
+    ) {
+        self.ctx.start_send_timer(id, after_ns, to, message);
+    }
+
+    fn cancel_send_timer(&mut self, id: u64) -> Option<u64> {
+        self.ctx.cancel_send_timer(id)
+    }
+
+    fn read_send_timer(&self, id: u64) -> Option<u64> {
+        self.ctx.read_send_timer(id)
+    }
+
+    fn relations(&self) -> (Vec<Pid>, Vec<(u64, Pid)>, Vec<Pid>) {
+        let Some(c) = self.cold.as_ref() else {
+            return (Vec::new(), Vec::new(), Vec::new());
+        };
+        (
+            c.links.iter().map(|(pid, ())| pid).collect(),
+            c.monitors.iter().collect(),
+            c.watchers.iter().map(|(_, pid)| pid).collect(),
+        )
     }
 }
 

@@ -30,6 +30,8 @@ const STDLIB: &[(&str, &str)] = &[
     ("calendar", include_str!("../../stdlib/calendar.act")),
     ("filename", include_str!("../../stdlib/filename.act")),
     ("base64", include_str!("../../stdlib/base64.act")),
+    // bifs
+    ("rand", include_str!("../../stdlib/rand.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.

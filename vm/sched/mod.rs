@@ -96,6 +96,7 @@ pub mod cell;
 pub mod inbox;
 pub mod pid;
 pub mod scheduler;
+pub mod send_timer;
 pub mod signal;
 pub mod state;
 pub mod stats;

@@ -43,6 +43,7 @@ use crossbeam_utils::sync::{Parker, Unparker};
 
 use super::cell::{InboxReader, ProcessCell};
 use super::pid::Pid;
+use super::send_timer::{Destination, Pending, SendTimers};
 use super::signal::Signal;
 use super::state::Notified;
 use super::stats::{Counters, Stats};
@@ -231,6 +232,8 @@ struct Shared<B: ProcessBody> {
     /// Written only by its own scheduler (a plain load and store, no
     /// read-modify-write), read by anyone; one cache line each.
     reductions: Box<[CachePadded<AtomicU64>]>,
+    /// Messages waiting for their `send_after` / `start_timer` deadline.
+    send_timers: SendTimers<B::Message>,
 }
 
 impl<B: ProcessBody> Shared<B> {
@@ -295,6 +298,8 @@ struct Local<B: ProcessBody> {
     /// Reductions left in the current time slice, inherited by `next`.
     slice_left: u32,
     timers: TimerHeap,
+    /// When this scheduler's `send_after` timers are due (by timer id).
+    send_heap: TimerHeap,
     counters: Counters,
     parker: Parker,
     /// Slices started; paces the look at the global queue.
@@ -393,6 +398,52 @@ impl<B: ProcessBody> RunContext<'_, B> {
     /// Cancels the pending timer (lazily: it will fire into nothing).
     pub fn cancel_timer(&mut self) {
         self.inbox.set_timer_tag(0);
+    }
+
+    /// Arms timer `id`: after `after_ns` nanoseconds `message` is sent to
+    /// `to`, unless the timer is cancelled first.
+    pub fn start_send_timer(
+        &mut self,
+        id: u64,
+        after_ns: u64,
+        to: Destination,
+        message: B::Message,
+    ) {
+        let deadline = self.shared.clock.now().saturating_add(after_ns);
+        self.shared.send_timers.insert(
+            id,
+            Pending {
+                deadline,
+                to,
+                message,
+            },
+        );
+        self.local.send_heap.insert(deadline, self.pid(), id);
+    }
+
+    /// Cancels timer `id`: the nanoseconds it had left, or `None` if it
+    /// has fired, was cancelled, or its destination process is gone.
+    pub fn cancel_send_timer(&mut self, id: u64) -> Option<u64> {
+        let pending = self.shared.send_timers.take(id)?;
+        self.left(id, pending.deadline, pending.to)
+    }
+
+    /// The nanoseconds timer `id` has left (as `cancel_send_timer`, but
+    /// the timer keeps running).
+    pub fn read_send_timer(&self, id: u64) -> Option<u64> {
+        let (deadline, to) = self.shared.send_timers.peek(id)?;
+        self.left(id, deadline, to)
+    }
+
+    fn left(&self, id: u64, deadline: u64, to: Destination) -> Option<u64> {
+        if let Destination::Pid(pid) = to
+            && !self.shared.table.is_alive(pid)
+        {
+            // BEAM cancels a timer whose receiver died.
+            self.shared.send_timers.take(id);
+            return None;
+        }
+        Some(deadline.saturating_sub(self.shared.clock.now()))
     }
 
     /// Milliseconds on the VM's clock (real or, with `--deterministic`, virtual).
@@ -582,6 +633,7 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
         reductions: (0..n)
             .map(|_| CachePadded::new(AtomicU64::new(0)))
             .collect(),
+        send_timers: SendTimers::default(),
         config,
     };
     shared.injector.push(Entry {
@@ -603,6 +655,7 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
                     next: None,
                     slice_left: 0,
                     timers: TimerHeap::default(),
+                    send_heap: TimerHeap::default(),
                     counters: Counters::default(),
                     parker,
                     ticks: 0,
@@ -778,7 +831,13 @@ fn steal<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Option<Que
 
 /// No work anywhere: park until woken or until the next timer is due.
 fn idle<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
-    let deadline = local.timers.next_deadline();
+    let deadline = match (
+        local.timers.next_deadline(),
+        local.send_heap.next_deadline(),
+    ) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     if shared.config.deterministic {
         // One scheduler, nothing runnable: jump the clock to the next timer.
         match deadline {
@@ -817,6 +876,9 @@ fn idle<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
 /// Delivers the timeouts that are due; a stale tag (the process moved on
 /// or died) fires into nothing.
 fn fire_due_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
+    if !local.send_heap.is_empty() {
+        fire_send_timers(shared, local);
+    }
     if local.timers.is_empty() {
         return;
     }
@@ -829,6 +891,28 @@ fn fire_due_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
             continue;
         }
         if cell.deliver(Signal::Timeout(timer.tag)) == Notified::Woken {
+            push_local(shared, local, cell);
+        }
+    }
+}
+
+/// Sends the messages of the due `send_after` timers that are still
+/// pending (a cancelled one is gone from the map).
+fn fire_send_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
+    let now = shared.clock.now();
+    while let Some(timer) = local.send_heap.pop_due(now) {
+        let Some(pending) = shared.send_timers.take(timer.tag) else {
+            continue;
+        };
+        let pid = match pending.to {
+            Destination::Pid(pid) => Some(pid),
+            Destination::Name(name) => shared.table.whereis(name),
+        };
+        let Some(cell) = pid.and_then(|pid| shared.table.get(pid)) else {
+            continue;
+        };
+        local.counters.messages_sent += 1;
+        if cell.deliver(Signal::Message(pending.message)) == Notified::Woken {
             push_local(shared, local, cell);
         }
     }

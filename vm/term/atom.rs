@@ -84,6 +84,12 @@ impl Atom {
         index.get(name).map(|&i| Atom(i))
     }
 
+    /// How many atoms exist (`system_info(atom_count)`).
+    pub fn count() -> usize {
+        let table = table();
+        table.index.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     /// The atom's name. Lock-free.
     pub fn name(self) -> &'static str {
         let table = table();

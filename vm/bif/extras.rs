@@ -1,0 +1,887 @@
+//! The `erlang` extras of the library issue: message timers (`send_after`,
+//! `start_timer`, `cancel_timer`, `read_timer`), `process_info`, the
+//! `system_info` items programs ask about, dates and clocks, unique
+//! integers, `raise/3` and `error/3`, `spawn_opt`, `statistics`, pid and
+//! reference text, and the scheduling hints (`yield`, `bump_reductions`, `garbage_collect`).
+
+use super::erlang::{list_elements, make_string};
+use super::process::{self, reference_id, services};
+use super::{BifError, BifResult, Context};
+use crate::heap::{self, MessageBuffer};
+use crate::process::Class;
+use crate::sched::Pid;
+use crate::sched::send_timer::Destination;
+use crate::term::view::View;
+use crate::term::{Atom, Term};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+fn atom(name: &str) -> Term {
+    Term::atom(Atom::intern(name))
+}
+
+/// Words any `i64` needs on the heap.
+const INT_WORDS: usize = 4;
+
+// ---------------------------------------------------------------------
+// Timers.
+
+/// A timer's time: a non-negative integer of milliseconds (with
+/// `{abs, true}`, a point on the monotonic clock in milliseconds).
+fn timer_delay(ctx: &Context, t: Term, absolute: bool) -> Result<u64, BifError> {
+    let ms = match ctx.process.heap.view(t) {
+        View::Small(i) => i,
+        View::Big(_) => return Err(BifError::Badarg),
+        _ => return Err(BifError::Badarg),
+    };
+    if absolute {
+        let now_ms = (services(|s| s.now_ns()) / 1_000_000) as i64;
+        return Ok(ms.saturating_sub(now_ms).max(0) as u64 * 1_000_000);
+    }
+    if ms < 0 || ms > u32::MAX as i64 * 4 {
+        return Err(BifError::Badarg);
+    }
+    Ok(ms as u64 * 1_000_000)
+}
+
+fn destination(t: Term) -> Result<Destination, BifError> {
+    if let Some(name) = t.as_atom() {
+        return Ok(Destination::Name(name));
+    }
+    Pid::from_term(t)
+        .map(Destination::Pid)
+        .ok_or(BifError::Badarg)
+}
+
+/// `[{abs, Bool}]`: whether the time is absolute.
+fn timer_options(ctx: &Context, t: Term) -> Result<bool, BifError> {
+    let mut absolute = false;
+    for option in list_elements(&ctx.process.heap, t).ok_or(BifError::Badarg)? {
+        match ctx.process.heap.as_tuple(option) {
+            Some(&[key, value]) if key == atom("abs") => {
+                absolute = value.as_bool().ok_or(BifError::Badarg)?;
+            }
+            _ => return Err(BifError::Badarg),
+        }
+    }
+    Ok(absolute)
+}
+
+/// Arms a timer; `timeout` wraps the message as `{timeout, TRef, Msg}`.
+fn start(ctx: &mut Context, args: &mut [Term], absolute: bool, timeout: bool) -> BifResult {
+    let after = timer_delay(ctx, args[0], absolute)?;
+    let to = destination(args[1])?;
+    let id = services(|s| s.make_ref());
+    ctx.ensure(heap::REF_WORDS + 4, args)?;
+    let reference = ctx.heap().reference(id);
+    let message = if timeout {
+        let msg = args[2];
+        ctx.heap().tuple(&[atom("timeout"), reference, msg])
+    } else {
+        args[2]
+    };
+    let buffer =
+        MessageBuffer::copy_from(&ctx.process.heap, message).map_err(|_| BifError::SystemLimit)?;
+    services(|s| s.start_send_timer(id, after, to, buffer));
+    Ok(reference)
+}
+
+pub fn send_after_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    start(ctx, args, false, false)
+}
+
+pub fn send_after_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let absolute = timer_options(ctx, args[3])?;
+    start(ctx, args, absolute, false)
+}
+
+pub fn start_timer_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    start(ctx, args, false, true)
+}
+
+pub fn start_timer_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let absolute = timer_options(ctx, args[3])?;
+    start(ctx, args, absolute, true)
+}
+
+/// Milliseconds left (rounded up, so a fresh timer shows its whole
+/// time, as BEAM's), or `false`.
+fn time_left(ns: Option<u64>) -> Term {
+    match ns {
+        Some(ns) => Term::small(ns.div_ceil(1_000_000).min(i64::MAX as u64 >> 4) as i64),
+        None => Term::atom(Atom::FALSE),
+    }
+}
+
+/// `[{async, Bool}, {info, Bool}]`.
+fn async_info(ctx: &Context, t: Term) -> Result<(bool, bool), BifError> {
+    let (mut asynchronous, mut info) = (false, true);
+    for option in list_elements(&ctx.process.heap, t).ok_or(BifError::Badarg)? {
+        match ctx.process.heap.as_tuple(option) {
+            Some(&[key, value]) if key == atom("async") => {
+                asynchronous = value.as_bool().ok_or(BifError::Badarg)?;
+            }
+            Some(&[key, value]) if key == atom("info") => {
+                info = value.as_bool().ok_or(BifError::Badarg)?;
+            }
+            _ => return Err(BifError::Badarg),
+        }
+    }
+    Ok((asynchronous, info))
+}
+
+/// The result of a timer operation with options: the value itself, `ok`,
+/// or (async with info) `ok` and the message `{Tag, TRef, Value}` to self.
+fn answer(ctx: &mut Context, args: &mut [Term], tag: &str, value: Term) -> BifResult {
+    let (asynchronous, info) = async_info(ctx, args[1])?;
+    if !asynchronous {
+        return Ok(if info { value } else { Term::atom(Atom::OK) });
+    }
+    if info {
+        ctx.ensure(4, args)?;
+        let reference = args[0];
+        let message = ctx.heap().tuple(&[atom(tag), reference, value]);
+        ctx.process.mailbox.push(message);
+    }
+    Ok(Term::atom(Atom::OK))
+}
+
+fn timer_id(ctx: &Context, t: Term) -> Result<u64, BifError> {
+    reference_id(&ctx.process.heap, t).ok_or(BifError::Badarg)
+}
+
+pub fn cancel_timer_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let id = timer_id(ctx, args[0])?;
+    Ok(time_left(services(|s| s.cancel_send_timer(id))))
+}
+
+pub fn cancel_timer_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let id = timer_id(ctx, args[0])?;
+    async_info(ctx, args[1])?;
+    let left = time_left(services(|s| s.cancel_send_timer(id)));
+    answer(ctx, args, "cancel_timer", left)
+}
+
+pub fn read_timer_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let id = timer_id(ctx, args[0])?;
+    Ok(time_left(services(|s| s.read_send_timer(id))))
+}
+
+pub fn read_timer_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let id = timer_id(ctx, args[0])?;
+    async_info(ctx, args[1])?;
+    let left = time_left(services(|s| s.read_send_timer(id)));
+    answer(ctx, args, "read_timer", left)
+}
+
+// ---------------------------------------------------------------------
+// Exceptions.
+
+/// `erlang:error(Reason, Args, Options)`: the arguments and options only
+/// shape BEAM's stack trace.
+pub fn error_3(_: &mut Context, args: &mut [Term]) -> BifResult {
+    Err(BifError::Raise(Class::Error, args[0]))
+}
+
+/// `erlang:raise(Class, Reason, Stacktrace)`: with an unknown class or a
+/// stack trace that is not a list it raises nothing and returns `badarg`,
+/// as BEAM's does.
+pub fn raise_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let class = args[0].as_atom().and_then(Class::from_atom);
+    match class {
+        Some(class) if list_elements(&ctx.process.heap, args[2]).is_some() => {
+            Err(BifError::Raise(class, args[1]))
+        }
+        _ => Ok(Term::atom(Atom::BADARG)),
+    }
+}
+
+// ---------------------------------------------------------------------
+// Unique integers and clocks.
+
+/// BEAM's unique integers start at the bottom of the small range; the
+/// positive ones at 1.
+static UNIQUE: AtomicI64 = AtomicI64::new(0);
+
+fn unique(positive: bool) -> i64 {
+    let n = UNIQUE.fetch_add(1, Ordering::Relaxed);
+    if positive { n + 1 } else { n - (1 << 59) + 2 }
+}
+
+pub fn unique_integer_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = unique(false);
+    ctx.ensure(INT_WORDS, args)?;
+    Ok(ctx.heap().int(n))
+}
+
+pub fn unique_integer_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let mut positive = false;
+    for option in list_elements(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)? {
+        match option.as_atom().map(Atom::name) {
+            Some("positive") => positive = true,
+            Some("monotonic") => {}
+            _ => return Err(BifError::Badarg),
+        }
+    }
+    let n = unique(positive);
+    ctx.ensure(INT_WORDS, args)?;
+    Ok(ctx.heap().int(n))
+}
+
+/// Wall-clock nanoseconds since 1970 (the virtual clock under
+/// `--deterministic`).
+fn system_ns() -> u64 {
+    if crate::runtime::processes::deterministic() {
+        return services(|s| s.now_ns());
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// `erlang:now()`: `{MegaSecs, Secs, MicroSecs}`, strictly increasing
+/// between calls as BEAM's.
+pub fn now_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let micros = system_ns() / 1000;
+    let mut last = LAST.load(Ordering::Relaxed);
+    let micros = loop {
+        let next = micros.max(last + 1);
+        match LAST.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break next,
+            Err(seen) => last = seen,
+        }
+    };
+    ctx.ensure(4, args)?;
+    Ok(ctx.heap().tuple(&[
+        Term::small((micros / 1_000_000_000_000) as i64),
+        Term::small((micros / 1_000_000 % 1_000_000) as i64),
+        Term::small((micros % 1_000_000) as i64),
+    ]))
+}
+
+/// The civil date and time of `secs` since 1970, in UTC or local time.
+fn civil(secs: i64, local: bool) -> [i64; 6] {
+    let t = secs as libc::time_t;
+    // SAFETY: `tm` is plain data that `*_r` fills; both pointers are valid
+    // for the call.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = unsafe {
+        if local {
+            !libc::localtime_r(&t, &mut tm).is_null()
+        } else {
+            !libc::gmtime_r(&t, &mut tm).is_null()
+        }
+    };
+    if !ok {
+        return [1970, 1, 1, 0, 0, 0];
+    }
+    [
+        tm.tm_year as i64 + 1900,
+        tm.tm_mon as i64 + 1,
+        tm.tm_mday as i64,
+        tm.tm_hour as i64,
+        tm.tm_min as i64,
+        tm.tm_sec as i64,
+    ]
+}
+
+fn date_time(ctx: &mut Context, args: &mut [Term], local: bool) -> BifResult {
+    let [y, mo, d, h, mi, s] = civil((system_ns() / 1_000_000_000) as i64, local);
+    ctx.ensure(12, args)?;
+    let heap = ctx.heap();
+    let date = heap.tuple(&[Term::small(y), Term::small(mo), Term::small(d)]);
+    let time = heap.tuple(&[Term::small(h), Term::small(mi), Term::small(s)]);
+    Ok(heap.tuple(&[date, time]))
+}
+
+pub fn localtime_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    date_time(ctx, args, true)
+}
+
+pub fn universaltime_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    date_time(ctx, args, false)
+}
+
+pub fn date_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let [y, mo, d, ..] = civil((system_ns() / 1_000_000_000) as i64, true);
+    ctx.ensure(4, args)?;
+    Ok(ctx
+        .heap()
+        .tuple(&[Term::small(y), Term::small(mo), Term::small(d)]))
+}
+
+pub fn time_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let [.., h, mi, s] = civil((system_ns() / 1_000_000_000) as i64, true);
+    ctx.ensure(4, args)?;
+    Ok(ctx
+        .heap()
+        .tuple(&[Term::small(h), Term::small(mi), Term::small(s)]))
+}
+
+// ---------------------------------------------------------------------
+// Processes.
+
+fn pid_arg(t: Term) -> Result<Pid, BifError> {
+    Pid::from_term(t).ok_or(BifError::Badarg)
+}
+
+/// The items `process_info/1` lists, in BEAM's order.
+const INFO_ITEMS: &[&str] = &[
+    "current_function",
+    "initial_call",
+    "status",
+    "message_queue_len",
+    "links",
+    "dictionary",
+    "trap_exit",
+    "error_handler",
+    "priority",
+    "group_leader",
+    "total_heap_size",
+    "heap_size",
+    "stack_size",
+    "reductions",
+    "garbage_collection",
+    "suspending",
+];
+
+/// The registered name of `pid`, if any.
+fn name_of(pid: Pid) -> Option<Atom> {
+    services(|s| {
+        s.registered()
+            .into_iter()
+            .find(|&n| s.whereis(n) == Some(pid))
+    })
+}
+
+/// `{current_function, {M, F, A}}` of the running process.
+fn current_function(ctx: &mut Context, args: &mut [Term]) -> Result<Term, BifError> {
+    let module = ctx.process.module.clone();
+    let ip = ctx.process.ip;
+    let f = module
+        .functions
+        .iter()
+        .filter(|f| f.entry <= ip)
+        .max_by_key(|f| f.entry);
+    ctx.ensure(4, args)?;
+    Ok(match f {
+        Some(f) => ctx.heap().tuple(&[
+            Term::atom(module.name),
+            Term::atom(f.name),
+            Term::small(f.arity as i64),
+        ]),
+        None => Term::atom(Atom::UNDEFINED),
+    })
+}
+
+/// The value of one `process_info` item, for a process that is the
+/// caller (`me`) or another live one (whose private state this thread
+/// cannot read: its queue, heap and dictionary show as empty).
+fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> BifResult {
+    let me = pid == services(|s| s.self_pid());
+    let words = |ctx: &Context| if me { ctx.process.heap.used() } else { 233 };
+    Ok(match item {
+        "registered_name" => match name_of(pid) {
+            Some(n) => Term::atom(n),
+            None => Term::NIL,
+        },
+        "status" => atom(if me { "running" } else { "waiting" }),
+        "message_queue_len" => Term::small(if me {
+            ctx.process.mailbox.len() as i64
+        } else {
+            0
+        }),
+        "messages" => {
+            if !me {
+                return Ok(Term::NIL);
+            }
+            let messages: Vec<Term> = ctx.process.mailbox.iter().copied().collect();
+            ctx.ensure(2 * messages.len(), args)?;
+            let messages: Vec<Term> = ctx.process.mailbox.iter().copied().collect();
+            ctx.heap().list(&messages)
+        }
+        "links" | "monitors" | "monitored_by" => {
+            if !me {
+                return Ok(Term::NIL);
+            }
+            let (links, monitors, watchers) = services(|s| s.relations());
+            match item {
+                "links" => {
+                    ctx.ensure(2 * links.len(), args)?;
+                    let items: Vec<Term> = links.into_iter().map(Pid::to_term).collect();
+                    ctx.heap().list(&items)
+                }
+                "monitored_by" => {
+                    ctx.ensure(2 * watchers.len(), args)?;
+                    let items: Vec<Term> = watchers.into_iter().map(Pid::to_term).collect();
+                    ctx.heap().list(&items)
+                }
+                _ => {
+                    ctx.ensure(5 * monitors.len(), args)?;
+                    let heap = ctx.heap();
+                    let items: Vec<Term> = monitors
+                        .into_iter()
+                        .map(|(_, target)| {
+                            heap.tuple(&[Term::atom(Atom::PROCESS), target.to_term()])
+                        })
+                        .collect();
+                    heap.list(&items)
+                }
+            }
+        }
+        "dictionary" => {
+            if !me {
+                return Ok(Term::NIL);
+            }
+            let n = ctx.process.dictionary().len() / 2;
+            ctx.ensure(5 * n, args)?;
+            let pairs: Vec<Term> = ctx.process.dictionary().to_vec();
+            let heap = ctx.heap();
+            let items: Vec<Term> = pairs.chunks(2).map(|kv| heap.tuple(kv)).collect();
+            heap.list(&items)
+        }
+        "trap_exit" => Term::boolean(me && services(|s| s.trap_exit())),
+        "error_handler" => atom("error_handler"),
+        "priority" => atom("normal"),
+        "group_leader" => group_leader(),
+        "heap_size" | "total_heap_size" => Term::small(words(ctx) as i64),
+        "stack_size" => Term::small(if me {
+            ctx.process.stack.len() as i64
+        } else {
+            1
+        }),
+        "memory" => Term::small(8 * words(ctx) as i64 + 1000),
+        "reductions" => {
+            let r = if me {
+                ctx.process.total_reductions + ctx.process.reductions as u64
+            } else {
+                0
+            };
+            ctx.ensure(INT_WORDS, args)?;
+            ctx.heap().int(r.min(i64::MAX as u64) as i64)
+        }
+        "current_function" => {
+            if me {
+                current_function(ctx, args)?
+            } else {
+                Term::atom(Atom::UNDEFINED)
+            }
+        }
+        "initial_call" => {
+            ctx.ensure(4, args)?;
+            ctx.heap()
+                .tuple(&[atom("erlang"), atom("apply"), Term::small(2)])
+        }
+        "garbage_collection" => {
+            ctx.ensure(10, args)?;
+            let heap = ctx.heap();
+            let a = heap.tuple(&[atom("minor_gcs"), Term::small(0)]);
+            let b = heap.tuple(&[atom("fullsweep_after"), Term::small(65535)]);
+            heap.list(&[a, b])
+        }
+        "suspending" => Term::NIL,
+        _ => return Err(BifError::Badarg),
+    })
+}
+
+/// `info_pair` while `pairs` (made earlier) stay roots too.
+fn info_pair_keeping(
+    ctx: &mut Context,
+    args: &mut [Term],
+    pairs: &mut Vec<Term>,
+    pid: Pid,
+    item: Term,
+) -> BifResult {
+    let n = pairs.len();
+    let mut roots: Vec<Term> = pairs.drain(..).chain(args.iter().copied()).collect();
+    let result = info_pair(ctx, &mut roots, pid, item);
+    args.copy_from_slice(&roots[n..]);
+    pairs.extend_from_slice(&roots[..n]);
+    result
+}
+
+fn info_pair(ctx: &mut Context, args: &mut [Term], pid: Pid, item: Term) -> BifResult {
+    let name = item.as_atom().ok_or(BifError::Badarg)?;
+    let value = info_value(ctx, args, pid, name.name())?;
+    // `registered_name` of an unnamed process is `[]` in the item form.
+    let mut keep = [value];
+    ctx.ensure(3, &mut keep)?;
+    Ok(ctx.heap().tuple(&[Term::atom(name), keep[0]]))
+}
+
+pub fn process_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = pid_arg(args[0])?;
+    if !services(|s| s.is_alive(pid)) {
+        return Ok(Term::atom(Atom::UNDEFINED));
+    }
+    let mut items: Vec<&str> = INFO_ITEMS.to_vec();
+    if name_of(pid).is_some() {
+        items.insert(0, "registered_name");
+    }
+    let mut pairs = Vec::new();
+    for item in items {
+        let pair = info_pair_keeping(ctx, args, &mut pairs, pid, atom(item))?;
+        pairs.push(pair);
+    }
+    // The pairs are roots while the list is built.
+    ctx.ensure(2 * pairs.len(), &mut pairs)?;
+    Ok(ctx.heap().list(&pairs))
+}
+
+pub fn process_info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = pid_arg(args[0])?;
+    let alive = services(|s| s.is_alive(pid));
+    if let Some(items) = list_elements(&ctx.process.heap, args[1]) {
+        if items.iter().any(|i| !i.is_atom()) {
+            return Err(BifError::Badarg);
+        }
+        if !alive {
+            return Ok(Term::atom(Atom::UNDEFINED));
+        }
+        let mut pairs = Vec::new();
+        for item in items {
+            if item == atom("registered_name") && name_of(pid).is_none() {
+                ctx.ensure(3, &mut pairs)?;
+                pairs.push(ctx.heap().tuple(&[item, Term::NIL]));
+                continue;
+            }
+            let pair = info_pair_keeping(ctx, args, &mut pairs, pid, item)?;
+            pairs.push(pair);
+        }
+        ctx.ensure(2 * pairs.len(), &mut pairs)?;
+        return Ok(ctx.heap().list(&pairs));
+    }
+    let item = args[1].as_atom().ok_or(BifError::Badarg)?;
+    if !alive {
+        // Check the item still: a bad one is badarg even for a dead pid.
+        if item.name() != "registered_name" && !INFO_ITEMS.contains(&item.name()) {
+            let known = ["messages", "monitors", "monitored_by", "memory"];
+            if !known.contains(&item.name()) {
+                return Err(BifError::Badarg);
+            }
+        }
+        return Ok(Term::atom(Atom::UNDEFINED));
+    }
+    if item.name() == "registered_name" && name_of(pid).is_none() {
+        return Ok(Term::NIL);
+    }
+    info_pair(ctx, args, pid, args[1])
+}
+
+/// The group leader: act has one io server, the runtime itself; it is
+/// named by a pid no process holds (`<0.64.0>` as BEAM's usually is).
+fn group_leader() -> Term {
+    Term::pid(Pid::from_id(u32::MAX as u64 - 1).id())
+}
+
+pub fn group_leader_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(group_leader())
+}
+
+pub fn group_leader_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    pid_arg(args[0])?;
+    pid_arg(args[1])?;
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn garbage_collect_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn garbage_collect_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let pid = pid_arg(args[0])?;
+    Ok(Term::boolean(services(|s| s.is_alive(pid))))
+}
+
+/// `erlang:yield()`: the process gives up the rest of its time slice.
+pub fn yield_0(ctx: &mut Context, _: &mut [Term]) -> BifResult {
+    ctx.process.reductions = ctx.process.reductions.max(ctx.process.reduction_budget);
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn bump_reductions_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = args[0]
+        .as_small()
+        .filter(|&n| n >= 0)
+        .ok_or(BifError::Badarg)?;
+    ctx.process.reductions = ctx.process.reductions.saturating_add(n as usize);
+    Ok(Term::atom(Atom::TRUE))
+}
+
+/// `spawn_opt`: `link`, `monitor` (then `{Pid, Ref}`), and the tuning
+/// options BEAM takes (`{min_heap_size, N}`, `{priority, P}`, ...), which
+/// act accepts and ignores.
+fn spawn_with(
+    ctx: &mut Context,
+    args: &mut [Term],
+    what: process::SpawnOf,
+    options: Term,
+) -> BifResult {
+    let mut link = false;
+    let mut monitor = false;
+    for option in list_elements(&ctx.process.heap, options).ok_or(BifError::Badarg)? {
+        if let Some(a) = option.as_atom() {
+            match a.name() {
+                "link" => link = true,
+                "monitor" => monitor = true,
+                _ => return Err(BifError::Badarg),
+            }
+            continue;
+        }
+        match ctx.process.heap.as_tuple(option) {
+            Some(&[key, value]) => match key.as_atom().map(Atom::name) {
+                Some("monitor") if list_elements(&ctx.process.heap, value).is_some() => {
+                    monitor = true
+                }
+                Some("priority")
+                    if matches!(
+                        value.as_atom().map(Atom::name),
+                        Some("low" | "normal" | "high" | "max")
+                    ) => {}
+                Some(
+                    "min_heap_size" | "min_bin_vheap_size" | "fullsweep_after" | "max_heap_size",
+                ) if value.as_small().is_some_and(|n| n >= 0) || ctx.process.heap.is_map(value) => {
+                }
+                Some("message_queue_data")
+                    if matches!(
+                        value.as_atom().map(Atom::name),
+                        Some("off_heap" | "on_heap")
+                    ) => {}
+                _ => return Err(BifError::Badarg),
+            },
+            _ => return Err(BifError::Badarg),
+        }
+    }
+    let (pid, reference) = process::spawn_child(ctx, what, link, monitor)?;
+    match reference {
+        Some(id) => {
+            ctx.ensure(heap::REF_WORDS + 3, args)?;
+            let r = ctx.heap().reference(id);
+            Ok(ctx.heap().tuple(&[pid.to_term(), r]))
+        }
+        None => Ok(pid.to_term()),
+    }
+}
+
+pub fn spawn_opt_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    spawn_with(ctx, args, process::SpawnOf::Fun(args[0]), args[1])
+}
+
+/// `spawn_opt(Node, Fun, Options)`: only this node exists.
+pub fn spawn_opt_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if !args[0].is_atom() {
+        return Err(BifError::Badarg);
+    }
+    spawn_with(ctx, args, process::SpawnOf::Fun(args[1]), args[2])
+}
+
+pub fn spawn_opt_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let what = process::SpawnOf::Mfa(args[0], args[1], args[2]);
+    spawn_with(ctx, args, what, args[3])
+}
+
+pub fn spawn_opt_5(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if !args[0].is_atom() {
+        return Err(BifError::Badarg);
+    }
+    let what = process::SpawnOf::Mfa(args[1], args[2], args[3]);
+    spawn_with(ctx, args, what, args[4])
+}
+
+// ---------------------------------------------------------------------
+// Pids and references as text.
+
+fn printed(ctx: &Context, t: Term) -> String {
+    super::fmt::print(&ctx.process.heap, t)
+}
+
+pub fn pid_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    pid_arg(args[0])?;
+    let s = printed(ctx, args[0]);
+    make_string(ctx, &s, args)
+}
+
+pub fn ref_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if !ctx.process.heap.is_reference(args[0]) {
+        return Err(BifError::Badarg);
+    }
+    let s = printed(ctx, args[0]);
+    make_string(ctx, &s, args)
+}
+
+/// `list_to_pid("<0.N.0>")`: the process in that slot (pids print their
+/// slot, not its generation, so the live one is meant).
+pub fn list_to_pid_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = super::erlang::char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let inner = s
+        .strip_prefix('<')
+        .and_then(|s| s.strip_suffix('>'))
+        .ok_or(BifError::Badarg)?;
+    let parts: Vec<&str> = inner.split('.').collect();
+    let [node, number, serial] = parts[..] else {
+        return Err(BifError::Badarg);
+    };
+    let parse = |p: &str| {
+        (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| p.parse::<u64>().ok())
+            .flatten()
+    };
+    let (Some(node), Some(number), Some(_)) = (parse(node), parse(number), parse(serial)) else {
+        return Err(BifError::Badarg);
+    };
+    if node != 0 {
+        return Err(BifError::Badarg);
+    }
+    let slot = number.wrapping_sub(80) & 0xffff_ffff;
+    let live = services(|s| s.processes())
+        .into_iter()
+        .find(|p| u64::from(p.slot()) == slot);
+    Ok(live
+        .unwrap_or_else(|| Pid::from_id(slot & 0xffff_ffff))
+        .to_term())
+}
+
+// ---------------------------------------------------------------------
+// The system.
+
+/// `erlang:system_info(Item)` for the items programs ask about.
+pub fn system_info(ctx: &mut Context, args: &mut [Term], item: Atom) -> BifResult {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
+    let schedulers = services(|s| s.schedulers()) as i64;
+    let value = match item.name() {
+        "process_count" => Term::small(services(|s| s.process_count()) as i64),
+        "schedulers" | "schedulers_online" => Term::small(schedulers),
+        "logical_processors" | "logical_processors_available" | "logical_processors_online" => {
+            Term::small(cores)
+        }
+        "dirty_cpu_schedulers" | "dirty_cpu_schedulers_online" => Term::small(schedulers),
+        "dirty_io_schedulers" => Term::small(10),
+        "thread_pool_size" => Term::small(1),
+        "wordsize" => Term::small(8),
+        "process_limit" => Term::small(1_048_576),
+        "atom_limit" => Term::small(1_048_576),
+        "port_limit" | "port_count" => Term::small(if item.name() == "port_count" {
+            0
+        } else {
+            65536
+        }),
+        "atom_count" => Term::small(Atom::count() as i64),
+        "ets_limit" => Term::small(8192),
+        "threads" | "smp_support" => Term::atom(Atom::TRUE),
+        "otp_release" => return make_string(ctx, "25", args),
+        "version" => return make_string(ctx, "13.1.5", args),
+        "system_version" => {
+            let text = format!(
+                "Erlang/OTP 25 [erts-13.1.5] [act] [64-bit] [smp:{schedulers}:{schedulers}]\n"
+            );
+            return make_string(ctx, &text, args);
+        }
+        "machine" => return make_string(ctx, "BEAM", args),
+        "system_architecture" => {
+            let arch = format!("{}-pc-linux-gnu", std::env::consts::ARCH);
+            return make_string(ctx, &arch, args);
+        }
+        "os_type" => {
+            ctx.ensure(3, args)?;
+            return Ok(ctx.heap().tuple(&[atom("unix"), atom("linux")]));
+        }
+        "endian" => atom("little"),
+        "debug_compiled" => Term::atom(Atom::FALSE),
+        "kernel_poll" => Term::atom(Atom::FALSE),
+        "scheduler_id" => Term::small(1),
+        "start_time" => Term::small(0),
+        _ => return Err(BifError::Badarg),
+    };
+    Ok(value)
+}
+
+/// The CPU time of the whole VM in nanoseconds (the virtual clock under
+/// `--deterministic`).
+fn cpu_ns() -> u64 {
+    if crate::runtime::processes::deterministic() {
+        return services(|s| s.now_ns());
+    }
+    // SAFETY: `ts` is plain data the call fills.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return services(|s| s.now_ns());
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `{Total, SinceLastCall}` with the last total kept in `last` (the "since
+/// last call" of BEAM's statistics is VM-wide, not per process).
+fn since_last(last: &std::sync::atomic::AtomicU64, total: u64) -> (u64, u64) {
+    let before = last.swap(total, Ordering::Relaxed);
+    (total, total.saturating_sub(before))
+}
+
+/// `erlang:statistics(Item)`: `runtime` (CPU milliseconds), `wall_clock`,
+/// `reductions` as `{Total, SinceLast}`, and the queue and counter items
+/// programs print (act keeps no such counters: they read as zero).
+pub fn statistics(ctx: &mut Context, args: &mut [Term], what: Atom) -> BifResult {
+    use std::sync::atomic::AtomicU64;
+    static RUNTIME: AtomicU64 = AtomicU64::new(0);
+    static WALL: AtomicU64 = AtomicU64::new(0);
+    static REDUCTIONS: AtomicU64 = AtomicU64::new(0);
+    let (total, since) = match what.name() {
+        "runtime" => since_last(&RUNTIME, cpu_ns() / 1_000_000),
+        "wall_clock" => since_last(&WALL, services(|s| s.now_ns()) / 1_000_000),
+        "reductions" | "exact_reductions" => {
+            since_last(&REDUCTIONS, services(|s| s.total_reductions()))
+        }
+        "run_queue" | "total_run_queue_lengths" | "total_active_tasks" => {
+            return Ok(Term::small(0));
+        }
+        "context_switches" => (0, 0),
+        "garbage_collection" => {
+            ctx.ensure(4, args)?;
+            let zero = Term::small(0);
+            return Ok(ctx.heap().tuple(&[zero, zero, zero]));
+        }
+        "io" => {
+            ctx.ensure(9, args)?;
+            let heap = ctx.heap();
+            let input = heap.tuple(&[atom("input"), Term::small(0)]);
+            let output = heap.tuple(&[atom("output"), Term::small(0)]);
+            return Ok(heap.tuple(&[input, output]));
+        }
+        _ => return Err(BifError::Badarg),
+    };
+    ctx.ensure(2 * INT_WORDS + 3, args)?;
+    let total = ctx.heap().int(total.min(i64::MAX as u64 >> 4) as i64);
+    let since = ctx.heap().int(since.min(i64::MAX as u64 >> 4) as i64);
+    Ok(ctx.heap().tuple(&[total, since]))
+}
+
+/// `process_flag/2` for the flags besides `trap_exit`: checked and
+/// accepted; act has one priority and one heap policy, so the old value
+/// returned is always BEAM's default.
+pub fn process_flag(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let flag = args[0].as_atom().ok_or(BifError::Badarg)?;
+    let value = args[1];
+    let is = |names: &[&str]| value.as_atom().is_some_and(|a| names.contains(&a.name()));
+    let size = value.as_small().is_some_and(|n| n >= 0);
+    Ok(match flag.name() {
+        "priority" if is(&["low", "normal", "high", "max"]) => atom("normal"),
+        "min_heap_size" if size => Term::small(233),
+        "min_bin_vheap_size" if size => Term::small(46422),
+        "message_queue_data" if is(&["on_heap", "off_heap"]) => atom("on_heap"),
+        "sensitive" if value.as_bool().is_some() => Term::atom(Atom::FALSE),
+        "save_calls" if value.as_small().is_some_and(|n| (0..=10_000).contains(&n)) => {
+            Term::small(0)
+        }
+        "fullsweep_after" if size => Term::small(65535),
+        "max_heap_size" if size || ctx.process.heap.is_map(value) => {
+            ctx.ensure(heap::words_for_map(3), args)?;
+            let zero = Term::small(0);
+            let t = Term::atom(Atom::TRUE);
+            ctx.heap().map(&[
+                (atom("error_logger"), t),
+                (atom("kill"), t),
+                (atom("size"), zero),
+            ])
+        }
+        _ => return Err(BifError::Badarg),
+    })
+}
