@@ -169,15 +169,12 @@ pub fn new_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(ctx.heap().reference(id))
 }
 
-/// `ets:delete(Tab)`: only the owner may.
+/// `ets:delete(Tab)`: whoever may write it (any process, for a public
+/// table, as in OTP).
 pub fn delete_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    match ets::resolve(&ctx.process.heap, args[0]) {
-        Some(table) if table.owner() == me() => {
-            ets::delete(&table);
-            Ok(Term::TRUE)
-        }
-        _ => badarg(),
-    }
+    let table = writable(ctx, args[0])?;
+    ets::delete(&table);
+    Ok(Term::TRUE)
 }
 
 pub fn delete_all_objects_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -607,8 +604,11 @@ pub fn tab2list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     objects_out(ctx, args, all.into_iter())
 }
 
+/// Only an ordered_set has an order to walk backwards: on the hash
+/// types, as in OTP, `last` is `first` and `prev` is `next`.
 fn first_or_last(ctx: &mut Context, args: &mut [Term], last: bool) -> BifResult {
     let table = readable(ctx, args[0])?;
+    let last = last && table.kind == Kind::OrderedSet;
     let store = table.read();
     match store.first(last) {
         Some(o) => key_out(ctx, args, &table, o),
@@ -618,6 +618,7 @@ fn first_or_last(ctx: &mut Context, args: &mut [Term], last: bool) -> BifResult 
 
 fn next_or_prev(ctx: &mut Context, args: &mut [Term], back: bool) -> BifResult {
     let table = readable(ctx, args[0])?;
+    let back = back && table.kind == Kind::OrderedSet;
     let store = table.read();
     match store.next(&ctx.process.heap, args[1], back) {
         Ok(Some(o)) => key_out(ctx, args, &table, o),
@@ -705,13 +706,25 @@ fn info_item(heap: &mut Heap, table: &Table, item: &str) -> Option<Term> {
     })
 }
 
+/// What `info` says of a term that names no table: `undefined` for a
+/// name or a deleted table, badarg for anything else.
+fn no_table(ctx: &Context, t: Term) -> BifResult {
+    let gone = match ctx.process.heap.view(t) {
+        crate::term::View::Atom(_) => true,
+        crate::term::View::Ref(id) => ets::was_table(id),
+        _ => false,
+    };
+    if gone {
+        Ok(Term::atom(Atom::UNDEFINED))
+    } else {
+        badarg()
+    }
+}
+
 /// `ets:info(Tab)`: `undefined` for a table that does not exist.
 pub fn info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let Some(table) = ets::resolve(&ctx.process.heap, args[0]) else {
-        if args[0].is_atom() || ctx.process.heap.is_reference(args[0]) {
-            return Ok(Term::atom(Atom::UNDEFINED));
-        }
-        return badarg();
+        return no_table(ctx, args[0]);
     };
     let n = INFO_ITEMS.len();
     ctx.ensure(heap::REF_WORDS + n * 5, args)?;
@@ -729,10 +742,7 @@ pub fn info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let item = args[1].as_atom().ok_or(BifError::Badarg)?;
     let Some(table) = ets::resolve(&ctx.process.heap, args[0]) else {
-        if args[0].is_atom() || ctx.process.heap.is_reference(args[0]) {
-            return Ok(Term::atom(Atom::UNDEFINED));
-        }
-        return badarg();
+        return no_table(ctx, args[0]);
     };
     ctx.ensure(heap::REF_WORDS, args)?;
     info_item(ctx.heap(), &table, item.name()).ok_or(BifError::Badarg)
@@ -789,7 +799,10 @@ fn run_select(
             results.push(value);
         }
     }
-    let resume = match stop < candidates.len() {
+    // As in OTP, a chunk that filled its limit gets a continuation even
+    // when the table ended with it (the next call then finds nothing).
+    let full = limit.is_some_and(|limit| results.len() >= limit);
+    let resume = match stop < candidates.len() || (full && stop > 0) {
         true => {
             let o = candidates[stop - 1];
             Some(copy_onto(heap_of(o), key_of(o, table.keypos), scratch).map_err(no_room)?)

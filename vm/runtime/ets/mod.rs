@@ -126,6 +126,10 @@ struct Registry {
     owners: [Mutex<HashMap<u64, Vec<u64>>>; SHARDS],
     /// Tables alive; while 0, an exiting process skips the owner lookup.
     count: AtomicUsize,
+    /// Ids of deleted tables: `info` answers `undefined` for them, but
+    /// `badarg` for a reference that never was a table (as OTP, whose
+    /// table ids are references of their own kind).
+    deleted: Mutex<std::collections::HashSet<u64>>,
 }
 
 fn registry() -> &'static Registry {
@@ -135,6 +139,7 @@ fn registry() -> &'static Registry {
         by_name: std::array::from_fn(|_| RwLock::new(HashMap::new())),
         owners: std::array::from_fn(|_| Mutex::new(HashMap::new())),
         count: AtomicUsize::new(0),
+        deleted: Mutex::new(std::collections::HashSet::new()),
     })
 }
 
@@ -267,8 +272,14 @@ pub fn delete(table: &Table) {
         ids.retain(|&i| i != table.id);
     }
     r.count.fetch_sub(1, Ordering::Release);
+    lock(&r.deleted).insert(table.id);
     table.write().clear();
     table.set_heir(None);
+}
+
+/// Whether reference `id` named a table that has been deleted.
+pub fn was_table(id: u64) -> bool {
+    lock(&registry().deleted).contains(&id)
 }
 
 /// Renames a table; `false` if it is named and `name` is taken.

@@ -104,6 +104,10 @@ impl Objects {
 
 struct Slot {
     hash: u64,
+    /// The key when it is an immediate (`Term::NONE` otherwise): most
+    /// keys are, and then a lookup compares it here without reading the
+    /// object (one cache miss fewer).
+    key: Term,
     objects: Objects,
 }
 
@@ -118,13 +122,31 @@ pub struct HashStore {
 
 /// An object of an ordered table, ordered by its key.
 struct Entry {
-    object: MessageBuffer,
+    /// Boxed: B-tree nodes then hold small entries, and a search over
+    /// small-integer keys reads only the nodes.
+    object: Box<MessageBuffer>,
     keypos: u32,
+    /// The key when it is a small integer (`Term::NONE` otherwise): two
+    /// such keys compare without reading the objects.
+    small: Term,
+}
+
+impl Entry {
+    fn new(object: MessageBuffer, keypos: u32) -> Entry {
+        let key = key_of(&object, keypos as usize);
+        Entry {
+            object: Box::new(object),
+            keypos,
+            small: if key.is_small() { key } else { Term::NONE },
+        }
+    }
 }
 
 /// Something with a key on some heap: a stored entry or a probe.
 trait Keyed {
     fn key(&self) -> (&Heap, Term);
+    /// The key if it is a small integer, else `Term::NONE`.
+    fn small(&self) -> Term;
 }
 
 impl Keyed for Entry {
@@ -133,6 +155,10 @@ impl Keyed for Entry {
             heap_of(&self.object),
             key_of(&self.object, self.keypos as usize),
         )
+    }
+    #[inline]
+    fn small(&self) -> Term {
+        self.small
     }
 }
 
@@ -146,9 +172,21 @@ impl Keyed for Probe<'_> {
     fn key(&self) -> (&Heap, Term) {
         (self.heap, self.key)
     }
+    #[inline]
+    fn small(&self) -> Term {
+        if self.key.is_small() {
+            self.key
+        } else {
+            Term::NONE
+        }
+    }
 }
 
+#[inline]
 fn order(a: &dyn Keyed, b: &dyn Keyed) -> Ordering {
+    if let (Some(x), Some(y)) = (a.small().as_small(), b.small().as_small()) {
+        return x.cmp(&y);
+    }
     let ((ha, ka), (hb, kb)) = (a.key(), b.key());
     compare_across(ha, ka, hb, kb, false)
 }
@@ -248,7 +286,7 @@ impl Store {
             Store::Ordered(o) => {
                 let probe = Probe { heap, key };
                 match o.tree.get(&probe as &dyn Keyed) {
-                    Some(e) => std::slice::from_ref(&e.object),
+                    Some(e) => std::slice::from_ref(&*e.object),
                     None => &[],
                 }
             }
@@ -262,10 +300,7 @@ impl Store {
         match self {
             Store::Hash(h) => h.insert(object),
             Store::Ordered(o) => {
-                o.tree.replace(Entry {
-                    object,
-                    keypos: o.keypos,
-                });
+                o.tree.replace(Entry::new(object, o.keypos));
             }
         }
     }
@@ -277,7 +312,7 @@ impl Store {
             Store::Ordered(o) => {
                 let probe = Probe { heap, key };
                 match o.tree.take(&probe as &dyn Keyed) {
-                    Some(e) => vec![e.object],
+                    Some(e) => vec![*e.object],
                     None => Vec::new(),
                 }
             }
@@ -335,7 +370,7 @@ impl Store {
     pub fn iter(&self) -> Box<dyn Iterator<Item = &MessageBuffer> + '_> {
         match self {
             Store::Hash(h) => Box::new(h.slots.iter().flat_map(|s| s.objects.as_slice())),
-            Store::Ordered(o) => Box::new(o.tree.iter().map(|e| &e.object)),
+            Store::Ordered(o) => Box::new(o.tree.iter().map(|e| &*e.object)),
         }
     }
 
@@ -343,7 +378,7 @@ impl Store {
     pub fn iter_rev(&self) -> Box<dyn Iterator<Item = &MessageBuffer> + '_> {
         match self {
             Store::Hash(h) => Box::new(h.slots.iter().rev().flat_map(|s| s.objects.as_slice())),
-            Store::Ordered(o) => Box::new(o.tree.iter().rev().map(|e| &e.object)),
+            Store::Ordered(o) => Box::new(o.tree.iter().rev().map(|e| &*e.object)),
         }
     }
 
@@ -361,7 +396,7 @@ impl Store {
             }
             Store::Ordered(o) => {
                 let e = if last { o.tree.last() } else { o.tree.first() };
-                e.map(|e| &e.object)
+                e.map(|e| &*e.object)
             }
         }
     }
@@ -393,7 +428,7 @@ impl Store {
                         .range::<dyn Keyed, _>((Bound::Excluded(probe), Bound::Unbounded))
                         .next()
                 };
-                Ok(e.map(|e| &e.object))
+                Ok(e.map(|e| &*e.object))
             }
         }
     }
@@ -425,7 +460,7 @@ impl Store {
                             Bound::Excluded(&probe as &dyn Keyed),
                             Bound::Unbounded,
                         ))
-                        .map(|e| &e.object),
+                        .map(|e| &*e.object),
                 )
             }
         }
@@ -437,15 +472,19 @@ impl HashStore {
     #[inline]
     fn find(&self, heap: &Heap, key: Term, hash: u64) -> Option<u32> {
         let chain = self.index.get(&hash)?;
+        // Immediates are canonical: one is never `=:=` to a boxed term.
+        if key.is_immediate() {
+            return chain
+                .slots()
+                .iter()
+                .copied()
+                .find(|&slot| self.slots[slot as usize].key == key);
+        }
         chain.slots().iter().copied().find(|&slot| {
             let s = &self.slots[slot as usize];
             let o = &s.objects.as_slice()[0];
             let k = key_of(o, self.keypos);
-            // Immediates are canonical: one is never `=:=` to a boxed term.
-            if key.is_immediate() || k.is_immediate() {
-                return key == k;
-            }
-            compare_across(heap, key, heap_of(o), k, true) == Ordering::Equal
+            !k.is_immediate() && compare_across(heap, key, heap_of(o), k, true) == Ordering::Equal
         })
     }
 
@@ -476,6 +515,7 @@ impl HashStore {
         }
         let slot = Slot {
             hash,
+            key: if key.is_immediate() { key } else { Term::NONE },
             objects: Objects::One(object),
         };
         let at = match self.free.pop() {
