@@ -13,11 +13,11 @@ use super::process::services;
 use super::{BifError, BifResult, Context};
 use crate::heap::{self, Heap, MessageBuffer};
 use crate::runtime::ets::matchspec::{MatchSpec, Returns, copy_onto};
-use crate::term::order::compare_across;
-use crate::runtime::ets::store::{heap_of, key_of};
+use crate::runtime::ets::store::{NotInTable, heap_of, key_of};
 use crate::runtime::ets::{self, Kind, Protection, Spec, Table, Tuning, atom};
 use crate::sched::Pid;
 use crate::term::arith;
+use crate::term::order::compare_across;
 use crate::term::{Atom, Term};
 use std::sync::Arc;
 
@@ -59,9 +59,7 @@ fn writable(ctx: &Context, t: Term) -> Result<Arc<Table>, BifError> {
 #[inline]
 fn object_in(heap: &Heap, table: &Table, t: Term) -> Result<MessageBuffer, BifError> {
     match heap.as_tuple(t) {
-        Some(es) if es.len() >= table.keypos => {
-            MessageBuffer::copy_from(heap, t).map_err(no_room)
-        }
+        Some(es) if es.len() >= table.keypos => MessageBuffer::copy_from(heap, t).map_err(no_room),
         _ => badarg(),
     }
 }
@@ -91,7 +89,12 @@ fn give(ctx: &mut Context, args: &mut [Term], src: &Heap, t: Term) -> BifResult 
 }
 
 /// The key of `object`, copied onto the caller's heap.
-fn key_out(ctx: &mut Context, args: &mut [Term], table: &Table, object: &MessageBuffer) -> BifResult {
+fn key_out(
+    ctx: &mut Context,
+    args: &mut [Term],
+    table: &Table,
+    object: &MessageBuffer,
+) -> BifResult {
     give(ctx, args, heap_of(object), key_of(object, table.keypos))
 }
 
@@ -313,11 +316,9 @@ pub fn insert_new_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let table = writable(ctx, args[0])?;
     let objects = objects_in(&ctx.process.heap, &table, args[1])?;
     let mut store = table.write();
-    let taken = objects.iter().any(|o| {
-        !store
-            .lookup(heap_of(o), key_of(o, table.keypos))
-            .is_empty()
-    });
+    let taken = objects
+        .iter()
+        .any(|o| !store.lookup(heap_of(o), key_of(o, table.keypos)).is_empty());
     if taken {
         return Ok(Term::FALSE);
     }
@@ -376,13 +377,8 @@ struct Counter {
 /// The operations of `update_counter`'s argument; `true` when the
 /// result is a list.
 fn counters(heap: &Heap, keypos: usize, op: Term) -> Result<(Vec<Counter>, bool), BifError> {
-    let int = |t: Term| -> Result<Term, BifError> {
-        if heap.is_integer(t) {
-            Ok(t)
-        } else {
-            badarg()
-        }
-    };
+    let int =
+        |t: Term| -> Result<Term, BifError> { if heap.is_integer(t) { Ok(t) } else { badarg() } };
     let one = |t: Term| -> Result<Counter, BifError> {
         let es = heap.as_tuple(t).ok_or(BifError::Badarg)?;
         let pos = match es.first().and_then(|p| p.as_small()) {
@@ -425,7 +421,7 @@ fn update_counter(ctx: &mut Context, args: &mut [Term], default: Option<Term>) -
     let heap = &ctx.process.heap;
     let (ops, as_list) = counters(heap, table.keypos, args[2])?;
     if let Some(d) = default
-        && !heap.as_tuple(d).is_some_and(|es| es.len() >= table.keypos)
+        && heap.as_tuple(d).is_none_or(|es| es.len() < table.keypos)
     {
         return badarg();
     }
@@ -457,17 +453,15 @@ fn update_counter(ctx: &mut Context, args: &mut [Term], default: Option<Term>) -
             return badarg();
         }
         // The operands live on two heaps: bring the increment over.
-        let incr = copy_onto(heap, op.incr, &mut scratch)
-            .map_err(no_room)?;
+        let incr = copy_onto(heap, op.incr, &mut scratch).map_err(no_room)?;
         let sum = arith::add(&scratch, old, incr).map_err(|_| BifError::Badarg)?;
         scratch.grow_unrooted(sum.words()).map_err(no_room)?;
         let mut value = scratch.number(&sum);
         if let Some((threshold, set)) = op.bound {
-            let threshold = copy_onto(heap, threshold, &mut scratch)
-                .map_err(no_room)?;
+            let threshold = copy_onto(heap, threshold, &mut scratch).map_err(no_room)?;
             // A threshold caps a rising counter and floors a falling one.
-            let rising = crate::term::compare(&scratch, incr, Term::small(0))
-                != std::cmp::Ordering::Less;
+            let rising =
+                crate::term::compare(&scratch, incr, Term::small(0)) != std::cmp::Ordering::Less;
             let order = crate::term::compare(&scratch, value, threshold);
             let past = if rising {
                 order == std::cmp::Ordering::Greater
@@ -475,8 +469,7 @@ fn update_counter(ctx: &mut Context, args: &mut [Term], default: Option<Term>) -
                 order == std::cmp::Ordering::Less
             };
             if past {
-                value = copy_onto(heap, set, &mut scratch)
-                    .map_err(no_room)?;
+                value = copy_onto(heap, set, &mut scratch).map_err(no_room)?;
             }
         }
         elements[op.pos - 1] = value;
@@ -519,7 +512,9 @@ pub fn update_element_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     for p in pairs {
         match heap.as_tuple(p) {
             Some(&[pos, value]) => match pos.as_small() {
-                Some(n) if n >= 1 && n as usize != table.keypos => changes.push((n as usize, value)),
+                Some(n) if n >= 1 && n as usize != table.keypos => {
+                    changes.push((n as usize, value))
+                }
                 _ => return badarg(),
             },
             _ => return badarg(),
@@ -537,8 +532,7 @@ pub fn update_element_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         if pos > elements.len() {
             return badarg();
         }
-        elements[pos - 1] = copy_onto(heap, value, &mut scratch)
-            .map_err(no_room)?;
+        elements[pos - 1] = copy_onto(heap, value, &mut scratch).map_err(no_room)?;
     }
     scratch.grow_unrooted(elements.len() + 1).map_err(no_room)?;
     let object = scratch.tuple(&elements);
@@ -623,7 +617,7 @@ fn next_or_prev(ctx: &mut Context, args: &mut [Term], back: bool) -> BifResult {
     match store.next(&ctx.process.heap, args[1], back) {
         Ok(Some(o)) => key_out(ctx, args, &table, o),
         Ok(None) => Ok(end_of_table()),
-        Err(()) => badarg(),
+        Err(NotInTable) => badarg(),
     }
 }
 
@@ -677,7 +671,11 @@ fn info_item(heap: &mut Heap, table: &Table, item: &str) -> Option<Term> {
         "memory" => {
             // Words, as OTP counts them; an empty table's overhead as
             // OTP 25's is, then the objects'.
-            let base = if table.kind == Kind::OrderedSet { 139 } else { 305 };
+            let base = if table.kind == Kind::OrderedSet {
+                139
+            } else {
+                305
+            };
             Term::small((base + table.read().words()) as i64)
         }
         "owner" => table.owner().to_term(),
@@ -813,7 +811,13 @@ fn run_select(
 }
 
 /// Counts or deletes the objects whose body is `true`.
-fn select_true(ctx: &mut Context, args: &mut [Term], spec: MatchSpec, mut scratch: Heap, delete: bool) -> BifResult {
+fn select_true(
+    ctx: &mut Context,
+    args: &mut [Term],
+    spec: MatchSpec,
+    mut scratch: Heap,
+    delete: bool,
+) -> BifResult {
     let me = me();
     let table = if delete {
         writable(ctx, args[0])?
@@ -856,18 +860,35 @@ fn compile(ctx: &Context, spec: Term, scratch: &mut Heap) -> Result<MatchSpec, B
     MatchSpec::compile(&ctx.process.heap, spec, scratch).map_err(|_| BifError::Badarg)
 }
 
-fn pattern(ctx: &Context, pattern: Term, returns: Returns, scratch: &mut Heap) -> Result<MatchSpec, BifError> {
-    MatchSpec::from_pattern(&ctx.process.heap, pattern, returns, scratch).map_err(|_| BifError::Badarg)
+fn pattern(
+    ctx: &Context,
+    pattern: Term,
+    returns: Returns,
+    scratch: &mut Heap,
+) -> Result<MatchSpec, BifError> {
+    MatchSpec::from_pattern(&ctx.process.heap, pattern, returns, scratch)
+        .map_err(|_| BifError::Badarg)
 }
 
 /// The list of results, copied onto the caller's heap.
-fn results_out(ctx: &mut Context, args: &mut [Term], scratch: &mut Heap, results: &[Term]) -> BifResult {
+fn results_out(
+    ctx: &mut Context,
+    args: &mut [Term],
+    scratch: &mut Heap,
+    results: &[Term],
+) -> BifResult {
     scratch.grow_unrooted(2 * results.len()).map_err(no_room)?;
     let list = scratch.list(results);
     give(ctx, args, scratch, list)
 }
 
-fn select_all(ctx: &mut Context, args: &mut [Term], spec: MatchSpec, mut scratch: Heap, reverse: bool) -> BifResult {
+fn select_all(
+    ctx: &mut Context,
+    args: &mut [Term],
+    spec: MatchSpec,
+    mut scratch: Heap,
+    reverse: bool,
+) -> BifResult {
     let table = readable(ctx, args[0])?;
     let (results, _) = run_select(&table, &spec, &mut scratch, reverse, None, None)?;
     results_out(ctx, args, &mut scratch, &results)
@@ -935,6 +956,15 @@ pub fn match_delete_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(Term::TRUE)
 }
 
+/// Where a select with a limit stands: the table, the specification
+/// (as the program wrote it), the last key done, the limit.
+struct Cursor {
+    tab: Term,
+    spec: Term,
+    after: Option<Term>,
+    limit: Term,
+}
+
 /// One chunk of a select with a limit: `{Results, Continuation}` or
 /// `'$end_of_table'`. The continuation is OTP's shape,
 /// `{Tab, LastKey, [], Limit, MatchSpec, [], 0, 0}`, holding the
@@ -942,13 +972,16 @@ pub fn match_delete_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 fn select_chunk(
     ctx: &mut Context,
     args: &mut [Term],
-    tab: Term,
-    spec_term: Term,
+    cursor: Cursor,
     spec: MatchSpec,
     mut scratch: Heap,
-    after: Option<Term>,
-    limit: Term,
 ) -> BifResult {
+    let Cursor {
+        tab,
+        spec: spec_term,
+        after,
+        limit,
+    } = cursor;
     let n = match limit.as_small() {
         Some(n) if n >= 1 => n as usize,
         _ => return badarg(),
@@ -965,7 +998,9 @@ fn select_chunk(
     let heap = &ctx.process.heap;
     let tab = copy_onto(heap, tab, &mut scratch).map_err(no_room)?;
     let spec_term = copy_onto(heap, spec_term, &mut scratch).map_err(no_room)?;
-    scratch.grow_unrooted(2 * results.len() + 12).map_err(no_room)?;
+    scratch
+        .grow_unrooted(2 * results.len() + 12)
+        .map_err(no_room)?;
     let list = scratch.list(&results);
     let cont = match resume {
         Some(key) => scratch.tuple(&[
@@ -989,13 +1024,22 @@ pub fn select_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     readable(ctx, args[0])?;
     let mut scratch = Heap::new();
     let spec = compile(ctx, args[1], &mut scratch)?;
-    let (tab, spec_term, limit) = (args[0], args[1], args[2]);
-    select_chunk(ctx, args, tab, spec_term, spec, scratch, None, limit)
+    let cursor = Cursor {
+        tab: args[0],
+        spec: args[1],
+        after: None,
+        limit: args[2],
+    };
+    select_chunk(ctx, args, cursor, spec, scratch)
 }
 
 /// The specification `match/3` (or `match_object/3`) stands for, on the
 /// caller's heap: `[{Pattern, [], ['$$']}]`.
-fn pattern_spec(ctx: &mut Context, args: &mut [Term], returns: &'static str) -> Result<Term, BifError> {
+fn pattern_spec(
+    ctx: &mut Context,
+    args: &mut [Term],
+    returns: &'static str,
+) -> Result<Term, BifError> {
     ctx.ensure(4 + 2 + 2 + 2, args)?;
     let heap = ctx.heap();
     let body = heap.cons(Term::atom(Atom::intern(returns)), Term::NIL);
@@ -1003,13 +1047,23 @@ fn pattern_spec(ctx: &mut Context, args: &mut [Term], returns: &'static str) -> 
     Ok(heap.cons(clause, Term::NIL))
 }
 
-fn match_chunk(ctx: &mut Context, args: &mut [Term], returns: Returns, name: &'static str) -> BifResult {
+fn match_chunk(
+    ctx: &mut Context,
+    args: &mut [Term],
+    returns: Returns,
+    name: &'static str,
+) -> BifResult {
     readable(ctx, args[0])?;
     let mut scratch = Heap::new();
     let spec = pattern(ctx, args[1], returns, &mut scratch)?;
     let spec_term = pattern_spec(ctx, args, name)?;
-    let (tab, limit) = (args[0], args[2]);
-    select_chunk(ctx, args, tab, spec_term, spec, scratch, None, limit)
+    let cursor = Cursor {
+        tab: args[0],
+        spec: spec_term,
+        after: None,
+        limit: args[2],
+    };
+    select_chunk(ctx, args, cursor, spec, scratch)
 }
 
 /// `ets:match(Tab, Pattern, Limit)`
@@ -1034,5 +1088,11 @@ pub fn select_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let (tab, key, limit, spec_term) = parts;
     let mut scratch = Heap::new();
     let spec = compile(ctx, spec_term, &mut scratch)?;
-    select_chunk(ctx, args, tab, spec_term, spec, scratch, Some(key), limit)
+    let cursor = Cursor {
+        tab,
+        spec: spec_term,
+        after: Some(key),
+        limit,
+    };
+    select_chunk(ctx, args, cursor, spec, scratch)
 }

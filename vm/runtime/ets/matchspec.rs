@@ -258,11 +258,7 @@ fn is_ground(heap: &Heap, t: Term) -> bool {
     let mut stack = vec![t];
     while let Some(t) = stack.pop() {
         match heap.view(t) {
-            View::Atom(a) => {
-                if a.name() == "_" || variable(a).is_some() {
-                    return false;
-                }
-            }
+            View::Atom(a) if a.name() == "_" || variable(a).is_some() => return false,
             View::Tuple(es) => stack.extend_from_slice(es),
             View::Cons(h, tl) => {
                 stack.push(h);
@@ -420,10 +416,12 @@ impl MatchSpec {
     /// it (`{Key, '$1'}`): then only that key's objects are candidates.
     pub fn bound_key(&self, keypos: usize) -> Option<Term> {
         match &self.clauses[..] {
-            [Clause {
-                head: Pat::Tuple(es),
-                ..
-            }] => match es.get(keypos - 1)? {
+            [
+                Clause {
+                    head: Pat::Tuple(es),
+                    ..
+                },
+            ] => match es.get(keypos - 1)? {
                 Pat::Const(k) => Some(*k),
                 _ => None,
             },
@@ -457,10 +455,7 @@ impl MatchSpec {
                 me,
                 failed_limit: false,
             };
-            let guards_hold = clause
-                .guards
-                .iter()
-                .all(|g| env.eval(g, 0) == Ok(Term::TRUE));
+            let guards_hold = clause.guards.iter().all(|g| env.eval(g) == Ok(Term::TRUE));
             if env.failed_limit {
                 return Err(SystemLimit);
             }
@@ -469,7 +464,7 @@ impl MatchSpec {
             }
             let mut value = Term::atom(atom!("EXIT"));
             for b in &clause.body {
-                value = env.eval(b, 0).unwrap_or(Term::atom(atom!("EXIT")));
+                value = env.eval(b).unwrap_or(Term::atom(atom!("EXIT")));
             }
             if env.failed_limit {
                 return Err(SystemLimit);
@@ -563,7 +558,8 @@ impl Env<'_> {
         Ok(self.heap.number(&n))
     }
 
-    fn eval(&mut self, e: &Expr, depth: usize) -> Result<Term, Raised> {
+    /// Recursion is bounded: compiled expressions nest at most `MAX_DEPTH`.
+    fn eval(&mut self, e: &Expr) -> Result<Term, Raised> {
         match e {
             Expr::Var(slot) => Ok(self.bindings[*slot]),
             Expr::Whole => Ok(self.whole),
@@ -576,7 +572,7 @@ impl Env<'_> {
             Expr::Tuple(es) => {
                 let mut values = Vec::with_capacity(es.len());
                 for e in es {
-                    values.push(self.eval(e, depth + 1)?);
+                    values.push(self.eval(e)?);
                 }
                 self.room(values.len() + 1)?;
                 Ok(self.heap.tuple(&values))
@@ -584,15 +580,15 @@ impl Env<'_> {
             Expr::List(es, tail) => {
                 let mut values = Vec::with_capacity(es.len());
                 for e in es {
-                    values.push(self.eval(e, depth + 1)?);
+                    values.push(self.eval(e)?);
                 }
-                let tail = self.eval(tail, depth + 1)?;
+                let tail = self.eval(tail)?;
                 self.room(2 * values.len())?;
                 Ok(self.heap.list_with_tail(&values, tail))
             }
             Expr::Call(Op::AndAlso, args) => {
                 for (i, a) in args.iter().enumerate() {
-                    let v = self.eval(a, depth + 1)?;
+                    let v = self.eval(a)?;
                     if i + 1 == args.len() {
                         return Ok(v);
                     }
@@ -606,7 +602,7 @@ impl Env<'_> {
             }
             Expr::Call(Op::OrElse, args) => {
                 for (i, a) in args.iter().enumerate() {
-                    let v = self.eval(a, depth + 1)?;
+                    let v = self.eval(a)?;
                     if i + 1 == args.len() {
                         return Ok(v);
                     }
@@ -621,7 +617,7 @@ impl Env<'_> {
             Expr::Call(op, args) => {
                 let mut values = [Term::NIL; 3];
                 for (i, a) in args.iter().enumerate() {
-                    values[i] = self.eval(a, depth + 1)?;
+                    values[i] = self.eval(a)?;
                 }
                 self.apply(*op, &values[..args.len()])
             }

@@ -345,12 +345,7 @@ pub fn transfer_message(table: &Table, from: Pid, data: &MessageBuffer) -> Optio
         .ok()?;
     let tab = table_term(&mut scratch, table);
     let data = crate::heap::copy_term(data_heap, data.term(), &mut scratch);
-    let message = scratch.tuple(&[
-        Term::atom(atom!("ETS-TRANSFER")),
-        tab,
-        from.to_term(),
-        data,
-    ]);
+    let message = scratch.tuple(&[Term::atom(atom!("ETS-TRANSFER")), tab, from.to_term(), data]);
     MessageBuffer::copy_from(&scratch, message).ok()
 }
 

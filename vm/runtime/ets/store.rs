@@ -51,6 +51,10 @@ pub fn key_of(object: &MessageBuffer, keypos: usize) -> Term {
     heap_of(object).tuple_elements(object.term())[keypos - 1]
 }
 
+/// `next`/`prev` on a hash table given a key it does not hold.
+#[derive(Debug)]
+pub struct NotInTable;
+
 /// The hash map's hasher: the keys are already `hash::hash` values.
 #[derive(Default)]
 struct PassThrough(u64);
@@ -268,12 +272,14 @@ impl Store {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Bytes the objects take (for `info(T, memory)`).
     pub fn words(&self) -> usize {
         let per_object = std::mem::size_of::<Slot>() / 8 + 1;
-        self.iter()
-            .map(|o| o.words() + per_object)
-            .sum::<usize>()
+        self.iter().map(|o| o.words() + per_object).sum::<usize>()
     }
 
     /// The objects with key `key` (on `heap`).
@@ -333,7 +339,10 @@ impl Store {
             }
             Store::Ordered(o) => {
                 let probe = Probe { heap, key };
-                if o.tree.get(&probe as &dyn Keyed).is_some_and(|e| same(&e.object)) {
+                if o.tree
+                    .get(&probe as &dyn Keyed)
+                    .is_some_and(|e| same(&e.object))
+                {
                     o.tree.remove(&probe as &dyn Keyed);
                 }
             }
@@ -404,10 +413,15 @@ impl Store {
     /// An object of the key after (or before) `key`. `Err` when a hash
     /// table does not hold `key` (OTP's badarg); an ordered table finds
     /// the neighbour of any key.
-    pub fn next(&self, heap: &Heap, key: Term, back: bool) -> Result<Option<&MessageBuffer>, ()> {
+    pub fn next(
+        &self,
+        heap: &Heap,
+        key: Term,
+        back: bool,
+    ) -> Result<Option<&MessageBuffer>, NotInTable> {
         match self {
             Store::Hash(h) => {
-                let slot = h.find(heap, key, hash::hash(heap, key)).ok_or(())? as usize;
+                let slot = h.find(heap, key, hash::hash(heap, key)).ok_or(NotInTable)? as usize;
                 let used = |s: &&Slot| !matches!(s.objects, Objects::Free);
                 let found = if back {
                     h.slots[..slot].iter().rev().find(used)
