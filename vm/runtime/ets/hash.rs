@@ -144,3 +144,62 @@ fn hash_leaf(mut h: u64, view: View, stack: &mut Vec<Term>) -> u64 {
     }
     h
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::term::Atom;
+
+    /// `{N, [a, <<"xy">>], F}` built on a heap of its own.
+    fn sample(n: i64, f: f64) -> (Heap, Term) {
+        let mut heap = Heap::new();
+        heap.ensure(64, &mut []).unwrap();
+        let bin = heap.binary(b"xy");
+        let list = heap.list(&[Term::atom(Atom::intern("a")), bin]);
+        let float = heap.float(f);
+        let t = heap.tuple(&[Term::small(n), list, float]);
+        (heap, t)
+    }
+
+    #[test]
+    fn equal_terms_on_different_heaps_hash_alike() {
+        let (h1, t1) = sample(7, 1.5);
+        // A second heap with other words first, so the offsets differ.
+        let (mut h2, _) = sample(0, 0.0);
+        h2.ensure(64, &mut []).unwrap();
+        let bin = h2.binary(b"xy");
+        let list = h2.list(&[Term::atom(Atom::intern("a")), bin]);
+        let float = h2.float(1.5);
+        let t2 = h2.tuple(&[Term::small(7), list, float]);
+        assert_ne!(t1, t2);
+        assert_eq!(hash(&h1, t1), hash(&h2, t2));
+        let (h3, t3) = sample(8, 1.5);
+        assert_ne!(hash(&h1, t1), hash(&h3, t3));
+    }
+
+    #[test]
+    fn zero_and_minus_zero_hash_alike_and_ints_differ_from_floats() {
+        let (h1, t1) = sample(1, 0.0);
+        let (h2, t2) = sample(1, -0.0);
+        assert_eq!(hash(&h1, t1), hash(&h2, t2));
+        let mut heap = Heap::new();
+        heap.ensure(8, &mut []).unwrap();
+        let one = heap.float(1.0);
+        assert_ne!(hash(&heap, one), hash(&heap, Term::small(1)));
+    }
+
+    #[test]
+    fn long_and_deep_lists_hash_without_recursion() {
+        let mut heap = Heap::new();
+        heap.ensure(2 * 200_001, &mut []).unwrap();
+        let mut list = Term::NIL;
+        for i in 0..100_000 {
+            list = heap.cons(Term::small(i), list);
+        }
+        let mut deep = Term::NIL;
+        for _ in 0..100_000 {
+            deep = heap.cons(deep, Term::NIL);
+        }
+        assert_ne!(hash(&heap, list), hash(&heap, deep));
+    }
+}

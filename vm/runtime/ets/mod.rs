@@ -382,11 +382,14 @@ pub fn owner_exited(pid: Pid, alive: impl Fn(Pid) -> bool) -> Vec<(Pid, MessageB
         // `transfer` books the table under its new owner; the entry for
         // `pid` is gone already, so record the owner first.
         table.owner.store(pid.id(), Ordering::Release);
-        let heir = lock(&table.heir).take();
+        // The heir stays the heir after inheriting, as in OTP.
+        let heir = lock(&table.heir)
+            .as_ref()
+            .map(|(heir, data)| (*heir, transfer_message(&table, pid, data)));
         match heir {
-            Some((heir, data)) if heir != pid && alive(heir) => {
+            Some((heir, message)) if heir != pid && alive(heir) => {
                 transfer(&table, heir);
-                if let Some(m) = transfer_message(&table, pid, &data) {
+                if let Some(m) = message {
                     messages.push((heir, m));
                 }
             }
