@@ -9,6 +9,7 @@ pub mod binary;
 pub mod erlang;
 pub mod filename;
 pub mod extras;
+pub mod ets;
 pub mod fmt;
 pub mod hash;
 pub mod io;
@@ -397,6 +398,46 @@ bifs! {
         "characters_to_binary", 1 => binary::characters_to_binary_1;
         "characters_to_binary", 2 => binary::characters_to_binary_2;
         "characters_to_binary", 3 => binary::characters_to_binary_3;
+    "ets" => {
+        "new", 2 => ets::new_2;
+        "delete", 1 => ets::delete_1;
+        "delete", 2 => ets::delete_2;
+        "delete_all_objects", 1 => ets::delete_all_objects_1;
+        "delete_object", 2 => ets::delete_object_2;
+        "insert", 2 => ets::insert_2;
+        "insert_new", 2 => ets::insert_new_2;
+        "lookup", 2 => ets::lookup_2;
+        "lookup_element", 3 => ets::lookup_element_3;
+        "member", 2 => ets::member_2;
+        "take", 2 => ets::take_2;
+        "update_counter", 3 => ets::update_counter_3;
+        "update_counter", 4 => ets::update_counter_4;
+        "update_element", 3 => ets::update_element_3;
+        "tab2list", 1 => ets::tab2list_1;
+        "first", 1 => ets::first_1;
+        "last", 1 => ets::last_1;
+        "next", 2 => ets::next_2;
+        "prev", 2 => ets::prev_2;
+        "info", 1 => ets::info_1;
+        "info", 2 => ets::info_2;
+        "match", 1 => ets::select_1;
+        "match", 2 => ets::match_2;
+        "match", 3 => ets::match_3;
+        "match_object", 1 => ets::select_1;
+        "match_object", 2 => ets::match_object_2;
+        "match_object", 3 => ets::match_object_3;
+        "match_delete", 2 => ets::match_delete_2;
+        "select", 1 => ets::select_1;
+        "select", 2 => ets::select_2;
+        "select", 3 => ets::select_3;
+        "select_reverse", 2 => ets::select_reverse_2;
+        "select_count", 2 => ets::select_count_2;
+        "select_delete", 2 => ets::select_delete_2;
+        "all", 0 => ets::all_0;
+        "rename", 2 => ets::rename_2;
+        "give_away", 3 => ets::give_away_3;
+        "setopts", 2 => ets::setopts_2;
+        "whereis", 1 => ets::whereis_1;
     }
 }
 

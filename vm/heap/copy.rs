@@ -170,10 +170,18 @@ impl Heap {
         buffer: MessageBuffer,
         roots: &mut [&mut [Term]],
     ) -> Result<Term, SystemLimit> {
+        self.ensure(buffer.words(), roots)?;
+        Ok(self.append_buffer(&buffer))
+    }
+
+    /// Copies a buffer's term into this heap, leaving the buffer as it
+    /// was (an ets object read out of its table); `buffer.words()` words
+    /// must be free. One block copy and a linear relocation pass.
+    pub fn append_buffer(&mut self, buffer: &MessageBuffer) -> Term {
         let Some(src) = &buffer.heap else {
-            return Ok(buffer.term);
+            return buffer.term;
         };
-        self.ensure(src.words.len(), roots)?;
+        debug_assert!(self.words.capacity() - self.words.len() >= src.words.len());
         let base = self.words.len();
         let off_base = self.off_heap.len() as u64;
         self.words.extend_from_slice(&src.words);
@@ -184,7 +192,7 @@ impl Heap {
             |index| index + off_base,
         );
         let t = buffer.term;
-        Ok(Term::heap_pointer(t.tag(), t.offset() + base))
+        Term::heap_pointer(t.tag(), t.offset() + base)
     }
 
     /// Copies `t` from `src` into this heap, ensuring room first.

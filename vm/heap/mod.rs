@@ -321,6 +321,32 @@ impl Heap {
         &self.words
     }
 
+    /// Makes `need` words free by growing, never collecting: for a
+    /// scratch heap whose terms are held in Rust locals rather than
+    /// roots (ets builds match results on one). Offsets stay valid when
+    /// the words move, so terms built earlier stay good.
+    pub fn grow_unrooted(&mut self, need: usize) -> Result<(), SystemLimit> {
+        if self.words.capacity() - self.words.len() >= need {
+            return Ok(());
+        }
+        let wanted = self.words.len().checked_add(need).ok_or(SystemLimit)?;
+        let size = size_class(wanted.saturating_mul(2).max(MIN_HEAP_WORDS));
+        let bytes = size.checked_mul(8).ok_or(SystemLimit)?;
+        budget::reserve(bytes.saturating_sub(self.reserved))?;
+        let extra = size - self.words.len();
+        let grown = self.words.try_reserve_exact(extra).is_ok();
+        budget::release(bytes.saturating_sub(self.reserved));
+        self.account_capacity();
+        if grown { Ok(()) } else { Err(SystemLimit) }
+    }
+
+    /// Drops every word from `top` up (a scratch heap giving back what it
+    /// built for a candidate that did not match). Nothing may still refer
+    /// to them.
+    pub fn truncate_unrooted(&mut self, top: usize) {
+        self.words.truncate(top);
+    }
+
     // ---------------------------------------------------------------
     // The safepoint.
 

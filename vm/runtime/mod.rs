@@ -4,6 +4,7 @@
 //! version replaces the registry entry as a whole. The fun table is
 //! append-only, so a fun's index stays valid forever.
 
+pub mod ets;
 pub mod links;
 pub mod output;
 pub mod processes;

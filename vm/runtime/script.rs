@@ -14,6 +14,7 @@ use super::output;
 
 /// The library modules written in act, embedded at build time.
 const STDLIB: &[(&str, &str)] = &[
+    ("ets", include_str!("../../stdlib/ets.act")),
     ("lists", include_str!("../../stdlib/lists.act")),
     ("maps", include_str!("../../stdlib/maps.act")),
     ("string", include_str!("../../stdlib/string.act")),

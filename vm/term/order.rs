@@ -19,23 +19,29 @@ use std::cmp::Ordering;
 
 /// Erlang term order (`<`, `==`; `1` and `1.0` are equal).
 pub fn compare(heap: &Heap, a: Term, b: Term) -> Ordering {
-    compare_in(heap, a, b, false)
+    compare_in(heap, a, heap, b, false)
+}
+
+/// Term order between terms on two heaps (an ets key against a table
+/// object); `exact` orders as `=:=` does.
+pub fn compare_across(ha: &Heap, a: Term, hb: &Heap, b: Term, exact: bool) -> Ordering {
+    compare_in(ha, a, hb, b, exact)
 }
 
 /// `A == B`
 pub fn eq(heap: &Heap, a: Term, b: Term) -> bool {
-    a == b || compare_in(heap, a, b, false) == Ordering::Equal
+    a == b || compare_in(heap, a, heap, b, false) == Ordering::Equal
 }
 
 /// `A =:= B`
 pub fn exact_eq(heap: &Heap, a: Term, b: Term) -> bool {
-    a == b || compare_in(heap, a, b, true) == Ordering::Equal
+    a == b || compare_in(heap, a, heap, b, true) == Ordering::Equal
 }
 
 /// The order of map keys (integers before floats), also usable to sort
 /// for `=:=`-based uniqueness.
 pub fn compare_exact(heap: &Heap, a: Term, b: Term) -> Ordering {
-    compare_in(heap, a, b, true)
+    compare_in(heap, a, heap, b, true)
 }
 
 fn rank(view: &View) -> u8 {
@@ -54,15 +60,20 @@ fn rank(view: &View) -> u8 {
     }
 }
 
-fn compare_in(heap: &Heap, a: Term, b: Term, exact: bool) -> Ordering {
+/// `a` lives on `ha` and `b` on `hb` (the same heap for the common case);
+/// children keep their sides, so a pair never mixes the two.
+fn compare_in(ha: &Heap, a: Term, hb: &Heap, b: Term, exact: bool) -> Ordering {
+    // Bit-identical words are the same term only on the same heap (or
+    // when immediate or literal).
+    let same = std::ptr::eq(ha, hb);
     // Pending pairs, each with its own exactness (map keys are exact).
     // Comparing two leaves never allocates: the stack grows only when a
     // structure pushes its children.
     let mut stack: Vec<(Term, Term, bool)> = Vec::new();
     let mut next = Some((a, b, exact));
     while let Some((a, b, exact)) = next {
-        if a != b {
-            let order = compare_one(heap, a, b, exact, &mut stack);
+        if a != b || !(same || a.is_immediate() || a.is_literal()) {
+            let order = compare_one(ha, a, hb, b, exact, &mut stack);
             if order != Ordering::Equal {
                 return order;
             }
@@ -76,13 +87,14 @@ fn compare_in(heap: &Heap, a: Term, b: Term, exact: bool) -> Ordering {
 /// reverse, so the first pair is compared first) when the outer layers
 /// are equal.
 fn compare_one(
-    heap: &Heap,
+    ha: &Heap,
     a: Term,
+    hb: &Heap,
     b: Term,
     exact: bool,
     stack: &mut Vec<(Term, Term, bool)>,
 ) -> Ordering {
-    let (x, y) = (heap.view(a), heap.view(b));
+    let (x, y) = (ha.view(a), hb.view(b));
     let (rx, ry) = (rank(&x), rank(&y));
     if rx != ry {
         return rx.cmp(&ry);
