@@ -214,6 +214,107 @@ const PROMISED: &[(&str, &[Arities])] = &[
         ],
     ),
     ("timer", &[("sleep", &[1]), ("tc", &[1, 2, 3])]),
+    // OTP behaviours, proc_lib, rpc, logger, sys (the otp branch).
+    (
+        "gen_server",
+        &[
+            ("start", &[3, 4]),
+            ("start_link", &[3, 4]),
+            ("start_monitor", &[3, 4]),
+            ("call", &[2, 3]),
+            ("cast", &[2]),
+            ("reply", &[2]),
+            ("stop", &[1, 3]),
+            ("abcast", &[2, 3]),
+            ("multi_call", &[2, 3, 4]),
+            ("send_request", &[2]),
+            ("wait_response", &[2]),
+            ("receive_response", &[2]),
+            ("check_response", &[2]),
+            ("enter_loop", &[3, 4, 5]),
+        ],
+    ),
+    (
+        "supervisor",
+        &[
+            ("start_link", &[2, 3]),
+            ("start_child", &[2]),
+            ("terminate_child", &[2]),
+            ("delete_child", &[2]),
+            ("restart_child", &[2]),
+            ("which_children", &[1]),
+            ("count_children", &[1]),
+            ("get_childspec", &[2]),
+            ("check_childspecs", &[1, 2]),
+        ],
+    ),
+    (
+        "gen_statem",
+        &[
+            ("start", &[3, 4]),
+            ("start_link", &[3, 4]),
+            ("start_monitor", &[3, 4]),
+            ("call", &[2, 3]),
+            ("cast", &[2]),
+            ("reply", &[1, 2]),
+            ("stop", &[1, 3]),
+            ("enter_loop", &[4, 5, 6]),
+        ],
+    ),
+    (
+        "proc_lib",
+        &[
+            ("spawn", &[1, 3]),
+            ("spawn_link", &[1, 3]),
+            ("spawn_opt", &[2, 4]),
+            ("start", &[3, 4, 5]),
+            ("start_link", &[3, 4, 5]),
+            ("start_monitor", &[3, 4, 5]),
+            ("init_ack", &[1, 2]),
+            ("stop", &[1, 3]),
+        ],
+    ),
+    (
+        "rpc",
+        &[
+            ("call", &[4, 5]),
+            ("block_call", &[4, 5]),
+            ("cast", &[4]),
+            ("multicall", &[3, 4, 5]),
+            ("pmap", &[3]),
+            ("parallel_eval", &[1]),
+            ("async_call", &[4]),
+            ("yield", &[1]),
+            ("nb_yield", &[1, 2]),
+        ],
+    ),
+    (
+        "logger",
+        &[
+            ("emergency", &[1, 2, 3]),
+            ("alert", &[1, 2, 3]),
+            ("critical", &[1, 2, 3]),
+            ("error", &[1, 2, 3]),
+            ("warning", &[1, 2, 3]),
+            ("notice", &[1, 2, 3]),
+            ("info", &[1, 2, 3]),
+            ("debug", &[1, 2, 3]),
+            ("log", &[2, 3, 4]),
+            ("allow", &[2]),
+            ("set_primary_config", &[1, 2]),
+            ("get_primary_config", &[0]),
+            ("update_primary_config", &[1]),
+        ],
+    ),
+    (
+        "sys",
+        &[
+            ("get_state", &[1, 2]),
+            ("replace_state", &[2, 3]),
+            ("get_status", &[1, 2]),
+            ("terminate", &[2, 3]),
+        ],
+    ),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.
@@ -224,6 +325,15 @@ const STDLIB: &[(&str, &str)] = &[
     ("maps", include_str!("../stdlib/maps.act")),
     ("string", include_str!("../stdlib/string.act")),
     ("timer", include_str!("../stdlib/timer.act")),
+    // The otp branch.
+    ("gen", include_str!("../stdlib/gen.act")),
+    ("gen_server", include_str!("../stdlib/gen_server.act")),
+    ("gen_statem", include_str!("../stdlib/gen_statem.act")),
+    ("supervisor", include_str!("../stdlib/supervisor.act")),
+    ("proc_lib", include_str!("../stdlib/proc_lib.act")),
+    ("sys", include_str!("../stdlib/sys.act")),
+    ("logger", include_str!("../stdlib/logger.act")),
+    ("rpc", include_str!("../stdlib/rpc.act")),
 ];
 
 #[test]
