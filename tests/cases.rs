@@ -29,6 +29,10 @@ use support::{Output, act_binary, have_escript, run_with_timeout};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// `ERL_FLAGS` for escript runs (see `Case::run_escript`).
+const ESCRIPT_LOGGER_TO_STDERR: &str =
+    "ERL_FLAGS=-kernel logger [{handler,default,logger_std_h,#{config=>#{type=>standard_error}}}]";
+
 struct Case {
     path: PathBuf,
     name: String,
@@ -76,11 +80,14 @@ impl Case {
         uses_processes && !self.act_flags().contains(&"--deterministic")
     }
 
+    /// Runs escript with logger's default handler on standard_error, where
+    /// act writes its logger output and crash reports (escript's default
+    /// is standard_io, which would mix them into the compared stdout).
     fn run_escript(&self) -> Output {
         let path = self.path.to_string_lossy().into_owned();
-        let mut argv = vec![path.as_str()];
+        let mut argv = vec![ESCRIPT_LOGGER_TO_STDERR, "escript", path.as_str()];
         argv.extend(self.args());
-        run_with_timeout("escript", &argv, "", None, TIMEOUT)
+        run_with_timeout("env", &argv, "", None, TIMEOUT)
     }
 }
 

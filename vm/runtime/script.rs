@@ -33,6 +33,15 @@ const STDLIB: &[(&str, &str)] = &[
     ("base64", include_str!("../../stdlib/base64.act")),
     // bifs
     ("rand", include_str!("../../stdlib/rand.act")),
+    // OTP behaviours and their support (the otp branch).
+    ("gen", include_str!("../../stdlib/gen.act")),
+    ("gen_server", include_str!("../../stdlib/gen_server.act")),
+    ("gen_statem", include_str!("../../stdlib/gen_statem.act")),
+    ("supervisor", include_str!("../../stdlib/supervisor.act")),
+    ("proc_lib", include_str!("../../stdlib/proc_lib.act")),
+    ("sys", include_str!("../../stdlib/sys.act")),
+    ("logger", include_str!("../../stdlib/logger.act")),
+    ("rpc", include_str!("../../stdlib/rpc.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
