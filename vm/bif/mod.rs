@@ -294,6 +294,7 @@ bifs! {
     }
     "filename" => {
         "$cwd", 0 => filename::cwd_0;
+    }
     // bifs: math, rand helpers, erlang extras, binary, unicode.
     "math" => {
         "pi", 0 => math::pi_0;
@@ -398,6 +399,7 @@ bifs! {
         "characters_to_binary", 1 => binary::characters_to_binary_1;
         "characters_to_binary", 2 => binary::characters_to_binary_2;
         "characters_to_binary", 3 => binary::characters_to_binary_3;
+    }
     "ets" => {
         "new", 2 => ets::new_2;
         "delete", 1 => ets::delete_1;
