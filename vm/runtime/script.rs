@@ -18,6 +18,9 @@ const STDLIB: &[(&str, &str)] = &[
     ("maps", include_str!("../../stdlib/maps.act")),
     ("string", include_str!("../../stdlib/string.act")),
     ("timer", include_str!("../../stdlib/timer.act")),
+    // Reading and files (helper `hour`).
+    ("io", include_str!("../../stdlib/io.act")),
+    ("file", include_str!("../../stdlib/file.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
@@ -73,7 +76,7 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     // A script named like a library module (lists.act) must not hide it:
     // without a -module attribute it gets a name of its own, as escript
     // gives every script one.
-    let library = ["erlang", "io", "io_lib"];
+    let library = ["erlang", "io_lib", "os", "init"];
     if STDLIB.iter().any(|(n, _)| *n == stem) || library.contains(&stem.as_str()) {
         stem.push_str("_script");
     }
@@ -123,6 +126,9 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
         let s = process.heap.string(a);
         list = process.heap.cons(s, list);
     }
+    let mut plain = vec![file.to_string()];
+    plain.extend(args.iter().cloned());
+    crate::bif::file::set_plain_arguments(plain);
     let (config, stats) = super::processes::configured();
     super::processes::run_main(config, process, vec![list], stats)
 }
