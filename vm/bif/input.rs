@@ -4,9 +4,10 @@
 //! `io:read` and `file:consult` share.
 //!
 //! Standard input comes from the VM's one reader (`runtime::stdin`); a
-//! request whose data is not there yet answers `wait`, and io.act waits
-//! in a `receive ... after` before asking again, so the scheduler runs
-//! other processes meanwhile. Open files are read directly.
+//! request whose data does not come within a short wait answers `wait`
+//! and ends the caller's time slice, and io.act asks again, so the
+//! scheduler runs other processes in between. Open files are read
+//! directly.
 
 use super::{BifError, BifResult, Context};
 use crate::runtime::output;
@@ -53,15 +54,31 @@ pub fn prompt_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(Term::OK)
 }
 
-/// Reads from standard input: at once if the data is buffered, else
-/// `Pending` (or, under `--deterministic`, after waiting for it).
+/// How long a read waits for standard input before it lets the other
+/// processes of its scheduler run.
+const STDIN_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Reads from standard input: what is buffered or comes within
+/// `STDIN_WAIT`, else `Pending` (under `--deterministic`, whenever it
+/// comes). Output is flushed before a wait, so a prompt shows.
 fn take_stdin(request: Request) -> Taken {
+    let now = stdin::take_within(request, std::time::Duration::ZERO);
+    if !matches!(now, Taken::Pending) {
+        return now;
+    }
+    output::flush();
     if crate::runtime::processes::deterministic() {
-        output::flush();
         stdin::take_blocking(request)
     } else {
-        stdin::take(request)
+        stdin::take_within(request, STDIN_WAIT)
     }
+}
+
+/// `wait`, ending the caller's time slice so it yields at its next call.
+fn wait(ctx: &mut Context) -> BifResult {
+    let p = &mut ctx.process;
+    p.reductions = p.reductions.max(p.reduction_budget);
+    Ok(atom("wait"))
 }
 
 /// Text read from standard input as its options return it.
@@ -96,7 +113,7 @@ pub fn take_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             Taken::Data(bytes) => stdin_data(ctx, bytes, args),
             Taken::Eof => Ok(eof()),
             Taken::Error(e) => error_reply(ctx, &e, args),
-            Taken::Pending => Ok(atom("wait")),
+            Taken::Pending => wait(ctx),
         },
         View::Tuple([tag, n]) if tag.as_atom() == Some(Atom::intern("chars")) => {
             let n = n.as_small().and_then(|n| usize::try_from(n).ok());
@@ -110,14 +127,14 @@ pub fn take_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 Taken::Data(bytes) => stdin_data(ctx, bytes, args),
                 Taken::Eof => Ok(eof()),
                 Taken::Error(e) => error_reply(ctx, &e, args),
-                Taken::Pending => Ok(atom("wait")),
+                Taken::Pending => wait(ctx),
             }
         }
         View::Atom(a) if a.name() == "term" => match take_stdin(Request::Term) {
             Taken::Data(bytes) => read_term_reply(ctx, &bytes, args),
             Taken::Eof => Ok(eof()),
             Taken::Error(e) => error_reply(ctx, &e, args),
-            Taken::Pending => Ok(atom("wait")),
+            Taken::Pending => wait(ctx),
         },
         View::Tuple([tag, format]) if tag.as_atom() == Some(Atom::intern("fread")) => {
             let format: Vec<char> = super::io::unicode_chars(heap, *format)
@@ -145,7 +162,7 @@ fn fread_stdin(ctx: &mut Context, format: &[char], args: &mut [Term]) -> BifResu
                 false
             }
             Taken::Eof | Taken::Error(_) => true,
-            Taken::Pending => return Ok(atom("wait")),
+            Taken::Pending => return wait(ctx),
         };
         if at_eof && pending.is_empty() {
             return Ok(eof());

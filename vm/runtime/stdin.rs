@@ -1,12 +1,15 @@
 //! Standard input: one reader for the whole VM, shared by all processes.
 //!
 //! A thread of its own reads fd 0 ahead into a bounded buffer, so no
-//! scheduler thread ever blocks in `read(2)`. A process asks with `take`;
-//! when the data it needs is not there yet it gets `Pending` and waits
-//! (the io module polls with `receive after`), leaving its scheduler to
-//! other processes. Under `--deterministic`, input is instantaneous on
-//! the virtual clock: `take_blocking` waits for the reader right there,
-//! so a run never depends on how fast the pipe fills.
+//! scheduler thread ever blocks in `read(2)`. A process asks with
+//! `take_within`, which waits for the reader at most a couple of
+//! milliseconds; when the data is still not there it gets `Pending`, and
+//! the io module yields and asks again, so the other processes of its
+//! scheduler run between the waits. (Piped input arrives within the
+//! wait; timers are not used because a loaded machine delays them.)
+//! Under `--deterministic`, input is instantaneous on the virtual clock:
+//! `take_blocking` waits for the reader right there, so a run never
+//! depends on how fast the pipe fills.
 //!
 //! The buffer holds at most `HIGH_WATER` bytes beyond what a request
 //! needs: reading a large input line by line takes flat memory.
@@ -29,6 +32,12 @@ struct State {
     /// Bytes a waiting request needs buffered (the reader reads past the
     /// high water mark for a longer line).
     want: usize,
+    /// The reader waits for room; takers wake it only once the buffer
+    /// is down to half (waking it per line would cost a context switch
+    /// per line).
+    reader_waiting: bool,
+    /// A `take_blocking` waits for data.
+    taker_waiting: bool,
 }
 
 struct Stdin {
@@ -91,8 +100,10 @@ fn reader() {
         {
             let mut state = s.state.lock().unwrap_or_else(|e| e.into_inner());
             while state.data.len() >= HIGH_WATER.max(state.want) {
+                state.reader_waiting = true;
                 state = s.changed.wait(state).unwrap_or_else(|e| e.into_inner());
             }
+            state.reader_waiting = false;
         }
         let result = input.read(&mut chunk);
         let mut state = s.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -102,7 +113,12 @@ fn reader() {
                 s.changed.notify_all();
                 return;
             }
-            Ok(n) => state.data.extend(&chunk[..n]),
+            Ok(n) => {
+                state.data.extend(&chunk[..n]);
+                if !state.taker_waiting {
+                    continue;
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 state.eof = true;
@@ -190,14 +206,36 @@ fn take_from(state: &mut State, request: Request) -> Taken {
     Taken::Pending
 }
 
-/// Takes what `request` asks for if it is buffered (or the input ended).
-pub fn take(request: Request) -> Taken {
+/// Wakes the reader if it waits for room and there is room, or for a
+/// request that needs more than the high water mark.
+fn wake_reader(s: &Stdin, state: &State) {
+    if state.reader_waiting && (state.data.len() <= HIGH_WATER / 2 || state.want > state.data.len())
+    {
+        s.changed.notify_all();
+    }
+}
+
+/// Takes what `request` asks for, waiting for the reader at most `limit`.
+pub fn take_within(request: Request, limit: std::time::Duration) -> Taken {
     let s = stdin();
+    let deadline = std::time::Instant::now() + limit;
     let mut state = s.state.lock().unwrap_or_else(|e| e.into_inner());
     start(&mut state);
-    let taken = take_from(&mut state, request);
-    s.changed.notify_all();
-    taken
+    loop {
+        let taken = take_from(&mut state, request);
+        wake_reader(s, &state);
+        let now = std::time::Instant::now();
+        if !matches!(taken, Taken::Pending) || now >= deadline {
+            state.taker_waiting = false;
+            return taken;
+        }
+        state.taker_waiting = true;
+        state = s
+            .changed
+            .wait_timeout(state, deadline - now)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
 }
 
 /// Takes what `request` asks for, waiting for the reader as long as it takes.
@@ -207,10 +245,12 @@ pub fn take_blocking(request: Request) -> Taken {
     start(&mut state);
     loop {
         let taken = take_from(&mut state, request);
-        s.changed.notify_all();
+        wake_reader(s, &state);
         if !matches!(taken, Taken::Pending) {
+            state.taker_waiting = false;
             return taken;
         }
+        state.taker_waiting = true;
         state = s.changed.wait(state).unwrap_or_else(|e| e.into_inner());
     }
 }
