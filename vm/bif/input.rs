@@ -10,6 +10,7 @@
 //! directly.
 
 use super::{BifError, BifResult, Context};
+use super::erlang::make_binary;
 use crate::runtime::output;
 use crate::runtime::stdin::{self, Request, Taken};
 use crate::syntax::ast::{Expr, ExprKind};
@@ -84,6 +85,11 @@ fn wait(ctx: &mut Context) -> BifResult {
 /// Text read from standard input as its options return it.
 fn stdin_data(ctx: &mut Context, bytes: Vec<u8>, args: &mut [Term]) -> BifResult {
     let binary = BINARY.load(Ordering::Relaxed);
+    if binary && !output::unicode() {
+        // A binary read is UTF-8, of the bytes read as latin1 characters.
+        let text: String = bytes.iter().map(|&b| b as char).collect();
+        return make_binary(ctx, text.into_bytes(), args);
+    }
     super::file::make_data(ctx, bytes, binary, output::unicode(), args)
 }
 
