@@ -67,8 +67,15 @@ pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module,
 
 /// Compiles `file` only (for `act disasm`).
 pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
-    let source =
-        std::fs::read_to_string(file).map_err(|e| format!("act: cannot read {file}: {e}\n"))?;
+    let source = std::fs::read_to_string(file).map_err(|e| {
+        let reason = e.to_string();
+        let reason = reason.split(" (os error").next().unwrap_or_default().to_string();
+        format!("act: cannot read {file}: {reason}\n")
+    })?;
+    // An empty script is one without main/1, not a module to compile.
+    if syntax::parse_module(&source).0.forms.is_empty() {
+        return Err(NO_MAIN.to_string());
+    }
     let path = Path::new(file);
     let mut stem = path
         .file_stem()
@@ -86,6 +93,8 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     compile_source(&source, &name, &stem)
 }
 
+const NO_MAIN: &str = "act: the script has no function main/1\n";
+
 /// Runs a script; returns the exit status. (`ACT_GC_STRESS=1` in the
 /// environment makes every heap test collect: see `heap`.)
 pub fn run_script(file: &str, args: &[String]) -> i32 {
@@ -93,7 +102,7 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
         Ok(m) => m,
         Err(text) => {
             output::write_stderr(text.as_bytes());
-            return 1;
+            return if text == NO_MAIN { 127 } else { 1 };
         }
     };
     let dir: PathBuf = Path::new(file).parent().map_or(PathBuf::from("."), |d| {
@@ -106,7 +115,7 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
     super::set_loader(Box::new(move |name| load_module(&dir, name)));
     let module = super::load(module);
     let Some(&main) = module.local_functions.get(&(Atom::intern("main"), 1)) else {
-        output::write_stderr(b"act: the script has no function main/1\n");
+        output::write_stderr(NO_MAIN.as_bytes());
         return 127;
     };
     let entry = module.functions[main as usize].entry;
