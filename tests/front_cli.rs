@@ -142,12 +142,20 @@ fn a_directory_or_an_empty_file_is_named_without_a_code_frame() {
 
 #[test]
 fn valued_options_take_their_value_after_an_equals_sign_too() {
-    let script = temp_file("opts.act", b"main(_) -> io:format(\"~p~n\", [erlang:system_info(schedulers)]).\n");
+    let script = temp_file(
+        "opts.act",
+        b"main(_) -> io:format(\"~p~n\", [erlang:system_info(schedulers)]).\n",
+    );
     let path = script.to_str().expect("path");
     for args in [
         vec!["--schedulers=1", path],
         vec!["--schedulers", "1", path],
-        vec!["--max-memory=64M", "--reductions=100", "--schedulers=1", path],
+        vec![
+            "--max-memory=64M",
+            "--reductions=100",
+            "--schedulers=1",
+            path,
+        ],
     ] {
         let out = act(&args);
         assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n", "{args:?}");
@@ -171,7 +179,10 @@ fn usage_errors_print_a_short_usage_line_and_exit_2() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.starts_with("act: "), "{args:?}: {stderr}");
         assert!(stderr.contains("Usage: act"), "{args:?}: {stderr}");
-        assert!(stderr.lines().count() <= 3, "{args:?}: the whole help: {stderr}");
+        assert!(
+            stderr.lines().count() <= 3,
+            "{args:?}: the whole help: {stderr}"
+        );
     }
 }
 
@@ -198,8 +209,14 @@ fn act_test_passes_fails_with_a_diff_and_updates() {
             ),
             ("echo.args", "a b\n"),
             ("echo.in", "input line\n"),
-            ("fails.act", "main(_) -> io:format(\"one~ntwo~n\"), halt(3).\n"),
-            ("helper.act", "-module(helper).\n-export([f/0]).\nf() -> 1.\n"),
+            (
+                "fails.act",
+                "main(_) -> io:format(\"one~ntwo~n\"), halt(3).\n",
+            ),
+            (
+                "helper.act",
+                "-module(helper).\n-export([f/0]).\nf() -> 1.\n",
+            ),
         ],
     );
     let d = dir.to_str().expect("path");
@@ -211,12 +228,19 @@ fn act_test_passes_fails_with_a_diff_and_updates() {
     assert!(stdout.ends_with("0 passed, 2 failed\n"), "{stdout}");
     // --update writes them.
     let out = act(&["test", "--update", "-j", "2", d]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("echo.out")).expect("echo.out"),
         "a\nb\n\"input line\\n\"\n"
     );
-    assert_eq!(std::fs::read_to_string(dir.join("fails.code")).expect("code"), "3\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("fails.code")).expect("code"),
+        "3\n"
+    );
     let out = act(&["test", d]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).ends_with("2 passed, 0 failed\n"));
@@ -225,7 +249,10 @@ fn act_test_passes_fails_with_a_diff_and_updates() {
     let out = act(&["test", "--timeout=30", d]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout.contains("@@ -1,2 +1,2 @@\n one\n-2\n+two\n"), "{stdout}");
+    assert!(
+        stdout.contains("@@ -1,2 +1,2 @@\n one\n-2\n+two\n"),
+        "{stdout}"
+    );
     assert!(!stdout.contains('\x1b'), "{stdout}");
     assert!(stdout.ends_with("1 passed, 1 failed\n"), "{stdout}");
     // --update leaves it; --update=all rewrites it.
@@ -240,7 +267,13 @@ fn act_test_names_a_script_that_hangs() {
         "hang",
         &[("spin.act", "main(_) -> spin(0).\nspin(N) -> spin(N + 1).\n")],
     );
-    let out = act(&["test", "--update", "--timeout", "1", dir.to_str().expect("path")]);
+    let out = act(&[
+        "test",
+        "--update",
+        "--timeout",
+        "1",
+        dir.to_str().expect("path"),
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout.contains("spin.act: hung"), "{stdout}");

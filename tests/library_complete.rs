@@ -268,7 +268,11 @@ const PROMISED: &[(&str, &[Arities])] = &[
     ("init", &[("get_plain_arguments", &[0]), ("stop", &[0, 1])]),
     (
         "erlang",
-        &[("open_port", &[2]), ("port_command", &[2]), ("port_close", &[1])],
+        &[
+            ("open_port", &[2]),
+            ("port_command", &[2]),
+            ("port_close", &[1]),
+        ],
     ),
 ];
 

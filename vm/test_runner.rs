@@ -73,7 +73,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                     None => Update::Missing,
                     Some("all") => Update::All,
                     Some(other) => {
-                        return Err(format!("--update={other}: expected --update or --update=all"));
+                        return Err(format!(
+                            "--update={other}: expected --update or --update=all"
+                        ));
                     }
                 }
             }
@@ -114,7 +116,9 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("act: {message}\nUsage: act test [--update[=all]] [-j N] [--timeout SECS] [PATH...]");
+            eprintln!(
+                "act: {message}\nUsage: act test [--update[=all]] [-j N] [--timeout SECS] [PATH...]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -195,8 +199,10 @@ fn sibling(script: &Path, ext: &str) -> PathBuf {
 
 fn run_all(scripts: &[PathBuf], options: &Options) -> Vec<std::io::Result<Run>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<std::io::Result<Run>>>> =
-        scripts.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let slots: Vec<std::sync::Mutex<Option<std::io::Result<Run>>>> = scripts
+        .iter()
+        .map(|_| std::sync::Mutex::new(None))
+        .collect();
     std::thread::scope(|scope| {
         for _ in 0..options.jobs.min(scripts.len()) {
             scope.spawn(|| {
@@ -361,7 +367,10 @@ fn judge(script: &Path, result: std::io::Result<Run>, update: Update, color: boo
         return match write_snapshot() {
             Ok(()) => Report {
                 ok: true,
-                text: format!("{} {name}: snapshot written\n{stderr_note}", paint(color, "33", "NEW ")),
+                text: format!(
+                    "{} {name}: snapshot written\n{stderr_note}",
+                    paint(color, "33", "NEW ")
+                ),
             },
             Err(e) => fail(format!("cannot write the snapshot: {e}")),
         };
@@ -444,8 +453,14 @@ pub fn unified_diff(old: &str, new: &str, name: &str, color: bool) -> String {
                 Op::Add(_) => b_start += 1,
             }
         }
-        let a_len = ops[start..end].iter().filter(|o| !matches!(o, Op::Add(_))).count();
-        let b_len = ops[start..end].iter().filter(|o| !matches!(o, Op::Del(_))).count();
+        let a_len = ops[start..end]
+            .iter()
+            .filter(|o| !matches!(o, Op::Add(_)))
+            .count();
+        let b_len = ops[start..end]
+            .iter()
+            .filter(|o| !matches!(o, Op::Del(_)))
+            .count();
         out.push_str(&paint(
             color,
             "36",
@@ -459,7 +474,11 @@ pub fn unified_diff(old: &str, new: &str, name: &str, color: bool) -> String {
                 Op::Add(l) => ('+', *l, "32"),
             };
             let text = format!("{mark}{}", line.strip_suffix('\n').unwrap_or(line));
-            out.push_str(&if code.is_empty() { text } else { paint(color, code, &text) });
+            out.push_str(&if code.is_empty() {
+                text
+            } else {
+                paint(color, code, &text)
+            });
             out.push('\n');
             if !line.ends_with('\n') {
                 out.push_str("\\ No newline at end of file\n");

@@ -424,10 +424,7 @@ pub fn open_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 _ => return reply_error(ctx, "badarg", args),
             },
             View::Tuple([k, v]) if k.as_atom() == Some(Atom::intern("encoding")) => {
-                unicode = matches!(
-                    v.as_atom().map(|a| a.name()),
-                    Some("unicode" | "utf8")
-                );
+                unicode = matches!(v.as_atom().map(|a| a.name()), Some("unicode" | "utf8"));
             }
             View::Tuple([k, ..])
                 if matches!(
@@ -932,7 +929,10 @@ pub fn cmd_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         super::erlang::chardata_bytes(&ctx.process.heap, args[0], &mut bytes)
             .ok_or(BifError::Badarg)?;
         if args[0].as_atom().is_some() {
-            bytes = args[0].as_atom().map(|a| a.name().as_bytes().to_vec()).unwrap_or_default();
+            bytes = args[0]
+                .as_atom()
+                .map(|a| a.name().as_bytes().to_vec())
+                .unwrap_or_default();
         }
         String::from_utf8_lossy(&bytes).into_owned()
     };

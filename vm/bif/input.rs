@@ -9,8 +9,8 @@
 //! scheduler runs other processes in between. Open files are read
 //! directly.
 
-use super::{BifError, BifResult, Context};
 use super::erlang::make_binary;
+use super::{BifError, BifResult, Context};
 use crate::runtime::output;
 use crate::runtime::stdin::{self, Request, Taken};
 use crate::syntax::ast::{Expr, ExprKind};
@@ -236,7 +236,8 @@ fn take_file(
             return read_term_reply(ctx, &text, args);
         }
         View::Tuple([_, format]) => {
-            let format: Vec<char> = super::io::unicode_chars(heap, *format).ok_or(BifError::Badarg)?;
+            let format: Vec<char> =
+                super::io::unicode_chars(heap, *format).ok_or(BifError::Badarg)?;
             let mut text = Vec::new();
             loop {
                 let at_eof = match f.read_line() {
@@ -345,7 +346,10 @@ fn getopts(ctx: &mut Context, device: Term, args: &mut [Term]) -> BifResult {
     };
     ctx.ensure(10, args)?;
     let h = ctx.heap();
-    let b = h.tuple(&[atom("binary"), Term::atom(if binary { Atom::TRUE } else { Atom::FALSE })]);
+    let b = h.tuple(&[
+        atom("binary"),
+        Term::atom(if binary { Atom::TRUE } else { Atom::FALSE }),
+    ]);
     let e = h.tuple(&[
         atom("encoding"),
         atom(if unicode { "unicode" } else { "latin1" }),
@@ -393,7 +397,11 @@ pub fn columns_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn columns_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let n = if is_stdin(args[0]) { window().map(|w| w.0) } else { None };
+    let n = if is_stdin(args[0]) {
+        window().map(|w| w.0)
+    } else {
+        None
+    };
     size_reply(ctx, n, args)
 }
 
@@ -402,7 +410,11 @@ pub fn rows_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn rows_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let n = if is_stdin(args[0]) { window().map(|w| w.1) } else { None };
+    let n = if is_stdin(args[0]) {
+        window().map(|w| w.1)
+    } else {
+        None
+    };
     size_reply(ctx, n, args)
 }
 
@@ -424,7 +436,9 @@ fn line_at(text: &str, offset: usize) -> u32 {
 pub fn parse_term(text: &str) -> Result<Constant, TermError> {
     match crate::syntax::parser::parse_exprs(text) {
         Ok(exprs) => {
-            let line = exprs.first().map_or(1, |e| line_at(text, e.span.start as usize));
+            let line = exprs
+                .first()
+                .map_or(1, |e| line_at(text, e.span.start as usize));
             match exprs.as_slice() {
                 [e] => to_constant(e).ok_or(TermError::BadTerm(line)),
                 _ => Err(TermError::BadTerm(line)),
@@ -444,9 +458,8 @@ fn quote_token(token: &str) -> String {
     let Some(first) = token.chars().next() else {
         return String::new();
     };
-    if first.is_ascii_lowercase() || first.is_ascii_digit() || first == '"' || first == '\'' {
-        token.to_string()
-    } else if first.is_ascii_uppercase() || first == '_' {
+    let plain = first.is_alphanumeric() || matches!(first, '"' | '\'' | '_');
+    if plain {
         token.to_string()
     } else {
         format!("'{token}'")
@@ -656,7 +669,11 @@ fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
         }
         if c != '~' {
             if pos == text.len() {
-                return if at_eof { Fread::Fail("input") } else { Fread::More };
+                return if at_eof {
+                    Fread::Fail("input")
+                } else {
+                    Fread::More
+                };
             }
             if text[pos] != c {
                 return Fread::Fail("input");
@@ -696,7 +713,11 @@ fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
         if control != 'c' {
             skip_white(&mut pos);
             if pos == text.len() {
-                return if at_eof { Fread::Fail(name_of(control)) } else { Fread::More };
+                return if at_eof {
+                    Fread::Fail(name_of(control))
+                } else {
+                    Fread::More
+                };
             }
         }
         // The field: `width` characters, or up to white space.

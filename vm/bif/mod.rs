@@ -13,8 +13,8 @@ pub mod io;
 pub mod library;
 pub mod lists;
 pub mod maps;
-pub mod process;
 pub mod port;
+pub mod process;
 pub mod shell;
 
 use crate::process::{Class, Process};

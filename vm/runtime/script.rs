@@ -69,7 +69,11 @@ pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module,
 pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     let source = std::fs::read_to_string(file).map_err(|e| {
         let reason = e.to_string();
-        let reason = reason.split(" (os error").next().unwrap_or_default().to_string();
+        let reason = reason
+            .split(" (os error")
+            .next()
+            .unwrap_or_default()
+            .to_string();
         format!("act: cannot read {file}: {reason}\n")
     })?;
     // An empty script is one without main/1, not a module to compile.
