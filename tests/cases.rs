@@ -8,6 +8,8 @@
 //! - `%% act-flags: --schedulers 1 --deterministic` — flags for act only.
 //! - `%% differs: REASON` — act's output cannot match escript's, for the
 //!   documented REASON; the escript check skips this case.
+//! - `%% stdin: FILE` — the file in tests/cases/ fed as standard input
+//!   (both runs; without it, stdin is empty).
 //!
 //! Every case that runs processes (it spawns or receives) is also run under
 //! `--schedulers 1` and `--schedulers 2` and must print its snapshot under
@@ -59,6 +61,18 @@ impl Case {
             .unwrap_or_default()
     }
 
+    /// The standard input of both runs (`%% stdin: FILE`).
+    fn stdin(&self) -> String {
+        match self.marker("stdin") {
+            Some(file) => {
+                let path = self.path.with_file_name(file);
+                std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("{}: stdin {file}: {e}", self.name))
+            }
+            None => String::new(),
+        }
+    }
+
     fn run_act(&self) -> Output {
         self.run_act_with(&[])
     }
@@ -70,7 +84,7 @@ impl Case {
         argv.extend(self.act_flags());
         argv.push(&path);
         argv.extend(self.args());
-        run_with_timeout(act_binary(), &argv, "", None, TIMEOUT)
+        run_with_timeout(act_binary(), &argv, &self.stdin(), None, TIMEOUT)
     }
 
     /// Whether the case runs processes and may be run on any number of
@@ -87,7 +101,7 @@ impl Case {
         let path = self.path.to_string_lossy().into_owned();
         let mut argv = vec![ESCRIPT_LOGGER_TO_STDERR, "escript", path.as_str()];
         argv.extend(self.args());
-        run_with_timeout("env", &argv, "", None, TIMEOUT)
+        run_with_timeout("env", &argv, &self.stdin(), None, TIMEOUT)
     }
 }
 

@@ -111,7 +111,172 @@ fn invalid_utf8_and_unreadable_files_are_errors_not_crashes() {
     );
     let out = act(&["check", "/nonexistent/file.act"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read file"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        "act: cannot read /nonexistent/file.act: No such file or directory\n"
+    );
+}
+
+// ---------------------------------------------------------------------
+// Options, usage errors and `act test` (helper `hour`).
+
+#[test]
+fn a_directory_or_an_empty_file_is_named_without_a_code_frame() {
+    let dir = std::env::temp_dir();
+    let out = act(&["check", dir.to_str().expect("path")]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.ends_with(": Is a directory\n"), "{stderr}");
+    assert!(!stderr.contains('│'), "{stderr}");
+    let empty = temp_file("empty.act", b"");
+    let path = empty.to_str().expect("path");
+    let check = act(&["check", path]);
+    let run = act(&[path]);
+    let expected = "act: the script has no function main/1\n";
+    assert_eq!(String::from_utf8_lossy(&check.stderr), expected);
+    assert_eq!(String::from_utf8_lossy(&run.stderr), expected);
+    assert_eq!(check.status.code(), Some(1));
+    assert_eq!(run.status.code(), Some(127));
+}
+
+#[test]
+fn valued_options_take_their_value_after_an_equals_sign_too() {
+    let script = temp_file(
+        "opts.act",
+        b"main(_) -> io:format(\"~p~n\", [erlang:system_info(schedulers)]).\n",
+    );
+    let path = script.to_str().expect("path");
+    for args in [
+        vec!["--schedulers=1", path],
+        vec!["--schedulers", "1", path],
+        vec![
+            "--max-memory=64M",
+            "--reductions=100",
+            "--schedulers=1",
+            path,
+        ],
+    ] {
+        let out = act(&args);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n", "{args:?}");
+        assert!(out.status.success(), "{args:?}");
+    }
+}
+
+#[test]
+fn usage_errors_print_a_short_usage_line_and_exit_2() {
+    for args in [
+        vec!["--frobnicate"],
+        vec!["--schedulers"],
+        vec!["--schedulers=zero", "x.act"],
+        vec!["--deterministic=yes", "x.act"],
+        vec!["check"],
+        vec!["test", "--update=some"],
+        vec!["test", "-j", "0"],
+    ] {
+        let out = act(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.starts_with("act: "), "{args:?}: {stderr}");
+        assert!(stderr.contains("Usage: act"), "{args:?}: {stderr}");
+        assert!(
+            stderr.lines().count() <= 3,
+            "{args:?}: the whole help: {stderr}"
+        );
+    }
+}
+
+/// A fresh directory of scripts for `act test`.
+fn test_dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("act-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).expect("write");
+    }
+    dir
+}
+
+#[test]
+fn act_test_passes_fails_with_a_diff_and_updates() {
+    let dir = test_dir(
+        "runner",
+        &[
+            (
+                "echo.act",
+                "main(Args) -> [io:format(\"~s~n\", [A]) || A <- Args], \
+                 io:format(\"~p~n\", [io:get_line('')]).\n",
+            ),
+            ("echo.args", "a b\n"),
+            ("echo.in", "input line\n"),
+            (
+                "fails.act",
+                "main(_) -> io:format(\"one~ntwo~n\"), halt(3).\n",
+            ),
+            (
+                "helper.act",
+                "-module(helper).\n-export([f/0]).\nf() -> 1.\n",
+            ),
+        ],
+    );
+    let d = dir.to_str().expect("path");
+    // No snapshots yet: both scripts fail; the helper module is no script.
+    let out = act(&["test", d]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("no snapshot"), "{stdout}");
+    assert!(stdout.ends_with("0 passed, 2 failed\n"), "{stdout}");
+    // --update writes them.
+    let out = act(&["test", "--update", "-j", "2", d]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("echo.out")).expect("echo.out"),
+        "a\nb\n\"input line\\n\"\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("fails.code")).expect("code"),
+        "3\n"
+    );
+    let out = act(&["test", d]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("2 passed, 0 failed\n"));
+    // A changed output fails with a unified diff (no colours: not a terminal).
+    std::fs::write(dir.join("fails.out"), "one\n2\n").expect("write");
+    let out = act(&["test", "--timeout=30", d]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout.contains("@@ -1,2 +1,2 @@\n one\n-2\n+two\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains('\x1b'), "{stdout}");
+    assert!(stdout.ends_with("1 passed, 1 failed\n"), "{stdout}");
+    // --update leaves it; --update=all rewrites it.
+    assert_eq!(act(&["test", "--update", d]).status.code(), Some(1));
+    assert!(act(&["test", "--update=all", d]).status.success());
+    assert!(act(&["test", d]).status.success());
+}
+
+#[test]
+fn act_test_names_a_script_that_hangs() {
+    let dir = test_dir(
+        "hang",
+        &[("spin.act", "main(_) -> spin(0).\nspin(N) -> spin(N + 1).\n")],
+    );
+    let out = act(&[
+        "test",
+        "--update",
+        "--timeout",
+        "1",
+        dir.to_str().expect("path"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout.contains("spin.act: hung"), "{stdout}");
 }
 
 #[test]

@@ -947,6 +947,64 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("replace_state", &[2, 3]),
             ("get_status", &[1, 2]),
             ("terminate", &[2, 3]),
+    // Reading, files, os, init and stdout ports (helper `hour`).
+    (
+        "io",
+        &[
+            ("get_line", &[1, 2]),
+            ("get_chars", &[2, 3]),
+            ("read", &[1, 2]),
+            ("fread", &[2, 3]),
+            ("setopts", &[1, 2]),
+            ("getopts", &[0, 1]),
+            ("columns", &[0, 1]),
+            ("rows", &[0, 1]),
+            ("put_chars", &[2]),
+            ("nl", &[1]),
+            ("write", &[2]),
+            ("fwrite", &[1, 2, 3]),
+        ],
+    ),
+    (
+        "file",
+        &[
+            ("read_file", &[1]),
+            ("write_file", &[2, 3]),
+            ("open", &[2]),
+            ("close", &[1]),
+            ("read_line", &[1]),
+            ("read", &[2]),
+            ("write", &[2]),
+            ("position", &[2]),
+            ("consult", &[1]),
+            ("list_dir", &[1]),
+            ("delete", &[1]),
+            ("rename", &[2]),
+            ("make_dir", &[1]),
+            ("del_dir", &[1]),
+            ("read_file_info", &[1]),
+            ("get_cwd", &[0]),
+        ],
+    ),
+    (
+        "os",
+        &[
+            ("getenv", &[0, 1, 2]),
+            ("putenv", &[2]),
+            ("getpid", &[0]),
+            ("timestamp", &[0]),
+            ("system_time", &[0, 1]),
+            ("type", &[0]),
+            ("cmd", &[1]),
+        ],
+    ),
+    ("init", &[("get_plain_arguments", &[0]), ("stop", &[0, 1])]),
+    (
+        "erlang",
+        &[
+            ("open_port", &[2]),
+            ("port_command", &[2]),
+            ("port_close", &[1]),
         ],
     ),
 ];
@@ -983,6 +1041,8 @@ const STDLIB: &[(&str, &str)] = &[
     ("sys", include_str!("../stdlib/sys.act")),
     ("logger", include_str!("../stdlib/logger.act")),
     ("rpc", include_str!("../stdlib/rpc.act")),
+    ("io", include_str!("../stdlib/io.act")),
+    ("file", include_str!("../stdlib/file.act")),
 ];
 
 #[test]

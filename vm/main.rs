@@ -1,9 +1,14 @@
 //! The `act` command line.
 //!
 //! `act check FILE...` parses and checks files and reports every error;
+//! `act test [PATH...]` snapshot-tests scripts (`test_runner.rs`);
 //! `act --help` and `act --version` say what act is. Running programs
 //! (`act FILE ARGS`) is added by the VM. Work starts only after the
-//! arguments are read, so `act` starts fast.
+//! arguments are read, so `act` starts fast. Options follow GNU
+//! conventions: `--name value` or `--name=value`; a usage error prints a
+//! short usage line and exits with status 2.
+
+mod test_runner;
 
 use act::runtime::processes;
 use act::syntax::{self, Diagnostic, Severity};
@@ -18,6 +23,8 @@ act: a small Erlang on a bytecode VM
 Usage:
   act                  start the interactive shell
   act check FILE...    check files for syntax and compile errors
+  act test [PATH...]   run the scripts under PATH and compare their output
+                       with the snapshots beside them (act test --help)
   act FILE [ARGS...]   run FILE's main/1 with ARGS as a list of strings
   act run FILE [ARGS...]
                        the same
@@ -39,8 +46,13 @@ Options:
   --engine-stats       print what the native tier compiled, on stderr
 ";
 
+/// The line printed after a usage error.
+const SHORT_USAGE: &str = "Usage: act [OPTIONS] FILE [ARGS...] | act check FILE... | act test [PATH...]\n\
+Try 'act --help' for more.";
+
 /// What the command line asks for.
 enum Command {
+    Test(Vec<String>),
     Help,
     Version,
     Check(Vec<String>),
@@ -51,6 +63,14 @@ enum Command {
     Disasm(String),
     /// No arguments: the interactive shell.
     Shell,
+}
+
+/// Splits `--name=value` into its name and value.
+fn split_option(arg: &str) -> (&str, Option<&str>) {
+    match arg.split_once('=') {
+        Some((name, value)) if name.starts_with("--") => (name, Some(value)),
+        _ => (arg, None),
+    }
 }
 
 /// Reads the arguments after the program name.
@@ -69,6 +89,7 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
             }
             Ok(Command::Check(files))
         }
+        Some("test") => Ok(Command::Test(args[1..].to_vec())),
         Some("run") => match args.get(1) {
             Some(file) => Ok(Command::Run {
                 file: file.clone(),
@@ -80,21 +101,27 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
             Some(file) if args.len() == 2 => Ok(Command::Disasm(file.clone())),
             _ => Err("'act disasm' needs exactly one FILE".to_string()),
         },
-        Some("--max-memory") => {
-            let bytes = args
-                .get(1)
-                .and_then(|b| parse_bytes(b))
-                .ok_or("'--max-memory' needs a size like 512M")?;
-            act::heap::budget::set_limit(bytes);
-            parse_args(&args[2..])
-        }
-        Some(option) if option.starts_with("--") && runtime_option(option, args.get(1))? => {
-            let skip = if processes::option_takes_value(option) {
-                2
-            } else {
-                1
+        Some(arg) if arg.starts_with("--") => {
+            let (name, inline) = split_option(arg);
+            let takes_value = name == "--max-memory" || processes::option_takes_value(name);
+            let (value, skip) = match (takes_value, inline) {
+                (true, Some(v)) => (Some(v), 1),
+                (true, None) => (args.get(1).map(String::as_str), 2),
+                (false, Some(_)) => return Err(format!("'{name}' takes no value")),
+                (false, None) => (None, 1),
             };
-            parse_args(&args[skip..])
+            if takes_value && value.is_none() {
+                return Err(format!("'{name}' needs a value"));
+            }
+            if name == "--max-memory" {
+                let bytes = value
+                    .and_then(parse_bytes)
+                    .ok_or("'--max-memory' needs a size like 512M")?;
+                act::heap::budget::set_limit(bytes);
+            } else if !processes::apply_option(name, value)? {
+                return Err(format!("unknown option '{name}'"));
+            }
+            parse_args(&args[skip.min(args.len())..])
         }
         Some(option) if option.starts_with('-') && option.len() > 1 => {
             Err(format!("unknown option '{option}'"))
@@ -123,6 +150,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Command::Check(files)) => syntax::with_big_stack(|| check_files(&files)),
+        Ok(Command::Test(args)) => test_runner::main(&args),
         Ok(Command::Run { file, args }) => {
             // The interpreter never recurses on the Rust stack; the big
             // stack is only a margin for the compiler's passes.
@@ -148,19 +176,10 @@ fn main() -> ExitCode {
             }
         }
         Err(message) => {
-            eprintln!("act: {message}\n\n{USAGE}");
+            eprintln!("act: {message}\n{SHORT_USAGE}");
             ExitCode::from(2)
         }
     }
-}
-
-/// Applies a runtime option (`--schedulers N`, ...); false if `option`
-/// is not one.
-fn runtime_option(option: &str, value: Option<&String>) -> Result<bool, String> {
-    let value = processes::option_takes_value(option)
-        .then(|| value.map(String::as_str))
-        .flatten();
-    processes::apply_option(option, value)
 }
 
 /// `512M` -> bytes.
@@ -185,7 +204,19 @@ fn parse_bytes(text: &str) -> Option<usize> {
 fn check_files(files: &[String]) -> ExitCode {
     let mut failed = false;
     for file in files {
+        if let Err(error) = std::fs::read(file) {
+            eprintln!("act: cannot read {file}: {}", io_reason(&error));
+            failed = true;
+            continue;
+        }
         let (source, diagnostics) = check_file(file);
+        let (module, _) = syntax::parse_module(&source);
+        if diagnostics.is_empty() && module.forms.is_empty() {
+            // The same words as running it.
+            eprintln!("act: the script has no function main/1");
+            failed = true;
+            continue;
+        }
         failed |= diagnostics.iter().any(Diagnostic::is_error);
         eprint!("{}", syntax::render(&diagnostics, file, &source));
     }
@@ -223,5 +254,14 @@ fn check_file(file: &str) -> (String, Vec<Diagnostic>) {
             };
             (source, vec![diagnostic])
         }
+    }
+}
+
+/// An I/O error without Rust's "(os error N)" suffix.
+fn io_reason(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
     }
 }

@@ -1,17 +1,35 @@
-//! The `io` and `io_lib` modules: formatted output to the buffered stdout.
+//! The `io` and `io_lib` modules' output: formatted text to standard
+//! output, standard error or an open file, in the device's encoding
+//! (`runtime::output`). Reading is `input.rs`.
 
-use super::erlang::{chardata_bytes, make_string};
+use super::erlang::make_string;
 use super::{BifError, BifResult, Context};
+use crate::heap::Heap;
 use crate::runtime::output;
+use crate::term::view::View;
 use crate::term::{Atom, Term};
 
-fn emit(device: Term, text: &[u8]) -> Result<(), BifError> {
-    if device == Term::atom(Atom::STANDARD_ERROR) {
-        output::write_stderr(text);
-    } else if device == Term::atom(Atom::STANDARD_IO) || device.is_pid() {
-        output::write_stdout(text);
-    } else {
-        return Err(BifError::Badarg);
+/// Writes characters to `device`: standard_io (and `user`, a pid that is
+/// no open file: the group leader), standard_error, or an open file.
+fn emit(heap: &Heap, device: Term, text: &str) -> Result<(), BifError> {
+    match device.as_atom() {
+        Some(Atom::STANDARD_IO) => output::write_text(text),
+        Some(a) if a.name() == "user" => output::write_text(text),
+        Some(Atom::STANDARD_ERROR) => {
+            let mut bytes = Vec::new();
+            output::encode(text.chars(), &mut bytes);
+            output::write_stderr(&bytes);
+        }
+        Some(_) => return Err(BifError::Badarg),
+        None => {
+            let chars: Vec<char> = text.chars().collect();
+            match super::file::write_device(heap, device, &chars) {
+                Some(Ok(())) => {}
+                Some(Err(())) => return Err(BifError::Badarg),
+                None if device.is_pid() => output::write_text(text),
+                None => return Err(BifError::Badarg),
+            }
+        }
     }
     Ok(())
 }
@@ -27,7 +45,7 @@ fn end_slice(ctx: &mut Context) {
 
 fn format_to(ctx: &mut Context, device: Term, format: Term, args: Term) -> BifResult {
     let text = super::fmt::format(&ctx.process.heap, format, args).ok_or(BifError::Badarg)?;
-    emit(device, text.as_bytes())?;
+    emit(&ctx.process.heap, device, &text)?;
     end_slice(ctx);
     Ok(Term::OK)
 }
@@ -44,15 +62,33 @@ pub fn format_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     format_to(ctx, args[0], args[1], args[2])
 }
 
+/// The characters of unicode chardata, as io:put_chars takes it: a
+/// (deep) list of code points and UTF-8 binaries.
+pub fn unicode_chars(heap: &Heap, t: Term) -> Option<Vec<char>> {
+    let mut out = Vec::new();
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        match heap.view(t) {
+            View::Nil => {}
+            View::Cons(h, tail) => {
+                stack.push(tail);
+                match h.as_small() {
+                    Some(c) => out.push(char::from_u32(u32::try_from(c).ok()?)?),
+                    None => stack.push(h),
+                }
+            }
+            View::Binary(b) => out.extend(std::str::from_utf8(b).ok()?.chars()),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
 fn put_chars(ctx: &mut Context, device: Term, chars: Term) -> BifResult {
     let heap = &ctx.process.heap;
-    let mut bytes = Vec::new();
-    if let Some(a) = chars.as_atom() {
-        bytes.extend_from_slice(a.name().as_bytes());
-    } else {
-        chardata_bytes(heap, chars, &mut bytes).ok_or(BifError::Badarg)?;
-    }
-    emit(device, &bytes)?;
+    let chars = unicode_chars(heap, chars).ok_or(BifError::Badarg)?;
+    let text: String = chars.into_iter().collect();
+    emit(heap, device, &text)?;
     end_slice(ctx);
     Ok(Term::OK)
 }
@@ -71,9 +107,22 @@ pub fn nl_0(ctx: &mut Context, _: &mut [Term]) -> BifResult {
     Ok(Term::OK)
 }
 
+pub fn nl_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    emit(&ctx.process.heap, args[0], "\n")?;
+    end_slice(ctx);
+    Ok(Term::OK)
+}
+
 pub fn write_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let s = super::fmt::write(&ctx.process.heap, args[0]);
-    output::write_stdout(s.as_bytes());
+    output::write_text(&s);
+    end_slice(ctx);
+    Ok(Term::OK)
+}
+
+pub fn write_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = super::fmt::write(&ctx.process.heap, args[1]);
+    emit(&ctx.process.heap, args[0], &s)?;
     end_slice(ctx);
     Ok(Term::OK)
 }

@@ -12,11 +12,14 @@ pub mod extras;
 pub mod ets;
 pub mod fmt;
 pub mod hash;
+pub mod file;
+pub mod input;
 pub mod io;
 pub mod library;
 pub mod lists;
 pub mod maps;
 pub mod math;
+pub mod port;
 pub mod process;
 pub mod random;
 pub mod shell;
@@ -440,6 +443,68 @@ bifs! {
         "give_away", 3 => ets::give_away_3;
         "setopts", 2 => ets::setopts_2;
         "whereis", 1 => ets::whereis_1;
+    }
+    // io input and options, files, os, init, ports (helper `hour`).
+    "io" => {
+        "nl", 1 => io::nl_1;
+        "write", 2 => io::write_2;
+        "fwrite", 3 => io::format_3;
+        "setopts", 1 => input::setopts_1;
+        "setopts", 2 => input::setopts_2;
+        "getopts", 0 => input::getopts_0;
+        "getopts", 1 => input::getopts_1;
+        "columns", 0 => input::columns_0;
+        "columns", 1 => input::columns_1;
+        "rows", 0 => input::rows_0;
+        "rows", 1 => input::rows_1;
+    }
+    "$io" => {
+        "prompt", 2 => input::prompt_2;
+        "take", 2 => input::take_2;
+    }
+    "$file" => {
+        "open", 2 => file::open_2;
+        "bind", 2 => file::bind_2;
+        "close", 1 => file::close_1;
+        "consult_text", 1 => input::consult_text_1;
+    }
+    "file" => {
+        "read_file", 1 => file::read_file_1;
+        "write_file", 2 => file::write_file_2;
+        "write_file", 3 => file::write_file_3;
+        "read_line", 1 => file::read_line_1;
+        "read", 2 => file::read_2;
+        "write", 2 => file::write_2;
+        "position", 2 => file::position_2;
+        "delete", 1 => file::delete_1;
+        "rename", 2 => file::rename_2;
+        "make_dir", 1 => file::make_dir_1;
+        "del_dir", 1 => file::del_dir_1;
+        "list_dir", 1 => file::list_dir_1;
+        "get_cwd", 0 => file::get_cwd_0;
+        "read_file_info", 1 => file::read_file_info_1;
+    }
+    "os" => {
+        "getenv", 0 => file::getenv_0;
+        "getenv", 1 => file::getenv_1;
+        "getenv", 2 => file::getenv_2;
+        "putenv", 2 => file::putenv_2;
+        "getpid", 0 => file::getpid_0;
+        "timestamp", 0 => file::timestamp_0;
+        "system_time", 0 => file::system_time_0;
+        "system_time", 1 => file::system_time_1;
+        "type", 0 => file::type_0;
+        "cmd", 1 => file::cmd_1;
+    }
+    "init" => {
+        "get_plain_arguments", 0 => file::get_plain_arguments_0;
+        "stop", 0 => file::stop_0;
+        "stop", 1 => file::stop_1;
+    }
+    "erlang" => {
+        "open_port", 2 => port::open_port_2, auto;
+        "port_command", 2 => port::port_command_2, auto;
+        "port_close", 1 => port::port_close_1, auto;
     }
 }
 

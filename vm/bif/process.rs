@@ -252,6 +252,9 @@ fn reference(ctx: &mut Context, args: &mut [Term], id: u64) -> BifResult {
 /// `To ! Msg` and `erlang:send/2`: to a pid or a registered name.
 pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let (to, msg) = (args[0], args[1]);
+    if let Some(result) = super::port::send(ctx, to, msg) {
+        return result;
+    }
     let pid = match to.as_atom() {
         Some(name) => services(|s| s.whereis(name)).ok_or(BifError::Badarg)?,
         None => match ctx.process.heap.as_tuple(to) {

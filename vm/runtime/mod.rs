@@ -9,6 +9,7 @@ pub mod links;
 pub mod output;
 pub mod processes;
 pub mod script;
+pub mod stdin;
 
 use crate::code::{Module, ModuleRef};
 use crate::term::Atom;

@@ -1,6 +1,11 @@
 //! Standard output: one buffered writer for the whole VM, flushed after
 //! each run step that wrote, when the program ends by any path, and
-//! before anything goes to stderr.
+//! before anything goes to stderr; and the encoding of standard_io.
+//!
+//! escript's standard_io is latin1: characters 0-255 go out as one byte
+//! each. act writes characters above 255 as UTF-8 (escript writes
+//! `\x{3BB}` for them). With `io:setopts([{encoding, unicode}])` (and in
+//! the shell) every character is written as UTF-8.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +29,40 @@ pub fn write_stdout(bytes: &[u8]) {
     let mut out = stdout().lock().unwrap_or_else(|e| e.into_inner());
     let _ = out.write_all(bytes);
     WRITTEN.store(true, Ordering::Relaxed);
+}
+
+static UNICODE: AtomicBool = AtomicBool::new(false);
+
+/// Whether standard_io's encoding is `unicode` (else `latin1`).
+pub fn unicode() -> bool {
+    UNICODE.load(Ordering::Relaxed)
+}
+
+pub fn set_unicode(on: bool) {
+    UNICODE.store(on, Ordering::Relaxed);
+}
+
+/// The bytes standard_io writes for `chars` in its current encoding.
+pub fn encode(chars: impl IntoIterator<Item = char>, out: &mut Vec<u8>) {
+    let unicode = unicode();
+    for c in chars {
+        if !unicode && (c as u32) < 256 {
+            out.push(c as u8);
+        } else {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+}
+
+/// Writes characters to stdout in standard_io's encoding.
+pub fn write_text(text: &str) {
+    if text.is_ascii() {
+        return write_stdout(text.as_bytes());
+    }
+    let mut bytes = Vec::with_capacity(text.len());
+    encode(text.chars(), &mut bytes);
+    write_stdout(&bytes);
 }
 
 /// Writes to stderr, after flushing stdout so the order is kept.

@@ -922,6 +922,7 @@ pub fn run_main(config: Config, process: Process, args: Vec<Term>, stats: bool) 
     DETERMINISTIC.store(config.deterministic, Ordering::Relaxed);
     let finished = sched::run(config, move |_| Actor::new(process, Start::Run(args), true));
     output::flush();
+    crate::bif::file::flush_all();
     if stats {
         let mut text = Vec::new();
         let _ = finished.stats.write(&mut text);

@@ -42,6 +42,9 @@ const STDLIB: &[(&str, &str)] = &[
     ("sys", include_str!("../../stdlib/sys.act")),
     ("logger", include_str!("../../stdlib/logger.act")),
     ("rpc", include_str!("../../stdlib/rpc.act")),
+    // Reading and files (helper `hour`).
+    ("io", include_str!("../../stdlib/io.act")),
+    ("file", include_str!("../../stdlib/file.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
@@ -88,8 +91,19 @@ pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module,
 
 /// Compiles `file` only (for `act disasm`).
 pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
-    let source =
-        std::fs::read_to_string(file).map_err(|e| format!("act: cannot read {file}: {e}\n"))?;
+    let source = std::fs::read_to_string(file).map_err(|e| {
+        let reason = e.to_string();
+        let reason = reason
+            .split(" (os error")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        format!("act: cannot read {file}: {reason}\n")
+    })?;
+    // An empty script is one without main/1, not a module to compile.
+    if syntax::parse_module(&source).0.forms.is_empty() {
+        return Err(NO_MAIN.to_string());
+    }
     let path = Path::new(file);
     let mut stem = path
         .file_stem()
@@ -97,7 +111,7 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     // A script named like a library module (lists.act) must not hide it:
     // without a -module attribute it gets a name of its own, as escript
     // gives every script one.
-    let library = ["erlang", "io", "io_lib"];
+    let library = ["erlang", "io_lib", "os", "init"];
     if STDLIB.iter().any(|(n, _)| *n == stem) || library.contains(&stem.as_str()) {
         stem.push_str("_script");
     }
@@ -107,6 +121,8 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     compile_source(&source, &name, &stem)
 }
 
+const NO_MAIN: &str = "act: the script has no function main/1\n";
+
 /// Runs a script; returns the exit status. (`ACT_GC_STRESS=1` in the
 /// environment makes every heap test collect: see `heap`.)
 pub fn run_script(file: &str, args: &[String]) -> i32 {
@@ -114,7 +130,7 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
         Ok(m) => m,
         Err(text) => {
             output::write_stderr(text.as_bytes());
-            return 1;
+            return if text == NO_MAIN { 127 } else { 1 };
         }
     };
     let dir: PathBuf = Path::new(file).parent().map_or(PathBuf::from("."), |d| {
@@ -127,7 +143,7 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
     super::set_loader(Box::new(move |name| load_module(&dir, name)));
     let module = super::load(module);
     let Some(&main) = module.local_functions.get(&(Atom::intern("main"), 1)) else {
-        output::write_stderr(b"act: the script has no function main/1\n");
+        output::write_stderr(NO_MAIN.as_bytes());
         return 127;
     };
     let entry = module.functions[main as usize].entry;
@@ -147,6 +163,9 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
         let s = process.heap.string(a);
         list = process.heap.cons(s, list);
     }
+    let mut plain = vec![file.to_string()];
+    plain.extend(args.iter().cloned());
+    crate::bif::file::set_plain_arguments(plain);
     let (config, stats) = super::processes::configured();
     let status = super::processes::run_main(config, process, vec![list], stats);
     if let Some(report) = super::processes::engine_report() {

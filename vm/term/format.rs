@@ -49,7 +49,11 @@ pub fn format_term(heap: &Heap, fmt: Term, args: Term) -> Result<String> {
         }
         t = tail;
     }
-    let fmt = chardata(heap, fmt, true)?;
+    // A binary format is read byte by byte, as io_lib's binary_to_list.
+    let fmt = match heap.view(fmt) {
+        View::Binary(bytes) => bytes.iter().map(|&b| b as char).collect(),
+        _ => chardata(heap, fmt, true)?,
+    };
     let mut list = Vec::new();
     let mut t = args;
     while let View::Cons(head, tail) = heap.view(t) {

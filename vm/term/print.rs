@@ -281,6 +281,9 @@ fn write_leaf(out: &mut String, view: &View) {
         View::Atom(a) => write_atom(out, *a),
         View::Nil => out.push_str("[]"),
         View::Pid(p) => out.push_str(&pid_name(*p)),
+        View::Ref(r) if *r >= crate::bif::port::PORT_BASE => {
+            let _ = write!(out, "#Port<0.{}>", r - crate::bif::port::PORT_BASE);
+        }
         View::Ref(r) => {
             let _ = write!(out, "#Ref<0.0.0.{r}>");
         }
