@@ -330,6 +330,8 @@ fn is_blank(text: &str) -> bool {
 
 /// Runs the shell on this process's stdin and stdout; the exit status.
 pub fn run() -> i32 {
+    // As in erl's shell, standard_io is unicode: everything goes out as UTF-8.
+    crate::runtime::output::set_unicode(true);
     start_flusher();
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         run_terminal()
