@@ -458,6 +458,10 @@ impl Checker<'_> {
                 }) => {
                     roots.extend(names.iter().map(|n| (n.name.clone(), n.arity)));
                 }
+                Form::Attribute(Attribute {
+                    kind: AttributeKind::ExportAll,
+                    ..
+                }) => roots.extend(self.table.defined.keys().cloned()),
                 Form::Attribute(_) => {}
                 Form::Function(function) => {
                     let callees = calls
@@ -723,6 +727,14 @@ impl Checker<'_> {
                 self.export_unsafe(env, vec![inside], "catch", e.span);
             }
             ExprKind::Block(body) => self.sequence(body, env),
+            // `expand` leaves none in a program; the shell reads no
+            // record definitions.
+            ExprKind::Record(..)
+            | ExprKind::RecordUpdate(..)
+            | ExprKind::RecordAccess(..)
+            | ExprKind::RecordIndex(..) => {
+                self.error("records are not supported here", e.span);
+            }
             ExprKind::ListComprehension(head, qualifiers) => {
                 let mut inside = env.clone();
                 for qualifier in qualifiers {
