@@ -449,10 +449,12 @@ impl Expander {
                     self.error("illegal record info".to_string(), span);
                     return Some(placeholder(span));
                 };
-                let def = self.record(&Name {
+                let Some(def) = self.record(&Name {
                     name: record.clone(),
                     span: args[1].span,
-                })?;
+                }) else {
+                    return Some(placeholder(span));
+                };
                 return Some(match what.as_str() {
                     "fields" => Expr::new(
                         ExprKind::List(
@@ -511,12 +513,19 @@ impl Expander {
         };
         let mut given: Vec<Option<Expr>> = vec![None; def.fields.len()];
         let mut rest: Option<Expr> = None;
+        // Values of unknown fields are kept (after the error) so that
+        // their variables are still seen by the checker.
+        let mut unknown = Vec::new();
         for f in fields {
             if f.name.name == "_" {
                 rest = Some(f.value);
                 continue;
             }
-            if let Some(i) = self.index(&def, &f.name) {
+            let Some(i) = self.index(&def, &f.name) else {
+                unknown.push(f.value);
+                continue;
+            };
+            {
                 if given[i - 2].is_some() {
                     self.error(
                         format!(
@@ -544,6 +553,7 @@ impl Expander {
             };
             elements.push(value);
         }
+        elements.extend(unknown);
         Expr::new(ExprKind::Tuple(elements), span)
     }
 
@@ -624,7 +634,18 @@ impl Expander {
         // The new values first, then the record, as erlc orders them.
         let mut block = Vec::new();
         let mut sets: Vec<(usize, Expr)> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
         for f in fields {
+            if seen.contains(&f.name.name) {
+                self.error(
+                    format!(
+                        "field {} already defined in record {}",
+                        f.name.name, name.name
+                    ),
+                    f.name.span,
+                );
+            }
+            seen.push(f.name.name.clone());
             if f.name.name == "_" {
                 self.error(
                     format!("meaningless use of _ in update of record {}", name.name),

@@ -90,11 +90,13 @@ pub fn read_program(
         diagnostics.extend(parsed.diagnostics);
         let mut module = parsed.module;
         diagnostics.extend(expand::expand(&mut module));
+        let mut broken_functions = parsed.broken_functions;
+        broken_functions.extend(pp.broken_functions);
         Program {
             module,
             diagnostics,
             sources: pp.sources,
-            broken_functions: parsed.broken_functions,
+            broken_functions,
         }
     })
 }

@@ -75,6 +75,8 @@ pub struct Preprocessed {
     pub tokens: Vec<Spanned>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: Sources,
+    /// Functions whose forms were dropped for a preprocessor error.
+    pub broken_functions: Vec<String>,
 }
 
 /// Includes may nest this deep (epp's limit is about as low).
@@ -103,6 +105,7 @@ pub fn preprocess_as(
 ) -> Preprocessed {
     let mut pp = Pp {
         script_path: path.to_string(),
+        broken_functions: Vec::new(),
         sources: Sources::single(name, source),
         macros: HashMap::new(),
         out: Vec::new(),
@@ -119,6 +122,7 @@ pub fn preprocess_as(
         tokens: pp.out,
         diagnostics: pp.diagnostics,
         sources: pp.sources,
+        broken_functions: pp.broken_functions,
     }
 }
 
@@ -153,6 +157,7 @@ struct Pp {
     function: Option<(String, usize)>,
     include_depth: usize,
     script_path: String,
+    broken_functions: Vec<String>,
 }
 
 const PREDEFINED: &[&str] = &[
@@ -366,11 +371,11 @@ impl Pp {
                         self.out.extend(expanded);
                     }
                     Err(diagnostic) => {
+                        // The form is dropped, as epp does; calls to its
+                        // function are not reported as undefined.
                         self.diagnostics.push(diagnostic);
-                        // The rest of the form is dropped, as epp does; its
-                        // dot stays so that the next form starts clean.
-                        if let Some(dot) = form.last().filter(|t| t.1 == Token::Dot) {
-                            self.out.push(dot.clone());
+                        if let Some((name, _)) = &self.function {
+                            self.broken_functions.push(name.clone());
                         }
                     }
                 }
@@ -514,7 +519,14 @@ impl Pp {
                 self.error(format!("badly formed '{directive}'"), at);
                 false
             }
-            Err(d) => {
+            Err(mut d) => {
+                // The condition ends at the `)` of the directive.
+                if let Some(close) = form.len().checked_sub(2).map(|i| &form[i])
+                    && d.message.contains("unexpected the end of the file")
+                {
+                    d.message = d.message.replace("the end of the file", "')'");
+                    d.span = span_of(close);
+                }
                 self.diagnostics.push(d);
                 false
             }
@@ -576,7 +588,11 @@ impl Pp {
             None
         };
         let body: Vec<Spanned> = match args.get(i) {
-            None => vec![(name_span.start as usize, Token::Atom("true".into()), name_span.end as usize)],
+            // `-define(NAME).` is refused by OTP 25's epp too.
+            None => {
+                bad(self, &form[form.len() - 2]);
+                return;
+            }
             Some((_, Token::Comma, _)) => args[i + 1..].to_vec(),
             Some(t) => {
                 bad(self, t);
