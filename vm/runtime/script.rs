@@ -45,7 +45,7 @@ pub fn compile_source_in(
     if !diagnostics.iter().any(Diagnostic::is_error) {
         diagnostics.extend(syntax::check::check_module(&program.module, source));
     }
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    program.sources.sort(&mut diagnostics);
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let rendered = syntax::render_sources(&diagnostics, &program.sources);
     if has_errors {

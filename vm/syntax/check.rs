@@ -729,11 +729,11 @@ impl Checker<'_> {
             ExprKind::Block(body) => self.sequence(body, env),
             // `expand` leaves none in a program; the shell reads no
             // record definitions.
-            ExprKind::Record(..)
-            | ExprKind::RecordUpdate(..)
-            | ExprKind::RecordAccess(..)
-            | ExprKind::RecordIndex(..) => {
-                self.error("records are not supported here", e.span);
+            ExprKind::Record(name, _)
+            | ExprKind::RecordUpdate(_, name, _)
+            | ExprKind::RecordAccess(_, name, _)
+            | ExprKind::RecordIndex(name, _) => {
+                self.error(format!("record {} undefined", name.name), name.span);
             }
             ExprKind::ListComprehension(head, qualifiers) => {
                 let mut inside = env.clone();

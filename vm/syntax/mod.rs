@@ -119,7 +119,7 @@ pub fn check_program(
             source,
             &program.broken_functions,
         ));
-        diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+        program.sources.sort(&mut diagnostics);
         (program.sources, diagnostics)
     })
 }

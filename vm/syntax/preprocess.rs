@@ -25,6 +25,10 @@ pub struct SourceFile {
     pub text: String,
     pub base: usize,
     pub lines: LineIndex,
+    /// Where the script includes this file (through other includes, if
+    /// nested): an offset in the script, so that messages about an
+    /// included file come where it is included.
+    pub site: u32,
 }
 
 /// The files of a program; the first is the script itself, at offset 0.
@@ -35,23 +39,42 @@ pub struct Sources {
 impl Sources {
     pub fn single(name: &str, text: &str) -> Sources {
         let mut sources = Sources { files: Vec::new() };
-        sources.add(name, text);
+        sources.add(name, text, 0);
         sources
     }
 
-    /// Adds a file after the others; returns its base offset.
-    pub fn add(&mut self, name: &str, text: &str) -> usize {
+    /// Adds a file after the others, included at offset `at`; returns its
+    /// base offset.
+    pub fn add(&mut self, name: &str, text: &str, at: u32) -> usize {
         let base = self
             .files
             .last()
             .map_or(0, |f| f.base + f.text.len() + 1);
+        let site = if self.files.is_empty() {
+            0
+        } else {
+            self.site(at)
+        };
         self.files.push(SourceFile {
             name: name.to_string(),
             text: text.to_string(),
             base,
             lines: LineIndex::new(text),
+            site,
         });
         base
+    }
+
+    /// The offset in the script that `offset` is at or included from.
+    fn site(&self, offset: u32) -> u32 {
+        let file = self.file_of(offset);
+        if file.base == 0 { offset } else { file.site }
+    }
+
+    /// Sorts diagnostics in reading order: those about an included file
+    /// where it is included, in their order within it.
+    pub fn sort(&self, diagnostics: &mut [Diagnostic]) {
+        diagnostics.sort_by_key(|d| (self.site(d.span.start), d.span.start, d.span.end));
     }
 
     /// The file holding `offset`.
@@ -673,7 +696,7 @@ impl Pp {
             }
         };
         let shown = path.to_string_lossy().into_owned();
-        let base = self.sources.add(&shown, &text);
+        let base = self.sources.add(&shown, &text, form[0].0 as u32);
         let tokens = tokenize(&text);
         let inner_dir = path.parent().map(Path::to_path_buf);
         self.include_depth += 1;
