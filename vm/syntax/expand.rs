@@ -475,6 +475,11 @@ impl Expander {
             }
             ("is_record", [value, record]) => {
                 let ExprKind::Atom(record) = &record.kind else {
+                    // erl_lint: the record name of is_record/2 in a guard
+                    // must be written out.
+                    if ctx == Ctx::Guard {
+                        self.error("illegal guard expression".to_string(), span);
+                    }
                     return None;
                 };
                 let def = self.record(&Name {
