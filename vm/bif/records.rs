@@ -9,9 +9,7 @@ use crate::term::Term;
 fn test(ctx: &Context, t: Term, tag: Term, size: Option<usize>) -> bool {
     match ctx.process.heap.as_tuple(t) {
         Some(elements) => {
-            !elements.is_empty()
-                && elements[0] == tag
-                && size.is_none_or(|n| elements.len() == n)
+            !elements.is_empty() && elements[0] == tag && size.is_none_or(|n| elements.len() == n)
         }
         None => false,
     }
@@ -29,5 +27,10 @@ pub fn is_record_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if !args[1].is_atom() || size < 0 {
         return Err(BifError::Badarg);
     }
-    Ok(Term::boolean(test(ctx, args[0], args[1], Some(size as usize))))
+    Ok(Term::boolean(test(
+        ctx,
+        args[0],
+        args[1],
+        Some(size as usize),
+    )))
 }

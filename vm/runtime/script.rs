@@ -55,11 +55,13 @@ pub fn compile_source_in(
         output::write_stderr(rendered.as_bytes());
     }
     let sources = &program.sources;
-    syntax::with_big_stack(|| crate::compile::compile_module(&program.module, default_name, file, source))
-        .map_err(|e| {
-            let d = Diagnostic::error(e.message, e.span);
-            syntax::render_sources(&[d], sources)
-        })
+    syntax::with_big_stack(|| {
+        crate::compile::compile_module(&program.module, default_name, file, source)
+    })
+    .map_err(|e| {
+        let d = Diagnostic::error(e.message, e.span);
+        syntax::render_sources(&[d], sources)
+    })
 }
 
 /// Finds module `name`: the embedded stdlib, then `name.act` in `dir`.
@@ -76,7 +78,13 @@ pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module,
         .file_name()
         .map_or(name.to_string(), |f| f.to_string_lossy().into_owned());
     let path_text = path.to_string_lossy().into_owned();
-    Some(compile_source_in(&source, &file, &path_text, name, Some(dir)))
+    Some(compile_source_in(
+        &source,
+        &file,
+        &path_text,
+        name,
+        Some(dir),
+    ))
 }
 
 /// Compiles `file` only (for `act disasm`).

@@ -128,7 +128,10 @@ fn placeholder(span: Span) -> Expr {
 
 /// `E1 andalso E2`
 fn and_also(a: Expr, b: Expr, span: Span) -> Expr {
-    Expr::new(ExprKind::BinaryOp(BinaryOp::AndAlso, Box::new(a), Box::new(b)), span)
+    Expr::new(
+        ExprKind::BinaryOp(BinaryOp::AndAlso, Box::new(a), Box::new(b)),
+        span,
+    )
 }
 
 /// The guard test that `e` is an `name` record of `size` elements.
@@ -212,10 +215,7 @@ impl Expander {
         let found = def.fields.iter().position(|f| f.name.name == field.name);
         if found.is_none() {
             self.error(
-                format!(
-                    "field {} undefined in record {}",
-                    field.name, def.name.name
-                ),
+                format!("field {} undefined in record {}", field.name, def.name.name),
                 field.span,
             );
         }
@@ -409,15 +409,13 @@ impl Expander {
             }
             ExprKind::RecordAccess(record, name, field) => {
                 let (name, field) = (name.clone(), field.clone());
-                let mut record =
-                    std::mem::replace(record.as_mut(), placeholder(span));
+                let mut record = std::mem::replace(record.as_mut(), placeholder(span));
                 self.expr(&mut record, ctx, checks);
                 *e = self.access(record, &name, &field, ctx, checks, span);
             }
             ExprKind::RecordUpdate(record, name, fields) => {
                 let name = name.clone();
-                let mut record =
-                    std::mem::replace(record.as_mut(), placeholder(span));
+                let mut record = std::mem::replace(record.as_mut(), placeholder(span));
                 let mut fields = std::mem::take(fields);
                 self.expr(&mut record, ctx, checks);
                 for f in &mut fields {
@@ -611,10 +609,7 @@ impl Expander {
     }
 
     fn badrecord(&mut self, value: Expr, span: Span) -> Expr {
-        let reason = Expr::new(
-            ExprKind::Tuple(vec![atom("badrecord", span), value]),
-            span,
-        );
+        let reason = Expr::new(ExprKind::Tuple(vec![atom("badrecord", span), value]), span);
         remote("erlang", "error", vec![reason], span)
     }
 
@@ -688,7 +683,12 @@ impl Expander {
         pattern.extend((2..=size).map(|_| var("_", span)));
         let mut updated = r.clone();
         for (i, value) in sets {
-            updated = remote("erlang", "setelement", vec![int(i, span), updated, value], span);
+            updated = remote(
+                "erlang",
+                "setelement",
+                vec![int(i, span), updated, value],
+                span,
+            );
         }
         let badrecord = self.badrecord(r.clone(), span);
         block.push(Expr::new(

@@ -21,11 +21,11 @@ pub mod span;
 pub mod walk;
 
 pub use diagnostic::{Diagnostic, Severity, render, render_sources};
-pub use preprocess::Sources;
 pub use parser::{
     ParsedModule, ReplInput, is_complete, parse_exprs, parse_form, parse_module,
     parse_module_detailed, parse_repl,
 };
+pub use preprocess::Sources;
 
 /// Stack size of the thread `with_big_stack` runs on. Trees are bounded in
 /// depth by the parser, but passes over them recurse, and every frame of

@@ -419,7 +419,8 @@ fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
         return Err(errors);
     }
     if let [(l, Token::Minus, _), (_, Token::Atom(name), _), ..] = form.tokens
-        && let Some(result) = meaningful_attribute(name, form.tokens, Span::new(*l, form.end.start as usize))
+        && let Some(result) =
+            meaningful_attribute(name, form.tokens, Span::new(*l, form.end.start as usize))
     {
         return result.map_err(|d| vec![d]);
     }
@@ -445,20 +446,32 @@ fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
 /// The attributes read here rather than by the grammar, because their
 /// arguments are not one expression: `-record`, `-import`, `-compile`
 /// and `-on_load`. `None` for every other attribute.
-fn meaningful_attribute(name: &str, tokens: &[Spanned], span: Span) -> Option<Result<Form, Diagnostic>> {
+fn meaningful_attribute(
+    name: &str,
+    tokens: &[Spanned],
+    span: Span,
+) -> Option<Result<Form, Diagnostic>> {
     let attribute = |kind| Ok(Form::Attribute(Attribute { kind, span }));
     let name_span = Span::new(tokens[1].0, tokens[1].2);
     // The tokens inside `-name( ... )`.
     let inner = match tokens {
-        [_, _, (_, Token::LParen, _), inner @ .., (_, Token::RParen, _)] => Some(inner),
+        [
+            _,
+            _,
+            (_, Token::LParen, _),
+            inner @ ..,
+            (_, Token::RParen, _),
+        ] => Some(inner),
         _ => None,
     };
     match name {
         "record" => Some(match inner {
-            Some(inner) => record_definition(inner, span).map(|def| Form::Attribute(Attribute {
-                kind: AttributeKind::Record(def),
-                span,
-            })),
+            Some(inner) => record_definition(inner, span).map(|def| {
+                Form::Attribute(Attribute {
+                    kind: AttributeKind::Record(def),
+                    span,
+                })
+            }),
             None => Err(Diagnostic::error("bad record declaration", name_span)),
         }),
         "import" => Some((|| {
@@ -506,8 +519,13 @@ fn meaningful_attribute(name: &str, tokens: &[Spanned], span: Span) -> Option<Re
 /// `name, {field, field = Default, field :: type()}` of `-record(...)`.
 fn record_definition(tokens: &[Spanned], span: Span) -> Result<RecordDef, Diagnostic> {
     let bad = |at: Span| Diagnostic::error("bad record declaration", at);
-    let [(nl, Token::Atom(name), nr), (_, Token::Comma, _), (_, Token::LBrace, _), body @ .., (_, Token::RBrace, _)] =
-        tokens
+    let [
+        (nl, Token::Atom(name), nr),
+        (_, Token::Comma, _),
+        (_, Token::LBrace, _),
+        body @ ..,
+        (_, Token::RBrace, _),
+    ] = tokens
     else {
         return Err(bad(tokens.first().map_or(span, |t| Span::new(t.0, t.2))));
     };
@@ -553,23 +571,41 @@ fn record_definition(tokens: &[Spanned], span: Span) -> Result<RecordDef, Diagno
         let piece = &piece[..end];
         match piece {
             [(l, Token::Atom(field), r)] => fields.push(RecordFieldDef {
-                name: Name { name: field.clone(), span: Span::new(*l, *r) },
+                name: Name {
+                    name: field.clone(),
+                    span: Span::new(*l, *r),
+                },
                 default: None,
             }),
-            [(l, Token::Atom(field), r), (_, Token::Equals, _), value @ ..] if !value.is_empty() => {
+            [
+                (l, Token::Atom(field), r),
+                (_, Token::Equals, _),
+                value @ ..,
+            ] if !value.is_empty() => {
                 let exprs = parse_expr_tokens(value)?;
                 let [default] = <[Expr; 1]>::try_from(exprs).map_err(|_| bad(Span::new(*l, *r)))?;
                 fields.push(RecordFieldDef {
-                    name: Name { name: field.clone(), span: Span::new(*l, *r) },
+                    name: Name {
+                        name: field.clone(),
+                        span: Span::new(*l, *r),
+                    },
                     default: Some(default),
                 });
             }
-            [first, ..] => return Err(Diagnostic::error("bad record field", Span::new(first.0, first.2))),
+            [first, ..] => {
+                return Err(Diagnostic::error(
+                    "bad record field",
+                    Span::new(first.0, first.2),
+                ));
+            }
             [] => return Err(bad(span)),
         }
     }
     Ok(RecordDef {
-        name: Name { name: name.clone(), span: Span::new(*nl, *nr) },
+        name: Name {
+            name: name.clone(),
+            span: Span::new(*nl, *nr),
+        },
         fields,
     })
 }

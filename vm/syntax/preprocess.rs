@@ -46,10 +46,7 @@ impl Sources {
     /// Adds a file after the others, included at offset `at`; returns its
     /// base offset.
     pub fn add(&mut self, name: &str, text: &str, at: u32) -> usize {
-        let base = self
-            .files
-            .last()
-            .map_or(0, |f| f.base + f.text.len() + 1);
+        let base = self.files.last().map_or(0, |f| f.base + f.text.len() + 1);
         let site = if self.files.is_empty() {
             0
         } else {
@@ -248,11 +245,9 @@ fn split_args(tokens: &[Spanned]) -> Vec<Vec<Spanned>> {
                     depth += 1;
                 }
             }
-            Token::RParen
-            | Token::RBracket
-            | Token::RBrace
-            | Token::CloseBin
-            | Token::End => depth = depth.saturating_sub(1),
+            Token::RParen | Token::RBracket | Token::RBrace | Token::CloseBin | Token::End => {
+                depth = depth.saturating_sub(1)
+            }
             Token::Comma if depth == 0 => {
                 args.push(std::mem::take(&mut current));
                 continue;
@@ -497,8 +492,7 @@ impl Pp {
 
     fn is_defined(&self, name: &str) -> bool {
         self.macros.contains_key(name)
-            || (PREDEFINED.contains(&name)
-                && !matches!(name, "FUNCTION_NAME" | "FUNCTION_ARITY"))
+            || (PREDEFINED.contains(&name) && !matches!(name, "FUNCTION_NAME" | "FUNCTION_ARITY"))
     }
 
     /// Evaluates the condition of `-if(Expr)` or `-elif(Expr)`.
@@ -510,12 +504,24 @@ impl Pp {
         let mut replaced = Vec::with_capacity(args.len());
         let mut i = 0;
         while i < args.len() {
-            if let (Some((l, Token::Atom(f), _)), Some((_, Token::LParen, _)), Some(name), Some((_, Token::RParen, r))) =
-                (args.get(i), args.get(i + 1), args.get(i + 2), args.get(i + 3))
-                && f == "defined"
+            if let (
+                Some((l, Token::Atom(f), _)),
+                Some((_, Token::LParen, _)),
+                Some(name),
+                Some((_, Token::RParen, r)),
+            ) = (
+                args.get(i),
+                args.get(i + 1),
+                args.get(i + 2),
+                args.get(i + 3),
+            ) && f == "defined"
                 && let Some(name) = macro_name(&name.1)
             {
-                let value = if self.is_defined(name) { "true" } else { "false" };
+                let value = if self.is_defined(name) {
+                    "true"
+                } else {
+                    "false"
+                };
                 replaced.push((*l, Token::Atom(value.to_string()), *r));
                 i += 4;
                 continue;
@@ -628,7 +634,10 @@ impl Pp {
         }
         let arity = params.as_ref().map(Vec::len);
         let defs = self.macros.entry(name.clone()).or_default();
-        if defs.iter().any(|m| m.params.as_ref().map(Vec::len) == arity) {
+        if defs
+            .iter()
+            .any(|m| m.params.as_ref().map(Vec::len) == arity)
+        {
             self.error(format!("redefining macro '{name}'"), name_span);
             return;
         }
@@ -820,9 +829,10 @@ impl Pp {
                         };
                         args = Some((list, close + 1));
                     }
-                    None if self.macros.get(&name).is_some_and(|defs| {
-                        defs.iter().any(|m| m.params.is_some())
-                    }) =>
+                    None if self
+                        .macros
+                        .get(&name)
+                        .is_some_and(|defs| defs.iter().any(|m| m.params.is_some())) =>
                     {
                         return Err(Diagnostic::error(
                             format!("badly formed argument for macro '{name}'"),
