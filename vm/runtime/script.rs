@@ -46,6 +46,7 @@ pub fn compile_source_in(
         diagnostics.extend(syntax::check::check_module(&program.module, source));
     }
     program.sources.sort(&mut diagnostics);
+    syntax::preprocess::name_macros(&mut diagnostics, &program.expansions);
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let rendered = syntax::render_sources(&diagnostics, &program.sources);
     if has_errors {

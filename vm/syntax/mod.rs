@@ -70,6 +70,8 @@ pub struct Program {
     pub sources: Sources,
     /// See `ParsedModule::broken_functions`.
     pub broken_functions: Vec<String>,
+    /// Where macros were used (see `preprocess::name_macros`).
+    pub expansions: Vec<(span::Span, String)>,
 }
 
 /// Preprocesses, parses and expands the script `source`: `name` is how
@@ -97,6 +99,7 @@ pub fn read_program(
             diagnostics,
             sources: pp.sources,
             broken_functions,
+            expansions: pp.expansions,
         }
     })
 }
@@ -120,6 +123,7 @@ pub fn check_program(
             &program.broken_functions,
         ));
         program.sources.sort(&mut diagnostics);
+        preprocess::name_macros(&mut diagnostics, &program.expansions);
         (program.sources, diagnostics)
     })
 }

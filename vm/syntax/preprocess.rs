@@ -97,6 +97,24 @@ pub struct Preprocessed {
     pub sources: Sources,
     /// Functions whose forms were dropped for a preprocessor error.
     pub broken_functions: Vec<String>,
+    /// The span of each macro call written in the source, in order, with
+    /// the macro's name.
+    pub expansions: Vec<(Span, String)>,
+}
+
+/// Adds to each diagnostic about the tokens of a macro's replacement (it
+/// starts where the macro call does) a hint naming the macro.
+pub fn name_macros(diagnostics: &mut [Diagnostic], expansions: &[(Span, String)]) {
+    for d in diagnostics.iter_mut().filter(|d| d.hint.is_none()) {
+        let i = expansions.partition_point(|(s, _)| s.start < d.span.start);
+        if let Some((call, name)) = expansions.get(i)
+            && call.start == d.span.start
+            && d.span.end <= call.end
+            && d.span != Span::new(call.start as usize + 1, call.end as usize)
+        {
+            d.hint = Some(format!("in the expansion of macro '{name}'"));
+        }
+    }
 }
 
 /// Includes may nest this deep (epp's limit is about as low).
@@ -126,6 +144,7 @@ pub fn preprocess_as(
     let mut pp = Pp {
         script_path: path.to_string(),
         broken_functions: Vec::new(),
+        expansions: Vec::new(),
         sources: Sources::single(name, source),
         macros: HashMap::new(),
         out: Vec::new(),
@@ -143,6 +162,7 @@ pub fn preprocess_as(
         diagnostics: pp.diagnostics,
         sources: pp.sources,
         broken_functions: pp.broken_functions,
+        expansions: pp.expansions,
     }
 }
 
@@ -178,6 +198,7 @@ struct Pp {
     include_depth: usize,
     script_path: String,
     broken_functions: Vec<String>,
+    expansions: Vec<(Span, String)>,
 }
 
 const PREDEFINED: &[&str] = &[
@@ -919,6 +940,9 @@ impl Pp {
                     substituted.push((call.start as usize, token.clone(), call.end as usize));
                 }
                 j += 1;
+            }
+            if active.is_empty() {
+                self.expansions.push((call, name.clone()));
             }
             active.push(key);
             let result = self.expand(&substituted, out, active);
