@@ -209,16 +209,17 @@ fn check_files(files: &[String]) -> ExitCode {
             failed = true;
             continue;
         }
-        let (source, diagnostics) = check_file(file);
-        let (module, _) = syntax::parse_module(&source);
-        if diagnostics.is_empty() && module.forms.is_empty() {
+        let (sources, diagnostics) = check_file(file);
+        let empty = std::fs::read_to_string(file)
+            .is_ok_and(|text| syntax::parse_module(&text).0.forms.is_empty());
+        if diagnostics.is_empty() && empty {
             // The same words as running it.
             eprintln!("act: the script has no function main/1");
             failed = true;
             continue;
         }
         failed |= diagnostics.iter().any(Diagnostic::is_error);
-        eprint!("{}", syntax::render(&diagnostics, file, &source));
+        eprint!("{}", syntax::render_sources(&diagnostics, &sources));
     }
     if failed {
         ExitCode::from(1)
@@ -227,21 +228,22 @@ fn check_files(files: &[String]) -> ExitCode {
     }
 }
 
-/// Reads, parses and checks one file: its text (as shown in messages) and
-/// its diagnostics in source order.
-fn check_file(file: &str) -> (String, Vec<Diagnostic>) {
+/// Reads, parses and checks one file: its files (the file and what it
+/// includes, as shown in messages) and its diagnostics in source order.
+fn check_file(file: &str) -> (syntax::Sources, Vec<Diagnostic>) {
     let bytes = match std::fs::read(file) {
         Ok(bytes) => bytes,
         Err(error) => {
             let diagnostic =
                 Diagnostic::error(format!("cannot read file: {error}"), Default::default());
-            return (String::new(), vec![diagnostic]);
+            return (syntax::Sources::single(file, ""), vec![diagnostic]);
         }
     };
     match String::from_utf8(bytes) {
         Ok(source) => {
-            let diagnostics = syntax::check_source(&source);
-            (source, diagnostics)
+            let path = std::path::Path::new(file);
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            syntax::check_program(file, &source, dir)
         }
         Err(error) => {
             let at = error.utf8_error().valid_up_to();
@@ -252,7 +254,7 @@ fn check_file(file: &str) -> (String, Vec<Diagnostic>) {
                 span: syntax::span::Span::new(at, at + 1),
                 hint: Some("act source files are UTF-8 text".to_string()),
             };
-            (source, vec![diagnostic])
+            (syntax::Sources::single(file, &source), vec![diagnostic])
         }
     }
 }

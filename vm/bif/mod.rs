@@ -22,6 +22,7 @@ pub mod math;
 pub mod port;
 pub mod process;
 pub mod random;
+pub mod records;
 pub mod shell;
 
 use crate::process::{Class, Process};
@@ -143,6 +144,8 @@ bifs! {
         "is_reference", 1 => erlang::is_reference_1, auto;
         "element", 2 => erlang::element_2, auto;
         "setelement", 3 => erlang::setelement_3, auto;
+        "is_record", 2 => records::is_record_2, auto;
+        "is_record", 3 => records::is_record_3, auto;
         "tuple_size", 1 => erlang::tuple_size_1, auto;
         "size", 1 => erlang::size_1, auto;
         "byte_size", 1 => erlang::byte_size_1, auto;

@@ -197,8 +197,14 @@ impl<'a> Fc<'a> {
             self.pattern(p, Src::x(i as u32), fail)?;
         }
         self.guard(&clause.guard, fail)?;
+        // The name may be used only inside funs nested in the body: it
+        // must still be bound here for them to capture it.
         if let Some((name, fun, free)) = self_fun
-            && self.vars.contains_key(name)
+            && (self.vars.contains_key(name) || {
+                let mut roots: Vec<&Expr> = clause.body.iter().collect();
+                clause.guard.iter().for_each(|g| roots.extend(g.iter()));
+                super::lower::vars_of(&roots).contains(name)
+            })
         {
             let captured: Vec<Src> = free.iter().map(|f| self.var_src(f)).collect();
             let dst = self.place(name);
@@ -400,6 +406,12 @@ impl<'a> Fc<'a> {
             }
             ExprKind::Map(fields) => self.map(None, fields, hint)?,
             ExprKind::MapUpdate(map, fields) => self.map(Some(map), fields, hint)?,
+            ExprKind::Record(..)
+            | ExprKind::RecordUpdate(..)
+            | ExprKind::RecordAccess(..)
+            | ExprKind::RecordIndex(..) => {
+                return error(e.span, "records are not supported here");
+            }
             ExprKind::Binary(elements) => self.binary(elements, hint, e.span)?,
             ExprKind::BinaryOp(op, a, b) => self.binary_op(*op, a, b, hint, e.span)?,
             ExprKind::UnaryOp(op, a) => self.unary_op(*op, a, hint)?,

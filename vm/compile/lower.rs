@@ -31,6 +31,13 @@ fn children<'a>(e: &'a Expr, into_closures: bool, out: &mut Vec<&'a Expr>) {
             out.push(m);
             fields.iter().for_each(|f| out.extend([&f.key, &f.value]));
         }
+        ExprKind::Record(_, fields) => out.extend(fields.iter().map(|f| &f.value)),
+        ExprKind::RecordUpdate(r, _, fields) => {
+            out.push(r);
+            out.extend(fields.iter().map(|f| &f.value));
+        }
+        ExprKind::RecordAccess(r, _, _) => out.push(r),
+        ExprKind::RecordIndex(..) => {}
         ExprKind::Binary(els) => {
             for el in els {
                 out.push(&el.value);

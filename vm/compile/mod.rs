@@ -101,12 +101,27 @@ pub fn compile_module(
 ) -> std::result::Result<Module, CompileError> {
     let mut name = default_name.to_string();
     let mut exports = Vec::new();
+    let mut export_all = false;
     for form in &module.forms {
         if let ast::Form::Attribute(a) = form {
             match &a.kind {
                 ast::AttributeKind::Module(m) => name = m.clone(),
                 ast::AttributeKind::Export(list) => exports.extend(list.iter().cloned()),
-                ast::AttributeKind::Other(_) => {}
+                ast::AttributeKind::ExportAll => export_all = true,
+                ast::AttributeKind::Record(_)
+                | ast::AttributeKind::Import(..)
+                | ast::AttributeKind::Other(_) => {}
+            }
+        }
+    }
+    if export_all {
+        for form in &module.forms {
+            if let ast::Form::Function(f) = form {
+                exports.push(ast::FunctionName {
+                    name: f.name.clone(),
+                    arity: f.arity,
+                    span: f.span,
+                });
             }
         }
     }

@@ -53,23 +53,42 @@ pub fn compile_source(
     file: &str,
     default_name: &str,
 ) -> Result<crate::code::Module, String> {
-    let (module, mut diagnostics) = syntax::parse_module(source);
+    compile_source_in(source, file, file, default_name, None)
+}
+
+/// `compile_source` for a file at `path` (what `?FILE` gives) whose
+/// includes are looked up in `dir`.
+pub fn compile_source_in(
+    source: &str,
+    file: &str,
+    path: &str,
+    default_name: &str,
+    dir: Option<&Path>,
+) -> Result<crate::code::Module, String> {
+    let program = syntax::read_program(file, path, source, dir, default_name);
+    let mut diagnostics = program.diagnostics;
     // With syntax errors the checker would only add noise about the
     // forms that failed to parse.
     if !diagnostics.iter().any(Diagnostic::is_error) {
-        diagnostics.extend(syntax::check::check_module(&module, source));
+        diagnostics.extend(syntax::check::check_module(&program.module, source));
     }
+    program.sources.sort(&mut diagnostics);
+    syntax::preprocess::name_macros(&mut diagnostics, &program.expansions);
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
-    let rendered = syntax::render(&diagnostics, file, source);
+    let rendered = syntax::render_sources(&diagnostics, &program.sources);
     if has_errors {
         return Err(rendered);
     }
     if !rendered.is_empty() {
         output::write_stderr(rendered.as_bytes());
     }
-    crate::compile::compile_module(&module, default_name, file, source).map_err(|e| {
+    let sources = &program.sources;
+    syntax::with_big_stack(|| {
+        crate::compile::compile_module(&program.module, default_name, file, source)
+    })
+    .map_err(|e| {
         let d = Diagnostic::error(e.message, e.span);
-        syntax::render(&[d], file, source)
+        syntax::render_sources(&[d], sources)
     })
 }
 
@@ -86,7 +105,14 @@ pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module,
     let file = path
         .file_name()
         .map_or(name.to_string(), |f| f.to_string_lossy().into_owned());
-    Some(compile_source(&source, &file, name))
+    let path_text = path.to_string_lossy().into_owned();
+    Some(compile_source_in(
+        &source,
+        &file,
+        &path_text,
+        name,
+        Some(dir),
+    ))
 }
 
 /// Compiles `file` only (for `act disasm`).
@@ -118,7 +144,8 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     let name = path
         .file_name()
         .map_or(file.to_string(), |s| s.to_string_lossy().into_owned());
-    compile_source(&source, &name, &stem)
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    compile_source_in(&source, &name, file, &stem, dir)
 }
 
 const NO_MAIN: &str = "act: the script has no function main/1\n";

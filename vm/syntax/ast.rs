@@ -37,9 +37,44 @@ pub enum AttributeKind {
     Module(String),
     /// `-export([f/1, g/2]).`
     Export(Vec<FunctionName>),
+    /// `-record(name, {field, field = Default, field :: type()}).`
+    Record(RecordDef),
+    /// `-import(lists, [reverse/1]).`
+    Import(String, Vec<FunctionName>),
+    /// `-compile(export_all).` or a `-compile` list holding `export_all`.
+    ExportAll,
     /// `-mode(compile).`, `-spec ...`, `-type ...` and every other
     /// attribute: parsed to its dot and otherwise ignored.
     Other(String),
+}
+
+/// A record definition; field types are dropped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordDef {
+    pub name: Name,
+    pub fields: Vec<RecordFieldDef>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordFieldDef {
+    pub name: Name,
+    pub default: Option<Expr>,
+}
+
+/// An atom naming something (a record, a field), with its span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Name {
+    pub name: String,
+    pub span: Span,
+}
+
+/// `field = Value` in `#r{...}`; the field `_` stands for every field
+/// not named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordField {
+    pub name: Name,
+    pub value: Expr,
+    pub span: Span,
 }
 
 /// `name/arity`, with the span of the whole reference.
@@ -160,6 +195,15 @@ pub enum ExprKind {
     Block(Vec<Expr>),
     /// `[Expr || Qualifiers]`
     ListComprehension(Box<Expr>, Vec<Qualifier>),
+    /// `#r{a = 1}`. Records exist only between the parser and
+    /// `records::expand`, which turns them into tuple operations.
+    Record(Name, Vec<RecordField>),
+    /// `R#r{a = 1}`
+    RecordUpdate(Box<Expr>, Name, Vec<RecordField>),
+    /// `R#r.a`
+    RecordAccess(Box<Expr>, Name, Name),
+    /// `#r.a`: the field's position in the tuple.
+    RecordIndex(Name, Name),
 }
 
 /// What a call calls.

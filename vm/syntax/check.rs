@@ -461,6 +461,10 @@ impl Checker<'_> {
                 }) => {
                     roots.extend(names.iter().map(|n| (n.name.clone(), n.arity)));
                 }
+                Form::Attribute(Attribute {
+                    kind: AttributeKind::ExportAll,
+                    ..
+                }) => roots.extend(self.table.defined.keys().cloned()),
                 Form::Attribute(_) => {}
                 Form::Function(function) => {
                     let callees = calls
@@ -726,6 +730,14 @@ impl Checker<'_> {
                 self.export_unsafe(env, vec![inside], "catch", e.span);
             }
             ExprKind::Block(body) => self.sequence(body, env),
+            // `expand` leaves none in a program; the shell reads no
+            // record definitions.
+            ExprKind::Record(name, _)
+            | ExprKind::RecordUpdate(_, name, _)
+            | ExprKind::RecordAccess(_, name, _)
+            | ExprKind::RecordIndex(name, _) => {
+                self.error(format!("record {} undefined", name.name), name.span);
+            }
             ExprKind::ListComprehension(head, qualifiers) => {
                 let mut inside = env.clone();
                 for qualifier in qualifiers {

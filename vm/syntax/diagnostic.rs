@@ -68,6 +68,25 @@ pub fn render(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> Stri
     out
 }
 
+/// Renders diagnostics about a program of several files (a script and
+/// its includes): each names the file its span falls in.
+pub fn render_sources(diagnostics: &[Diagnostic], sources: &super::preprocess::Sources) -> String {
+    let mut out = String::new();
+    for diagnostic in diagnostics {
+        let file = sources.file_of(diagnostic.span.start);
+        let base = file.base as u32;
+        let local = Diagnostic {
+            span: Span {
+                start: diagnostic.span.start - base,
+                end: diagnostic.span.end.saturating_sub(base),
+            },
+            ..diagnostic.clone()
+        };
+        render_one(&mut out, &local, &file.name, &file.text, &file.lines);
+    }
+    out
+}
+
 fn render_one(
     out: &mut String,
     diagnostic: &Diagnostic,

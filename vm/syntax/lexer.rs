@@ -14,7 +14,7 @@ use num_traits::Num;
 /// What was wrong with a piece of text the lexer could not read.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum LexError {
-    /// a character that starts no token: `?`, `&`, `\`, ...
+    /// a character that starts no token: `&`, `\`, ...
     #[default]
     UnexpectedCharacter,
     /// `"abc` running to the end of the file
@@ -185,6 +185,15 @@ pub enum Token {
     Equals,
     #[token("#")]
     Hash,
+    /// `?NAME`: a macro use, replaced by the preprocessor.
+    #[token("?")]
+    Question,
+    /// `??Arg`: a macro argument as a string, inside a macro body.
+    #[token("??")]
+    DoubleQuestion,
+    /// `::` of a type annotation (`-record(r, {a :: integer()})`).
+    #[token("::")]
+    ColonColon,
     #[token("/")]
     Slash,
 
@@ -301,6 +310,9 @@ impl Token {
             Bang => "!",
             Equals => "=",
             Hash => "#",
+            Question => "?",
+            DoubleQuestion => "??",
+            ColonColon => "::",
             Slash => "/",
             Plus => "+",
             Minus => "-",
@@ -656,7 +668,7 @@ mod tests {
         );
         assert_eq!(kinds("$"), vec![Token::Error(LexError::UnterminatedChar)]);
         assert_eq!(
-            kinds("?"),
+            kinds("&"),
             vec![Token::Error(LexError::UnexpectedCharacter)]
         );
     }

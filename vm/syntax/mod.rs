@@ -1,24 +1,31 @@
 //! The front end: tokens, the AST, parsing, checks and diagnostics.
 //!
-//! The way of a source file: `lexer::tokenize` -> forms split at each dot
-//! -> `parser` (generated from grammar/act.lalrpop) -> `ast::Module` ->
-//! `check::check_module` -> diagnostics, rendered by `render`.
+//! The way of a source file: `lexer::tokenize` -> `preprocess` (macros,
+//! includes, conditionals) -> forms split at each dot -> `parser`
+//! (generated from grammar/act.lalrpop) -> `ast::Module` -> `expand`
+//! (records, imports) -> `check::check_module` -> diagnostics, rendered by
+//! `render` (one file) or `render_sources` (a script and its includes).
+//! `read_program` is that way up to the checker, for `act check` and
+//! `act FILE` alike.
 
 pub mod ast;
 pub mod check;
 pub mod diagnostic;
+pub mod expand;
 pub mod fold;
 pub mod lexer;
 pub mod parser;
+pub mod preprocess;
 pub mod print;
 pub mod span;
 pub mod walk;
 
-pub use diagnostic::{Diagnostic, Severity, render};
+pub use diagnostic::{Diagnostic, Severity, render, render_sources};
 pub use parser::{
     ParsedModule, ReplInput, is_complete, parse_exprs, parse_form, parse_module,
     parse_module_detailed, parse_repl,
 };
+pub use preprocess::Sources;
 
 /// Stack size of the thread `with_big_stack` runs on. Trees are bounded in
 /// depth by the parser, but passes over them recurse, and every frame of
@@ -55,19 +62,75 @@ pub fn with_big_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// A program read from source, up to the checker.
+pub struct Program {
+    pub module: ast::Module,
+    /// Errors and warnings of preprocessing, parsing and expansion.
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: Sources,
+    /// See `ParsedModule::broken_functions`.
+    pub broken_functions: Vec<String>,
+    /// Where macros were used (see `preprocess::name_macros`).
+    pub expansions: Vec<(span::Span, String)>,
+}
+
+/// Preprocesses, parses and expands the script `source`: `name` is how
+/// messages name it, `path` is what `?FILE` gives, `dir` is where its
+/// includes are looked up and `module` the name `?MODULE` has until a
+/// `-module` attribute gives one.
+pub fn read_program(
+    name: &str,
+    path: &str,
+    source: &str,
+    dir: Option<&std::path::Path>,
+    module: &str,
+) -> Program {
+    with_big_stack(|| {
+        let pp = preprocess::preprocess_as(name, path, source, dir, module);
+        let parsed = parser::parse_tokens(&pp.tokens, source.len());
+        let mut diagnostics = pp.diagnostics;
+        diagnostics.extend(parsed.diagnostics);
+        let mut module = parsed.module;
+        diagnostics.extend(expand::expand(&mut module));
+        let mut broken_functions = parsed.broken_functions;
+        broken_functions.extend(pp.broken_functions);
+        Program {
+            module,
+            diagnostics,
+            sources: pp.sources,
+            broken_functions,
+            expansions: pp.expansions,
+        }
+    })
+}
+
+/// `read_program` and the checker: every diagnostic of a script, in
+/// source order, and its files.
+pub fn check_program(
+    name: &str,
+    source: &str,
+    dir: Option<&std::path::Path>,
+) -> (Sources, Vec<Diagnostic>) {
+    with_big_stack(|| {
+        let stem = std::path::Path::new(name)
+            .file_stem()
+            .map_or("main".to_string(), |s| s.to_string_lossy().into_owned());
+        let program = read_program(name, name, source, dir, &stem);
+        let mut diagnostics = program.diagnostics;
+        diagnostics.extend(check::check_module_assuming(
+            &program.module,
+            source,
+            &program.broken_functions,
+        ));
+        program.sources.sort(&mut diagnostics);
+        preprocess::name_macros(&mut diagnostics, &program.expansions);
+        (program.sources, diagnostics)
+    })
+}
+
 /// Parses and checks a whole file: every error and warning, in source
 /// order. Calls to functions whose forms failed to parse are not reported
 /// as undefined, since the definition may be the broken form.
 pub fn check_source(source: &str) -> Vec<Diagnostic> {
-    with_big_stack(|| {
-        let parsed = parser::parse_module_detailed(source);
-        let mut diagnostics = parsed.diagnostics;
-        diagnostics.extend(check::check_module_assuming(
-            &parsed.module,
-            source,
-            &parsed.broken_functions,
-        ));
-        diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
-        diagnostics
-    })
+    check_program("", source, None).1
 }

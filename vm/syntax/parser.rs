@@ -339,11 +339,48 @@ pub fn parse_module_detailed(source: &str) -> ParsedModule {
 }
 
 fn parse_module_here(source: &str) -> ParsedModule {
-    let tokens = tokenize(source);
+    parse_tokens(&tokenize(source), source.len())
+}
+
+/// Parses the forms of a token stream (as the preprocessor leaves it);
+/// `source_len` is where the text ends, for a last form without a dot.
+pub fn parse_tokens(tokens: &[Spanned], source_len: usize) -> ParsedModule {
+    if tokens.len() > 4096 {
+        super::with_big_stack(|| parse_tokens_here(tokens, source_len))
+    } else {
+        parse_tokens_here(tokens, source_len)
+    }
+}
+
+/// Parses an expression sequence from tokens without a dot (the
+/// condition of `-if`).
+pub fn parse_expr_tokens(tokens: &[Spanned]) -> Result<Vec<Expr>, Diagnostic> {
+    let end = tokens.last().map_or(0, |t| t.2);
+    let form = FormTokens {
+        tokens,
+        end: Span::new(end, end),
+        has_dot: false,
+    };
+    if let Some(error) = pre_check(&form).into_iter().next() {
+        return Err(error);
+    }
+    match grammar::ExprSeqParser::new().parse(tokens.iter().cloned()) {
+        Ok(exprs) => match walk::deeper_than(exprs.iter().collect(), MAX_EXPR_DEPTH) {
+            None => Ok(exprs),
+            Some(span) => {
+                walk::dismantle(exprs);
+                Err(too_deep(span))
+            }
+        },
+        Err(error) => Err(parse_error_to_diagnostic(error, &form)),
+    }
+}
+
+fn parse_tokens_here(tokens: &[Spanned], source_len: usize) -> ParsedModule {
     let mut forms = Vec::new();
     let mut diagnostics = Vec::new();
     let mut broken_functions = Vec::new();
-    for form_tokens in split_forms(&tokens, source.len()) {
+    for form_tokens in split_forms(tokens, source_len) {
         let failed = match parse_one_form(&form_tokens) {
             Ok(form) => {
                 forms.push(form);
@@ -381,6 +418,12 @@ fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
     if !errors.is_empty() {
         return Err(errors);
     }
+    if let [(l, Token::Minus, _), (_, Token::Atom(name), _), ..] = form.tokens
+        && let Some(result) =
+            meaningful_attribute(name, form.tokens, Span::new(*l, form.end.start as usize))
+    {
+        return result.map_err(|d| vec![d]);
+    }
     // Attributes other than -module and -export are skipped to their dot.
     if let [(l, Token::Minus, _), (_, Token::Atom(name), _), ..] = form.tokens
         && name != "module"
@@ -398,6 +441,173 @@ fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
         Ok(form) => depth_check(form).map_err(|d| vec![d]),
         Err(error) => Err(vec![parse_error_to_diagnostic(error, form)]),
     }
+}
+
+/// The attributes read here rather than by the grammar, because their
+/// arguments are not one expression: `-record`, `-import`, `-compile`
+/// and `-on_load`. `None` for every other attribute.
+fn meaningful_attribute(
+    name: &str,
+    tokens: &[Spanned],
+    span: Span,
+) -> Option<Result<Form, Diagnostic>> {
+    let attribute = |kind| Ok(Form::Attribute(Attribute { kind, span }));
+    let name_span = Span::new(tokens[1].0, tokens[1].2);
+    // The tokens inside `-name( ... )`.
+    let inner = match tokens {
+        [
+            _,
+            _,
+            (_, Token::LParen, _),
+            inner @ ..,
+            (_, Token::RParen, _),
+        ] => Some(inner),
+        _ => None,
+    };
+    match name {
+        "record" => Some(match inner {
+            Some(inner) => record_definition(inner, span).map(|def| {
+                Form::Attribute(Attribute {
+                    kind: AttributeKind::Record(def),
+                    span,
+                })
+            }),
+            None => Err(Diagnostic::error("bad record declaration", name_span)),
+        }),
+        "import" => Some((|| {
+            let bad = || {
+                Diagnostic::error(
+                    "bad -import attribute: expected -import(module, [name/arity, ...]).",
+                    name_span,
+                )
+            };
+            let inner = inner.ok_or_else(bad)?;
+            let [(_, Token::Atom(module), _), (_, Token::Comma, _), list @ ..] = inner else {
+                return Err(bad());
+            };
+            let exprs = parse_expr_tokens(list)?;
+            let [list] = exprs.as_slice() else {
+                return Err(bad());
+            };
+            let names = export_list(list).map_err(|_| bad())?;
+            attribute(AttributeKind::Import(module.clone(), names))
+        })()),
+        "compile" => Some((|| {
+            let exprs = parse_expr_tokens(inner.unwrap_or_default())?;
+            let export_all = exprs.iter().any(|e| match &e.kind {
+                ExprKind::Atom(a) => a == "export_all",
+                ExprKind::List(items, _) => items
+                    .iter()
+                    .any(|i| matches!(&i.kind, ExprKind::Atom(a) if a == "export_all")),
+                _ => false,
+            });
+            attribute(if export_all {
+                AttributeKind::ExportAll
+            } else {
+                AttributeKind::Other("compile".to_string())
+            })
+        })()),
+        "on_load" => Some(Err(Diagnostic::error(
+            "-on_load is not supported: act has no on_load step when it loads a module",
+            name_span,
+        )
+        .with_hint("call the initialization function from main/1 instead"))),
+        _ => None,
+    }
+}
+
+/// `name, {field, field = Default, field :: type()}` of `-record(...)`.
+fn record_definition(tokens: &[Spanned], span: Span) -> Result<RecordDef, Diagnostic> {
+    let bad = |at: Span| Diagnostic::error("bad record declaration", at);
+    let [
+        (nl, Token::Atom(name), nr),
+        (_, Token::Comma, _),
+        (_, Token::LBrace, _),
+        body @ ..,
+        (_, Token::RBrace, _),
+    ] = tokens
+    else {
+        return Err(bad(tokens.first().map_or(span, |t| Span::new(t.0, t.2))));
+    };
+    let mut fields = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    let mut pieces = Vec::new();
+    for (i, (_, token, _)) in body.iter().enumerate() {
+        match token {
+            Token::LParen | Token::LBracket | Token::LBrace | Token::OpenBin => depth += 1,
+            Token::Begin | Token::Case | Token::If | Token::Receive | Token::Try => depth += 1,
+            Token::Fun if matches!(body.get(i + 1), Some((_, Token::LParen, _))) => depth += 1,
+            Token::RParen | Token::RBracket | Token::RBrace | Token::CloseBin | Token::End => {
+                depth = depth.saturating_sub(1)
+            }
+            Token::Comma if depth == 0 => {
+                pieces.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !body.is_empty() {
+        pieces.push(&body[start..]);
+    }
+    for piece in pieces {
+        // The type after `::` is documentation only.
+        let mut depth = 0usize;
+        let mut end = piece.len();
+        for (i, (_, token, _)) in piece.iter().enumerate() {
+            match token {
+                Token::LParen | Token::LBracket | Token::LBrace | Token::OpenBin => depth += 1,
+                Token::RParen | Token::RBracket | Token::RBrace | Token::CloseBin => {
+                    depth = depth.saturating_sub(1)
+                }
+                Token::ColonColon if depth == 0 => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let piece = &piece[..end];
+        match piece {
+            [(l, Token::Atom(field), r)] => fields.push(RecordFieldDef {
+                name: Name {
+                    name: field.clone(),
+                    span: Span::new(*l, *r),
+                },
+                default: None,
+            }),
+            [
+                (l, Token::Atom(field), r),
+                (_, Token::Equals, _),
+                value @ ..,
+            ] if !value.is_empty() => {
+                let exprs = parse_expr_tokens(value)?;
+                let [default] = <[Expr; 1]>::try_from(exprs).map_err(|_| bad(Span::new(*l, *r)))?;
+                fields.push(RecordFieldDef {
+                    name: Name {
+                        name: field.clone(),
+                        span: Span::new(*l, *r),
+                    },
+                    default: Some(default),
+                });
+            }
+            [first, ..] => {
+                return Err(Diagnostic::error(
+                    "bad record field",
+                    Span::new(first.0, first.2),
+                ));
+            }
+            [] => return Err(bad(span)),
+        }
+    }
+    Ok(RecordDef {
+        name: Name {
+            name: name.clone(),
+            span: Span::new(*nl, *nr),
+        },
+        fields,
+    })
 }
 
 /// Parses a single form (a function definition or an attribute), as typed

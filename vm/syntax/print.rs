@@ -36,6 +36,30 @@ pub fn form_to_string(form: &Form) -> String {
             AttributeKind::Other(name) => {
                 let _ = writeln!(out, "-{}(...).", atom(name));
             }
+            AttributeKind::Record(def) => {
+                let fields: Vec<String> = def
+                    .fields
+                    .iter()
+                    .map(|f| match &f.default {
+                        Some(d) => format!("{} = {}", atom(&f.name.name), expr_to_string(d)),
+                        None => atom(&f.name.name),
+                    })
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "-record({}, {{{}}}).",
+                    atom(&def.name.name),
+                    fields.join(", ")
+                );
+            }
+            AttributeKind::Import(module, names) => {
+                let names: Vec<String> = names
+                    .iter()
+                    .map(|n| format!("{}/{}", atom(&n.name), n.arity))
+                    .collect();
+                let _ = writeln!(out, "-import({}, [{}]).", atom(module), names.join(", "));
+            }
+            AttributeKind::ExportAll => out.push_str("-compile(export_all).\n"),
         },
         Form::Function(function) => {
             let _ = writeln!(out, "function {}/{}", atom(&function.name), function.arity);
@@ -188,6 +212,27 @@ fn expr_text(out: &mut String, expr: &Expr) {
             out.push(' ');
             map_text(out, fields);
             out.push(')');
+        }
+        ExprKind::Record(name, fields) => {
+            out.push('#');
+            out.push_str(&atom(&name.name));
+            record_fields_text(out, fields);
+        }
+        ExprKind::RecordUpdate(record, name, fields) => {
+            out.push_str("(update ");
+            expr_text(out, record);
+            out.push_str(" #");
+            out.push_str(&atom(&name.name));
+            record_fields_text(out, fields);
+            out.push(')');
+        }
+        ExprKind::RecordAccess(record, name, field) => {
+            out.push_str("(field ");
+            expr_text(out, record);
+            let _ = write!(out, " #{}.{})", atom(&name.name), atom(&field.name));
+        }
+        ExprKind::RecordIndex(name, field) => {
+            let _ = write!(out, "#{}.{}", atom(&name.name), atom(&field.name));
         }
         ExprKind::Binary(elements) => {
             out.push_str("<<");
@@ -386,6 +431,23 @@ fn map_text(out: &mut String, fields: &[MapField]) {
         }
         expr_text(out, &field.key);
         out.push_str(if field.exact { " := " } else { " => " });
+        expr_text(out, &field.value);
+    }
+    out.push('}');
+}
+
+fn record_fields_text(out: &mut String, fields: &[RecordField]) {
+    out.push('{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        if field.name.name == "_" {
+            out.push('_');
+        } else {
+            out.push_str(&atom(&field.name.name));
+        }
+        out.push_str(" = ");
         expr_text(out, &field.value);
     }
     out.push('}');

@@ -42,6 +42,13 @@ pub fn children<'a>(expr: &'a Expr, out: &mut Vec<&'a Expr>) {
             out.push(map);
             map_fields(fields, out);
         }
+        ExprKind::Record(_, fields) => out.extend(fields.iter().map(|f| &f.value)),
+        ExprKind::RecordUpdate(record, _, fields) => {
+            out.push(record);
+            out.extend(fields.iter().map(|f| &f.value));
+        }
+        ExprKind::RecordAccess(record, _, _) => out.push(record),
+        ExprKind::RecordIndex(..) => {}
         ExprKind::Binary(elements) => {
             for element in elements {
                 out.push(&element.value);
@@ -202,6 +209,15 @@ fn take_children(expr: &mut Expr, out: &mut Vec<Expr>) {
             take_box(map, out);
             take_fields(fields, out);
         }
+        ExprKind::Record(_, fields) => {
+            out.extend(std::mem::take(fields).into_iter().map(|f| f.value));
+        }
+        ExprKind::RecordUpdate(record, _, fields) => {
+            take_box(record, out);
+            out.extend(std::mem::take(fields).into_iter().map(|f| f.value));
+        }
+        ExprKind::RecordAccess(record, _, _) => take_box(record, out),
+        ExprKind::RecordIndex(..) => {}
         ExprKind::Binary(elements) => {
             for element in std::mem::take(elements) {
                 out.push(element.value);
