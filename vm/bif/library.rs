@@ -30,15 +30,6 @@ pub fn binary_to_term_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         .map_err(|_| BifError::SystemLimit)
 }
 
-pub fn bit_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let bytes = ctx
-        .process
-        .heap
-        .binary_bytes(args[0])
-        .ok_or(BifError::Badarg)?;
-    Ok(Term::small(bytes.len() as i64 * 8))
-}
-
 /// A stable hash in `0..Range`. Not BEAM's phash2 values: programs that
 /// print them differ, programs that use them to spread keys do not.
 fn hash_term(ctx: &Context, t: Term) -> Result<u64, BifError> {

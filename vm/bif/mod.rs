@@ -5,6 +5,7 @@
 //! then re-reads them) and returns a term or an error. BIFs never call
 //! act code; `apply` and friends are instructions.
 
+pub mod bits;
 pub mod erlang;
 pub mod fmt;
 pub mod io;
@@ -135,7 +136,6 @@ bifs! {
         "setelement", 3 => erlang::setelement_3, auto;
         "tuple_size", 1 => erlang::tuple_size_1, auto;
         "size", 1 => erlang::size_1, auto;
-        "byte_size", 1 => erlang::byte_size_1, auto;
         "length", 1 => erlang::length_1, auto;
         "hd", 1 => erlang::hd_1, auto;
         "tl", 1 => erlang::tl_1, auto;
@@ -186,7 +186,6 @@ bifs! {
         "$map_build", 1 => maps::build_1;
         "$map_update", 3 => maps::update_3;
         "$badbool", 1 => erlang::badbool_1;
-        "$bs_build", 1 => erlang::bs_build_1;
         "send", 2 => process::send_2;
         "$recv_use", 1 => process::recv_use_1;
         "spawn", 1 => process::spawn_1, auto;
@@ -214,8 +213,6 @@ bifs! {
         "monotonic_time", 1 => process::monotonic_time_1;
         "system_time", 0 => process::system_time_0;
         "system_time", 1 => process::system_time_1;
-        "$bs_get", 4 => erlang::bs_get_4;
-        "$bs_end", 2 => erlang::bs_end_2;
         "node", 1 => erlang::node_1, auto;
     }
     "$shell" => {
@@ -264,7 +261,6 @@ bifs! {
     "erlang" => {
         "term_to_binary", 1 => library::term_to_binary_1, auto;
         "binary_to_term", 1 => library::binary_to_term_1, auto;
-        "bit_size", 1 => library::bit_size_1, auto;
         "phash2", 1 => library::phash2_1;
         "phash2", 2 => library::phash2_2;
         "binary_part", 3 => library::binary_part_3, auto;
@@ -281,6 +277,14 @@ bifs! {
     }
     "binary" => {
         "part", 3 => library::binary_part_3;
+    }
+    "erlang" => {
+        "$bs_build", 1 => bits::bs_build_1;
+        "bit_size", 1 => bits::bit_size_1, auto;
+        "byte_size", 1 => bits::byte_size_1, auto;
+        "is_bitstring", 1 => bits::is_bitstring_1, auto;
+        "bitstring_to_list", 1 => bits::bitstring_to_list_1, auto;
+        "list_to_bitstring", 1 => bits::list_to_bitstring_1, auto;
     }
 }
 

@@ -160,6 +160,8 @@ pub enum ExprKind {
     Block(Vec<Expr>),
     /// `[Expr || Qualifiers]`
     ListComprehension(Box<Expr>, Vec<Qualifier>),
+    /// `<< Expr || Qualifiers >>`
+    BinaryComprehension(Box<Expr>, Vec<Qualifier>),
 }
 
 /// What a call calls.

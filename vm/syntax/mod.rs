@@ -5,6 +5,7 @@
 //! `check::check_module` -> diagnostics, rendered by `render`.
 
 pub mod ast;
+pub mod bitspec;
 pub mod check;
 pub mod diagnostic;
 pub mod fold;

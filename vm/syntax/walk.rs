@@ -114,7 +114,8 @@ pub fn children<'a>(expr: &'a Expr, out: &mut Vec<&'a Expr>) {
             }
             out.extend(t.after.iter());
         }
-        ExprKind::ListComprehension(e, qualifiers) => {
+        ExprKind::ListComprehension(e, qualifiers)
+        | ExprKind::BinaryComprehension(e, qualifiers) => {
             out.push(e);
             for qualifier in qualifiers {
                 match qualifier {
@@ -274,7 +275,8 @@ fn take_children(expr: &mut Expr, out: &mut Vec<Expr>) {
             }
             out.append(&mut t.after);
         }
-        ExprKind::ListComprehension(e, qualifiers) => {
+        ExprKind::ListComprehension(e, qualifiers)
+        | ExprKind::BinaryComprehension(e, qualifiers) => {
             take_box(e, out);
             for qualifier in std::mem::take(qualifiers) {
                 match qualifier {
