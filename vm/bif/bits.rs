@@ -3,7 +3,8 @@
 //! `is_bitstring`, `bitstring_to_list`, `list_to_bitstring`).
 
 use super::{BifError, BifResult, Context};
-use crate::heap;
+use crate::heap::{self, Heap};
+use crate::term::object::Kind;
 use crate::term::bits::{
     BitWriter, Packed, TY_BINARY, TY_FLOAT, TY_INTEGER, write_bigint, write_float, write_int,
     write_utf,
@@ -16,14 +17,18 @@ use crate::term::{Term, arith};
 const MAX_BITS: usize = 1 << 45;
 
 /// The size of a segment in bits: `Term::NONE` means none was written.
-fn segment_bits(size: Term, unit: usize) -> Result<Option<usize>, BifError> {
+fn segment_bits(heap: &Heap, size: Term, unit: usize) -> Result<Option<usize>, BifError> {
     if size.is_none() {
         return Ok(None);
     }
-    let n = size.as_small().ok_or(BifError::Badarg)?;
-    if n < 0 {
-        return Err(BifError::Badarg);
-    }
+    let n = match size.as_small() {
+        Some(n) if n >= 0 => n,
+        // A huge size is past the limit, as in OTP.
+        None if size.is_boxed() && heap.boxed_kind(size) == Some(Kind::PosBig) => {
+            return Err(BifError::SystemLimit);
+        }
+        _ => return Err(BifError::Badarg),
+    };
     let bits = (n as usize)
         .checked_mul(unit)
         .ok_or(BifError::SystemLimit)?;
@@ -45,7 +50,7 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         let spec = Packed::of(spec.as_small().ok_or(BifError::Badarg)? as u32);
         match spec.ty {
             TY_INTEGER => {
-                let n = segment_bits(size, spec.unit)?.unwrap_or(8);
+                let n = segment_bits(heap, size, spec.unit)?.unwrap_or(8);
                 match heap.view(value) {
                     View::Small(i) => write_int(&mut out, i, n, spec.little),
                     View::Big(b) => write_bigint(&mut out, &b.to_bigint(), n, spec.little),
@@ -54,14 +59,14 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             }
             TY_FLOAT => {
                 let f = arith::to_f64(heap, value).map_err(|_| BifError::Badarg)?;
-                let n = segment_bits(size, spec.unit)?.unwrap_or(64);
+                let n = segment_bits(heap, size, spec.unit)?.unwrap_or(64);
                 if !write_float(&mut out, f, n, spec.little) {
                     return Err(BifError::Badarg);
                 }
             }
             TY_BINARY => {
                 let bits = heap.bits_of(value).ok_or(BifError::Badarg)?;
-                match segment_bits(size, spec.unit)? {
+                match segment_bits(heap, size, spec.unit)? {
                     None => {
                         if bits.len % spec.unit != 0 {
                             return Err(BifError::Badarg);

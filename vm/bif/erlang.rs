@@ -387,7 +387,9 @@ pub fn size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if let Some(t) = heap.as_tuple(args[0]) {
         return Ok(Term::small(t.len() as i64));
     }
-    super::bits::byte_size_1(ctx, args)
+    // Of a bitstring, the whole bytes only (byte_size/1 rounds up).
+    let bits = heap.bit_size(args[0]).ok_or(BifError::Badarg)?;
+    Ok(Term::small((bits / 8) as i64))
 }
 
 pub fn length_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {

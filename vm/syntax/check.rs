@@ -1062,7 +1062,23 @@ impl Checker<'_> {
             self.bindings[id].used = true;
             return;
         }
-        self.guard_expr(size, env);
+        if new.is_empty() {
+            self.guard_expr(size, env);
+            return;
+        }
+        // A size expression sees what earlier segments bound (`<<N:8,
+        // X:(N * 8)>>`).
+        let mut seen = env.clone();
+        for (name, &id) in new {
+            seen.insert(
+                name.clone(),
+                VarState {
+                    bindings: vec![id],
+                    status: Status::Bound,
+                },
+            );
+        }
+        self.guard_expr(size, &seen);
     }
 
     // ---- guards ------------------------------------------------------------------
