@@ -825,10 +825,10 @@ impl Heap {
 
     /// The words of the object `t` points at, from its header (or head)
     /// to the end of its space.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn object(&self, t: Term) -> &[Term] {
         if t.is_literal() {
-            literal::words_from(t.offset())
+            literal_object(t)
         } else {
             &self.words[t.offset()..]
         }
@@ -972,6 +972,55 @@ impl Heap {
         }
     }
 
+    /// A bitstring taken apart: the heap or off-heap binary holding its
+    /// bits (a term), that binary's bytes, and the bit offset and bit
+    /// length of the bitstring in them. One lookup, for the matching loop.
+    #[inline]
+    pub fn bitstring_parts(&self, t: Term) -> Option<(Term, &[u8], usize, usize)> {
+        if !t.is_boxed() {
+            return None;
+        }
+        let words = self.object(t);
+        let (base, offset, len) = match header_kind(words[0]) {
+            Kind::SubBin => (words[1], words[2].0 as usize, words[3].0 as usize),
+            Kind::HeapBin => {
+                let len = words[1].0 as usize;
+                let bytes = &words_as_bytes(&words[2..2 + header_size(words[0]) - 1])[..len];
+                return Some((t, bytes, 0, len * 8));
+            }
+            Kind::ProcBin => {
+                let bytes = self.off_heap[words[1].0 as usize].bytes();
+                return Some((t, bytes, 0, bytes.len() * 8));
+            }
+            _ => return None,
+        };
+        let words = self.object(base);
+        let bytes = match header_kind(words[0]) {
+            Kind::HeapBin => {
+                let len = words[1].0 as usize;
+                &words_as_bytes(&words[2..2 + header_size(words[0]) - 1])[..len]
+            }
+            Kind::ProcBin => self.off_heap[words[1].0 as usize].bytes(),
+            _ => return None,
+        };
+        Some((base, bytes, offset, len))
+    }
+
+    /// A sub-binary of `len` bits at bit `start` of the heap or off-heap
+    /// binary `base` (`SUB_BINARY_WORDS`). The caller keeps the invariant
+    /// that a whole-byte sub-binary starts on a byte.
+    #[inline]
+    pub fn sub_bits_of_base(&mut self, base: Term, start: usize, len: usize) -> Term {
+        debug_assert!(!len.is_multiple_of(8) || start.is_multiple_of(8));
+        let at = self.alloc(&[
+            header(Kind::SubBin, 3),
+            base,
+            Term(start as u64),
+            Term(len as u64),
+        ]);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
     /// The bits of any bitstring (binaries included).
     pub fn bits_of(&self, t: Term) -> Option<Bits<'_>> {
         if !t.is_boxed() {
@@ -1067,6 +1116,13 @@ impl Heap {
             _ => View::NotAValue,
         }
     }
+}
+
+/// The words of a literal object (kept out of line: heap objects are the
+/// common case of `Heap::object`).
+#[inline(never)]
+fn literal_object(t: Term) -> &'static [Term] {
+    literal::words_from(t.offset())
 }
 
 /// The state of one collection: from-space (where forwarding marks are

@@ -7,7 +7,7 @@ use super::regs_used;
 use crate::code::{Dst, Module, SRC_X, SRC_Y, Src, X_REGISTERS};
 use crate::heap::{self, SystemLimit};
 use crate::process::Process;
-use crate::term::bits::{Packed, Segment, read_segment};
+use crate::term::bits::{Bits, Packed, Segment, TY_BINARY, TY_INTEGER, read_segment};
 use crate::term::Term;
 
 #[inline]
@@ -73,10 +73,71 @@ pub(super) fn bs_get(
         }
     };
     let packed = Packed::of(spec);
-    let Some(bits) = p.heap.bits_of(bin) else {
+    let Some((base, bytes, offset, len)) = p.heap.bitstring_parts(bin) else {
         return Ok(false);
     };
-    let Some((segment, taken)) = read_segment(&bits, pos as usize, packed, size) else {
+    let pos = pos as usize;
+    // The common cases first: a big-endian integer of at most 64 bits,
+    // and a binary segment, which becomes a sub-binary of the base.
+    if packed.ty == TY_INTEGER && !packed.little {
+        if let Some(n) = size.and_then(|s| s.checked_mul(packed.unit))
+            && n <= 64
+            && n <= len.saturating_sub(pos)
+        {
+            let raw = Bits {
+                bytes,
+                offset: 0,
+                len: offset + len,
+            }
+            .read(offset + pos, n);
+            let v = if packed.signed && n > 0 {
+                let shift = 64 - n;
+                ((raw << shift) as i64) >> shift
+            } else if n == 64 && raw > i64::MAX as u64 {
+                ensure(p, x, m, heap::MAX_I64_WORDS + 1)?;
+                let big = p.heap.bigint(&raw.into());
+                return Ok(finish(p, x, dst, pos_src, big, pos + n));
+            } else {
+                raw as i64
+            };
+            let value = match Term::try_small(v) {
+                Some(t) => t,
+                None => {
+                    ensure(p, x, m, heap::MAX_I64_WORDS)?;
+                    p.heap.int(v)
+                }
+            };
+            return Ok(finish(p, x, dst, pos_src, value, pos + n));
+        }
+    } else if packed.ty == TY_BINARY {
+        let left = len.saturating_sub(pos);
+        let n = match size {
+            Some(s) => match s.checked_mul(packed.unit) {
+                Some(n) if n <= left => n,
+                _ => return Ok(false),
+            },
+            None if packed.unit == 1 || left.is_multiple_of(packed.unit) => left,
+            None => return Ok(false),
+        };
+        let start = offset + pos;
+        if !n.is_multiple_of(8) || start.is_multiple_of(8) {
+            let collections = p.heap.collections;
+            ensure(p, x, m, heap::SUB_BINARY_WORDS)?;
+            let base = if p.heap.collections == collections {
+                base
+            } else {
+                // The collection moved the bitstring.
+                match p.heap.bitstring_parts(read(p, x, m, bin_src)) {
+                    Some(parts) => parts.0,
+                    None => return Ok(false),
+                }
+            };
+            let value = p.heap.sub_bits_of_base(base, start, n);
+            return Ok(finish(p, x, dst, pos_src, value, pos + n));
+        }
+    }
+    let bits = Bits::of(bytes, offset, len);
+    let Some((segment, taken)) = read_segment(&bits, pos, packed, size) else {
         return Ok(false);
     };
     let value = match segment {
@@ -102,9 +163,21 @@ pub(super) fn bs_get(
             p.heap.slice_bits(bin, start, len)
         }
     };
+    Ok(finish(p, x, dst, pos_src, value, pos as usize + taken))
+}
+
+#[inline]
+fn finish(
+    p: &mut Process,
+    x: &mut [Term; X_REGISTERS],
+    dst: Dst,
+    pos_src: Src,
+    value: Term,
+    pos: usize,
+) -> bool {
     write(p, x, dst, value);
-    write(p, x, as_dst(pos_src), Term::small(pos + taken as i64));
-    Ok(true)
+    write(p, x, as_dst(pos_src), Term::small(pos as i64));
+    true
 }
 
 fn ensure(

@@ -50,6 +50,13 @@ impl<'a> Bits<'a> {
         let pos = self.offset + start;
         let first = pos / 8;
         let shift = pos % 8;
+        if shift + n <= 64
+            && let Some(word) = self.bytes.get(first..first + 8)
+        {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(word);
+            return (u64::from_be_bytes(buf) << shift) >> (64 - n);
+        }
         let count = (shift + n).div_ceil(8);
         let mut acc: u128 = 0;
         for &b in &self.bytes[first..first + count] {
