@@ -4,11 +4,11 @@
 
 use super::{BifError, BifResult, Context};
 use crate::heap::{self, Heap};
-use crate::term::object::Kind;
 use crate::term::bits::{
     BitWriter, Packed, TY_BINARY, TY_FLOAT, TY_INTEGER, write_bigint, write_float, write_int,
     write_utf,
 };
+use crate::term::object::Kind;
 use crate::term::view::View;
 use crate::term::{Term, arith};
 
@@ -98,21 +98,13 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn bit_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let n = ctx
-        .process
-        .heap
-        .bit_size(args[0])
-        .ok_or(BifError::Badarg)?;
+    let n = ctx.process.heap.bit_size(args[0]).ok_or(BifError::Badarg)?;
     Ok(Term::small(n as i64))
 }
 
 /// `byte_size/1`: bytes, the last one counted even if partial.
 pub fn byte_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let n = ctx
-        .process
-        .heap
-        .bit_size(args[0])
-        .ok_or(BifError::Badarg)?;
+    let n = ctx.process.heap.bit_size(args[0]).ok_or(BifError::Badarg)?;
     Ok(Term::small(n.div_ceil(8) as i64))
 }
 

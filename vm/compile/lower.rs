@@ -471,7 +471,10 @@ impl Fc<'_> {
                 let binary = matches!(first, Qualifier::BinaryGenerator(..));
                 let shapes = if binary {
                     let ExprKind::Binary(elements) = &pattern.kind else {
-                        return error(pattern.span, "a binary generator's pattern must be a binary");
+                        return error(
+                            pattern.span,
+                            "a binary generator's pattern must be a binary",
+                        );
                     };
                     Some(elements)
                 } else {
@@ -569,11 +572,7 @@ impl Fc<'_> {
                     span,
                 );
                 let clauses = vec![
-                    clause(
-                        params(matched, acc_var.clone()),
-                        vec![recurse(inner)],
-                        span,
-                    ),
+                    clause(params(matched, acc_var.clone()), vec![recurse(inner)], span),
                     clause(
                         params(skipped, acc_var.clone()),
                         vec![recurse(acc_var.clone())],

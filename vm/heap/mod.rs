@@ -46,11 +46,11 @@ mod tests;
 pub use budget::SystemLimit;
 pub use copy::{MessageBuffer, copy_term, size_of};
 
+use crate::term::bits::Bits;
 use crate::term::object::{
     self, FORWARD, HEAP_BINARY_MAX, Kind, header, header_kind, header_size, heap_binary_words,
     is_header, term_fields, words_as_bytes, words_as_bytes_mut,
 };
-use crate::term::bits::Bits;
 use crate::term::view::{BigView, View};
 use crate::term::{Atom, Constant, TAG_BOXED, TAG_CONS, Term, literal};
 use num_bigint::{BigInt, Sign};

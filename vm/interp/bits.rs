@@ -7,8 +7,8 @@ use super::regs_used;
 use crate::code::{Dst, Module, SRC_X, SRC_Y, Src, X_REGISTERS};
 use crate::heap::{self, SystemLimit};
 use crate::process::Process;
-use crate::term::bits::{Bits, Packed, Segment, TY_BINARY, TY_INTEGER, read_segment};
 use crate::term::Term;
+use crate::term::bits::{Bits, Packed, Segment, TY_BINARY, TY_INTEGER, read_segment};
 
 #[inline]
 fn read(p: &Process, x: &[Term; X_REGISTERS], m: &Module, s: Src) -> Term {
@@ -163,7 +163,7 @@ pub(super) fn bs_get(
             p.heap.slice_bits(bin, start, len)
         }
     };
-    Ok(finish(p, x, dst, pos_src, value, pos as usize + taken))
+    Ok(finish(p, x, dst, pos_src, value, pos + taken))
 }
 
 #[inline]

@@ -102,15 +102,11 @@ impl SegSpec {
         }
         if unit.is_some() && el.size.is_none() && !ty.is_binary() {
             return Err(
-                "a bit unit size must not be specified unless a size is specified too"
-                    .to_string(),
+                "a bit unit size must not be specified unless a size is specified too".to_string(),
             );
         }
-        let little = match endian {
-            Some("little") => true,
-            Some("native") => cfg!(target_endian = "little"),
-            _ => false,
-        };
+        let little = matches!(endian, Some("little"))
+            || (endian == Some("native") && cfg!(target_endian = "little"));
         Ok(SegSpec {
             ty,
             signed: sign == Some("signed"),

@@ -94,7 +94,11 @@ impl<'a> Bits<'a> {
 
     /// Term order of bitstrings: bit by bit, then the shorter first.
     pub fn compare(&self, other: &Bits) -> Ordering {
-        if self.offset == 0 && other.offset == 0 && self.len % 8 == 0 && other.len % 8 == 0 {
+        if self.offset == 0
+            && other.offset == 0
+            && self.len.is_multiple_of(8)
+            && other.len.is_multiple_of(8)
+        {
             return self.bytes[..self.len / 8].cmp(&other.bytes[..other.len / 8]);
         }
         let common = self.len.min(other.len);
@@ -136,9 +140,8 @@ impl BitWriter {
         }
         let v = if n == 64 { v } else { v & ((1u64 << n) - 1) };
         let shift = self.bits % 8;
-        if shift == 0 && n % 8 == 0 {
-            self.bytes
-                .extend_from_slice(&v.to_be_bytes()[8 - n / 8..]);
+        if shift == 0 && n.is_multiple_of(8) {
+            self.bytes.extend_from_slice(&v.to_be_bytes()[8 - n / 8..]);
             self.bits += n;
             return;
         }
@@ -159,7 +162,8 @@ impl BitWriter {
             left -= 8;
         }
         if left > 0 {
-            self.bytes.push(((v & ((1 << left) - 1)) as u8) << (8 - left));
+            self.bytes
+                .push(((v & ((1 << left) - 1)) as u8) << (8 - left));
         }
         self.bits += n;
     }
@@ -501,7 +505,11 @@ pub fn write_utf(w: &mut BitWriter, ty: u32, c: i64, little: bool) -> bool {
             }
         }
         _ => {
-            let v = if little { (ch as u32).swap_bytes() } else { ch as u32 };
+            let v = if little {
+                (ch as u32).swap_bytes()
+            } else {
+                ch as u32
+            };
             w.push_u64(v as u64, 32);
         }
     }
