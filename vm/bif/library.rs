@@ -24,10 +24,7 @@ pub fn binary_to_term_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     // Make room first (with the live registers as roots), so taking the
     // buffer in cannot collect.
     ctx.ensure(buffer.words(), args)?;
-    ctx.process
-        .heap
-        .receive_buffer(buffer, &mut [])
-        .map_err(|_| BifError::SystemLimit)
+    Ok(ctx.process.heap.take_buffer(buffer))
 }
 
 /// A stable hash in `0..Range`. Not BEAM's phash2 values: programs that

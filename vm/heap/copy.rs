@@ -170,10 +170,19 @@ impl Heap {
         buffer: MessageBuffer,
         roots: &mut [&mut [Term]],
     ) -> Result<Term, SystemLimit> {
+        if let Some(src) = &buffer.heap {
+            self.ensure(src.words.len(), roots)?;
+        }
+        Ok(self.take_buffer(buffer))
+    }
+
+    /// `receive_buffer` into a heap that already has `buffer.words()`
+    /// free (ensured by the caller with its own roots): never collects.
+    pub fn take_buffer(&mut self, buffer: MessageBuffer) -> Term {
         let Some(src) = &buffer.heap else {
-            return Ok(buffer.term);
+            return buffer.term;
         };
-        self.ensure(src.words.len(), roots)?;
+        debug_assert!(self.words.capacity() - self.words.len() >= src.words.len());
         let base = self.words.len();
         let off_base = self.off_heap.len() as u64;
         self.words.extend_from_slice(&src.words);
@@ -184,7 +193,7 @@ impl Heap {
             |index| index + off_base,
         );
         let t = buffer.term;
-        Ok(Term::heap_pointer(t.tag(), t.offset() + base))
+        Term::heap_pointer(t.tag(), t.offset() + base)
     }
 
     /// Copies `t` from `src` into this heap, ensuring room first.
