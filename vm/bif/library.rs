@@ -24,19 +24,7 @@ pub fn binary_to_term_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     // Make room first (with the live registers as roots), so taking the
     // buffer in cannot collect.
     ctx.ensure(buffer.words(), args)?;
-    ctx.process
-        .heap
-        .receive_buffer(buffer, &mut [])
-        .map_err(|_| BifError::SystemLimit)
-}
-
-pub fn bit_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let bytes = ctx
-        .process
-        .heap
-        .binary_bytes(args[0])
-        .ok_or(BifError::Badarg)?;
-    Ok(Term::small(bytes.len() as i64 * 8))
+    Ok(ctx.process.heap.take_buffer(buffer))
 }
 
 /// `binary:part(Bin, Pos, Len)`; a negative `Len` counts back from `Pos`.

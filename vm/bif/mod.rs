@@ -6,6 +6,7 @@
 //! act code; `apply` and friends are instructions.
 
 pub mod binary;
+pub mod bits;
 pub mod erlang;
 pub mod filename;
 pub mod extras;
@@ -148,7 +149,6 @@ bifs! {
         "is_record", 3 => records::is_record_3, auto;
         "tuple_size", 1 => erlang::tuple_size_1, auto;
         "size", 1 => erlang::size_1, auto;
-        "byte_size", 1 => erlang::byte_size_1, auto;
         "length", 1 => erlang::length_1, auto;
         "hd", 1 => erlang::hd_1, auto;
         "tl", 1 => erlang::tl_1, auto;
@@ -199,7 +199,6 @@ bifs! {
         "$map_build", 1 => maps::build_1;
         "$map_update", 3 => maps::update_3;
         "$badbool", 1 => erlang::badbool_1;
-        "$bs_build", 1 => erlang::bs_build_1;
         "send", 2 => process::send_2;
         "$recv_use", 1 => process::recv_use_1;
         "spawn", 1 => process::spawn_1, auto;
@@ -227,8 +226,6 @@ bifs! {
         "monotonic_time", 1 => process::monotonic_time_1;
         "system_time", 0 => process::system_time_0;
         "system_time", 1 => process::system_time_1;
-        "$bs_get", 4 => erlang::bs_get_4;
-        "$bs_end", 2 => erlang::bs_end_2;
         "node", 1 => erlang::node_1, auto;
     }
     "$shell" => {
@@ -277,7 +274,6 @@ bifs! {
     "erlang" => {
         "term_to_binary", 1 => library::term_to_binary_1, auto;
         "binary_to_term", 1 => library::binary_to_term_1, auto;
-        "bit_size", 1 => library::bit_size_1, auto;
         "binary_part", 3 => library::binary_part_3, auto;
         "split_binary", 2 => library::split_binary_2, auto;
         "append_element", 2 => library::append_element_2;
@@ -508,6 +504,12 @@ bifs! {
         "open_port", 2 => port::open_port_2, auto;
         "port_command", 2 => port::port_command_2, auto;
         "port_close", 1 => port::port_close_1, auto;
+        "$bs_build", 1 => bits::bs_build_1;
+        "bit_size", 1 => bits::bit_size_1, auto;
+        "byte_size", 1 => bits::byte_size_1, auto;
+        "is_bitstring", 1 => bits::is_bitstring_1, auto;
+        "bitstring_to_list", 1 => bits::bitstring_to_list_1, auto;
+        "list_to_bitstring", 1 => bits::list_to_bitstring_1, auto;
     }
 }
 

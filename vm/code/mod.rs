@@ -275,6 +275,13 @@ instructions! {
     /// raise an error: reason {bad_generator, src}
     BadGenerator "bad_generator" { src: Src }
 
+    /// jump to fail unless src is a bitstring; pos := 0 (a binary match begins)
+    BsStart "bs_start" { src: Src, fail: Label, pos: Dst }
+    /// read one segment (packed type `spec`) of operand_lists[seg] at position operand_lists[seg+1] with size operand_lists[seg+2]: dst := value and advance the position, or jump to fail
+    BsGet "bs_get" { spec: u32, seg: u32, fail: Label, dst: Dst }
+    /// jump to fail unless position pos is the end of bitstring bin
+    BsEnd "bs_end" { bin: Src, pos: Src, fail: Label }
+
     /// dst := the next message after the save position, or jump to fail if there is none
     LoopRec "loop_rec" { fail: Label, dst: Dst }
     /// advance the save position and jump back to the loop head

@@ -457,6 +457,10 @@ impl<'a> Fc<'a> {
                 let lowered = self.lower_comprehension(head, quals, e.span)?;
                 return self.expr(&lowered, ctx);
             }
+            ExprKind::BinaryComprehension(head, quals) => {
+                let lowered = self.lower_binary_comprehension(head, quals, e.span)?;
+                return self.expr(&lowered, ctx);
+            }
             // Literals became constants above; an integer too large for
             // the literal area is the only way here.
             ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => {
@@ -579,69 +583,6 @@ impl<'a> Fc<'a> {
         };
         self.x_floor = saved;
         Ok(result)
-    }
-
-    fn binary(
-        &mut self,
-        elements: &[ast::BinElement],
-        hint: Option<Dst>,
-        span: Span,
-    ) -> Result<Src> {
-        if let Some(bytes) = constant_binary(elements) {
-            let lit = self.m.constant(&Constant::Binary(bytes), span)?;
-            return Ok(match hint {
-                Some(d) => {
-                    self.mov(lit, d);
-                    d.src()
-                }
-                None => lit,
-            });
-        }
-        // A string segment is one byte segment per character.
-        let mut expanded: Vec<ast::BinElement> = Vec::new();
-        for el in elements {
-            match &el.value.kind {
-                ExprKind::String(chars) if el.size.is_none() => {
-                    for &c in chars {
-                        expanded.push(ast::BinElement {
-                            value: Expr::new(ExprKind::Integer((c as i64).into()), el.span),
-                            size: None,
-                            specifiers: el.specifiers.clone(),
-                            span: el.span,
-                        });
-                    }
-                }
-                _ => expanded.push(el.clone()),
-            }
-        }
-        let elements = &expanded[..];
-        // Each segment becomes {Value, Size, Type}; one BIF builds the binary.
-        let saved = self.x_floor;
-        let mut es: Vec<&Expr> = Vec::new();
-        let default_size = Expr::new(ExprKind::Atom("default".into()), span);
-        let mut sizes: Vec<Expr> = Vec::new();
-        for el in elements {
-            sizes.push(el.size.clone().unwrap_or_else(|| default_size.clone()));
-        }
-        for (i, el) in elements.iter().enumerate() {
-            es.push(&el.value);
-            es.push(&sizes[i]);
-        }
-        let srcs = self.exprs(&es)?;
-        let mut segments = Vec::new();
-        for (i, el) in elements.iter().enumerate() {
-            let kind = self.lit(Term::small(segment_kind(el)));
-            let t = self.put_tuple(&[srcs[2 * i], srcs[2 * i + 1], kind], None);
-            self.protect(t);
-            segments.push(t);
-        }
-        let all = self.put_tuple(&segments, None);
-        self.protect(all);
-        let dst = self.target(hint);
-        let index = bif_index("erlang", "$bs_build", 1, span)?;
-        let r = self.emit_bif(index, &[all], dst);
-        self.x_floor = saved;
-        Ok(r)
     }
 
     fn binary_op(
@@ -1042,52 +983,6 @@ pub(super) fn bif_index(module: &str, name: &str, arity: u32, span: Span) -> Res
         Some(i) => Ok(i),
         None => error(span, format!("built-in {module}:{name}/{arity} missing")),
     }
-}
-
-/// The bytes of a binary made only of literal strings and bytes.
-fn constant_binary(elements: &[ast::BinElement]) -> Option<Vec<u8>> {
-    let mut bytes = Vec::new();
-    for el in elements {
-        if !el.specifiers.is_empty() {
-            return None;
-        }
-        match (&el.value.kind, &el.size) {
-            (ExprKind::String(chars), None) => bytes.extend(chars.iter().map(|&c| c as u8)),
-            (ExprKind::Integer(i), None) => {
-                let v = i64::try_from(i).ok()?;
-                bytes.push(v as u8);
-            }
-            _ => return None,
-        }
-    }
-    Some(bytes)
-}
-
-/// A segment's type and flags packed in a small integer, as the binary
-/// BIFs read it: bits 0-1 type (0 integer, 1 binary, 2 float, 3 utf8),
-/// bit 2 signed, bit 3 little-endian, bit 4 bits (`/bits`), bits 8.. unit.
-pub(super) fn segment_kind(el: &ast::BinElement) -> i64 {
-    let mut kind = 0;
-    let mut unit = None;
-    let mut flags = 0;
-    for s in &el.specifiers {
-        match s.name.as_str() {
-            "binary" | "bytes" => kind = 1,
-            "bits" | "bitstring" => {
-                kind = 1;
-                flags |= 16;
-            }
-            "float" => kind = 2,
-            "utf8" => kind = 3,
-            "integer" => kind = 0,
-            "signed" => flags |= 4,
-            "little" => flags |= 8,
-            "unit" => unit = s.value.map(i64::from),
-            _ => {}
-        }
-    }
-    let unit = unit.unwrap_or(if kind == 1 { 8 } else { 1 });
-    kind | flags | (unit << 8)
 }
 
 /// The value of an expression made only of literals.

@@ -100,7 +100,7 @@ fn children<'a>(e: &'a Expr, into_closures: bool, out: &mut Vec<&'a Expr>) {
             }
             out.extend(t.after.iter());
         }
-        ExprKind::ListComprehension(head, quals) => {
+        ExprKind::ListComprehension(head, quals) | ExprKind::BinaryComprehension(head, quals) => {
             if into_closures {
                 out.push(head);
                 for q in quals {
@@ -235,7 +235,8 @@ impl ModuleCompiler {
             ExprKind::Receive(..)
             | ExprKind::Try(_)
             | ExprKind::Catch(_)
-            | ExprKind::ListComprehension(..) => true,
+            | ExprKind::ListComprehension(..)
+            | ExprKind::BinaryComprehension(..) => true,
             _ => false,
         })
     }
@@ -418,6 +419,35 @@ impl Fc<'_> {
         ))
     }
 
+    /// `<< E || Qs >>` becomes `list_to_bitstring(lists:reverse(...))`
+    /// over the pieces, each `<<E/bitstring>>` (so a piece that is not a
+    /// bitstring is `badarg`, as in OTP).
+    pub fn lower_binary_comprehension(
+        &mut self,
+        head: &Expr,
+        quals: &[Qualifier],
+        span: Span,
+    ) -> Result<Expr> {
+        let piece = match &head.kind {
+            ExprKind::Binary(_) => head.clone(),
+            _ => Expr::new(
+                ExprKind::Binary(vec![ast::BinElement {
+                    specifiers: bits_segment(head.clone(), span).specifiers,
+                    value: head.clone(),
+                    size: None,
+                    span: head.span,
+                }]),
+                head.span,
+            ),
+        };
+        let reversed = self.lower_comprehension(&piece, quals, span)?;
+        let flatten = CallTarget::Remote(atom("erlang", span), atom("list_to_bitstring", span));
+        Ok(Expr::new(
+            ExprKind::Call(Box::new(flatten), vec![reversed]),
+            span,
+        ))
+    }
+
     fn comprehension_acc(
         &mut self,
         head: &Expr,
@@ -444,12 +474,29 @@ impl Fc<'_> {
                     span,
                 ))
             }
-            Qualifier::BinaryGenerator(..) => {
-                error(span, "binary generators are not supported yet")
-            }
-            Qualifier::Generator(pattern, list) => {
-                let pattern_vars = all_vars(vec![pattern]);
+            Qualifier::Generator(pattern, list) | Qualifier::BinaryGenerator(pattern, list) => {
+                let binary = matches!(first, Qualifier::BinaryGenerator(..));
+                let shapes = if binary {
+                    let ExprKind::Binary(elements) = &pattern.kind else {
+                        return error(
+                            pattern.span,
+                            "a binary generator's pattern must be a binary",
+                        );
+                    };
+                    Some(elements)
+                } else {
+                    None
+                };
+                // What a binary pattern binds: its segment values; a
+                // variable only in a size comes from outside.
+                let pattern_vars = match shapes {
+                    Some(elements) => all_vars(elements.iter().map(|el| &el.value).collect()),
+                    None => all_vars(vec![pattern]),
+                };
                 let mut roots: Vec<&Expr> = vec![head];
+                if let Some(elements) = shapes {
+                    roots.extend(elements.iter().filter_map(|el| el.size.as_ref()));
+                }
                 for q in rest {
                     match q {
                         Qualifier::Generator(p, l) | Qualifier::BinaryGenerator(p, l) => {
@@ -472,9 +519,14 @@ impl Fc<'_> {
                 let inner =
                     self.comprehension_acc(head, rest, &inner_bound, acc_var.clone(), span)?;
                 let free_vars: Vec<Expr> = free.iter().map(|f| var(f, span)).collect();
+                // A binary pattern's sizes may use the free variables, so
+                // they come first there (a head binds left to right).
                 let params = |first: Expr, acc: Expr| {
-                    let mut p = vec![first];
+                    let mut p = if binary { vec![] } else { vec![first.clone()] };
                     p.extend(free_vars.iter().cloned());
+                    if binary {
+                        p.push(first);
+                    }
                     p.push(acc);
                     p
                 };
@@ -491,6 +543,28 @@ impl Fc<'_> {
                         span,
                     )
                 };
+                // The shapes of the walk: the element matches, does not
+                // match (skipped), the end.
+                let (matched, skipped, done) = match shapes {
+                    Some(elements) => {
+                        let tail = || bits_segment(tail_var.clone(), span);
+                        let mut with_tail = elements.clone();
+                        with_tail.push(tail());
+                        let mut skip = skip_segments(elements);
+                        skip.push(tail());
+                        let rest = bits_segment(var("_", span), span);
+                        (
+                            Expr::new(ExprKind::Binary(with_tail), span),
+                            Expr::new(ExprKind::Binary(skip), span),
+                            Expr::new(ExprKind::Binary(vec![rest]), span),
+                        )
+                    }
+                    None => (
+                        cons(pattern.clone()),
+                        cons(var("_", span)),
+                        Expr::new(ExprKind::List(vec![], None), span),
+                    ),
+                };
                 let bad = Expr::new(
                     ExprKind::Call(
                         Box::new(CallTarget::Remote(
@@ -505,24 +579,13 @@ impl Fc<'_> {
                     span,
                 );
                 let clauses = vec![
+                    clause(params(matched, acc_var.clone()), vec![recurse(inner)], span),
                     clause(
-                        params(cons(pattern.clone()), acc_var.clone()),
-                        vec![recurse(inner)],
-                        span,
-                    ),
-                    clause(
-                        params(cons(var("_", span)), acc_var.clone()),
+                        params(skipped, acc_var.clone()),
                         vec![recurse(acc_var.clone())],
                         span,
                     ),
-                    clause(
-                        params(
-                            Expr::new(ExprKind::List(vec![], None), span),
-                            acc_var.clone(),
-                        ),
-                        vec![acc_var.clone()],
-                        span,
-                    ),
+                    clause(params(done, acc_var.clone()), vec![acc_var.clone()], span),
                     clause(params(other_var.clone(), acc_var.clone()), vec![bad], span),
                 ];
                 let arity = 2 + free.len() as u32;
@@ -532,14 +595,46 @@ impl Fc<'_> {
                     clauses,
                     self_fun: None,
                 });
-                let mut args = vec![list.clone()];
-                args.extend(free_vars.iter().cloned());
-                args.push(acc);
+                let args = params(list.clone(), acc);
                 let target = CallTarget::Local(name.clone(), span);
                 Ok(Expr::new(ExprKind::Call(Box::new(target), args), span))
             }
         }
     }
+}
+
+/// `Value/bitstring`: the segment that takes the rest of a binary.
+fn bits_segment(value: Expr, span: Span) -> ast::BinElement {
+    ast::BinElement {
+        value,
+        size: None,
+        specifiers: vec![ast::BinSpecifier {
+            name: "bitstring".to_string(),
+            value: None,
+            span,
+        }],
+        span,
+    }
+}
+
+/// The segments of a binary generator's pattern with every value that is
+/// not a variable made `_`: they match where the pattern has the right
+/// shape but the wrong values, and the generator skips that element
+/// (variables stay, as a later size may use them).
+fn skip_segments(elements: &[ast::BinElement]) -> Vec<ast::BinElement> {
+    let mut out = Vec::new();
+    for el in elements {
+        let blank = |el: &ast::BinElement| ast::BinElement {
+            value: var("_", el.span),
+            ..el.clone()
+        };
+        match &el.value.kind {
+            ExprKind::Var(_) => out.push(el.clone()),
+            ExprKind::String(chars) => out.extend(chars.iter().map(|_| blank(el))),
+            _ => out.push(blank(el)),
+        }
+    }
+    out
 }
 
 fn atom(name: &str, span: Span) -> Expr {

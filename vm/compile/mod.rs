@@ -18,6 +18,7 @@
 //! Labels are module-wide and resolved to instruction indices at the end
 //! (`Assembler::finish`); label 0 means "raise instead of jumping".
 
+mod bits;
 mod expr;
 mod lower;
 mod pattern;

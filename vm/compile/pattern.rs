@@ -153,79 +153,9 @@ impl Fc<'_> {
         Ok(())
     }
 
-    /// `<<Seg, ...>>` against `src`: one `$bs_get` per segment, in order,
-    /// so a size may use a variable bound by an earlier segment.
-    fn binary_pattern(
-        &mut self,
-        elements: &[ast::BinElement],
-        src: Src,
-        fail: Label,
-    ) -> Result<()> {
-        self.m.emit(Instr::IsType {
-            test: TypeTest::Binary,
-            src,
-            fail,
-        });
-        let mut offset = self.lit(Term::small(0));
-        let get = super::expr::bif_index("erlang", "$bs_get", 4, Default::default())?;
-        let end = super::expr::bif_index("erlang", "$bs_end", 2, Default::default())?;
-        // "abc" in a pattern is three byte segments.
-        let mut expanded: Vec<ast::BinElement> = Vec::new();
-        for el in elements {
-            match &el.value.kind {
-                ExprKind::String(chars) if el.size.is_none() => {
-                    for &c in chars {
-                        expanded.push(ast::BinElement {
-                            value: Expr::new(ExprKind::Integer((c as i64).into()), el.span),
-                            size: None,
-                            specifiers: el.specifiers.clone(),
-                            span: el.span,
-                        });
-                    }
-                }
-                _ => expanded.push(el.clone()),
-            }
-        }
-        let saved = self.guard_fail;
-        for el in &expanded {
-            self.guard_fail = Some(fail);
-            let size = match &el.size {
-                Some(e) => {
-                    let s = self.expr(e, Ctx::Value(None))?;
-                    self.protect(s);
-                    s
-                }
-                None => self.lit(Term::atom(Atom::intern("default"))),
-            };
-            let kind = self.lit(Term::small(super::expr::segment_kind(el)));
-            let result = self.temp();
-            self.emit_bif(get, &[src, offset, kind, size], result);
-            self.guard_fail = saved;
-            let value = self.element_place(&el.value);
-            self.m.emit(Instr::GetTupleElement {
-                src: result.src(),
-                index: 0,
-                dst: value,
-            });
-            let next = self.temp();
-            self.m.emit(Instr::GetTupleElement {
-                src: result.src(),
-                index: 1,
-                dst: next,
-            });
-            offset = next.src();
-            self.pattern(&el.value, value.src(), fail)?;
-        }
-        self.guard_fail = Some(fail);
-        let ok = self.temp();
-        self.emit_bif(end, &[src, offset], ok);
-        self.guard_fail = saved;
-        Ok(())
-    }
-
     /// Where to extract a sub-term: straight into an unbound variable's
     /// place, else a temporary.
-    fn element_place(&mut self, e: &Expr) -> Dst {
+    pub(super) fn element_place(&mut self, e: &Expr) -> Dst {
         if let ExprKind::Var(n) = &e.kind
             && n != "_"
             && !self.bound.contains(n)

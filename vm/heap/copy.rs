@@ -178,6 +178,16 @@ impl Heap {
     /// was (an ets object read out of its table); `buffer.words()` words
     /// must be free. One block copy and a linear relocation pass.
     pub fn append_buffer(&mut self, buffer: &MessageBuffer) -> Term {
+        self.take_buffer_ref(buffer)
+    }
+
+    /// `receive_buffer` into a heap that already has `buffer.words()`
+    /// free (ensured by the caller with its own roots): never collects.
+    pub fn take_buffer(&mut self, buffer: MessageBuffer) -> Term {
+        self.take_buffer_ref(&buffer)
+    }
+
+    fn take_buffer_ref(&mut self, buffer: &MessageBuffer) -> Term {
         let Some(src) = &buffer.heap else {
             return buffer.term;
         };

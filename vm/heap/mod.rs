@@ -46,6 +46,7 @@ mod tests;
 pub use budget::SystemLimit;
 pub use copy::{MessageBuffer, copy_term, size_of};
 
+use crate::term::bits::Bits;
 use crate::term::object::{
     self, FORWARD, HEAP_BINARY_MAX, Kind, header, header_kind, header_size, heap_binary_words,
     is_header, term_fields, words_as_bytes, words_as_bytes_mut,
@@ -81,6 +82,15 @@ pub const fn words_for_fun(captured: usize) -> usize {
 #[inline]
 pub const fn words_for_map(size: usize) -> usize {
     2 * size + 1
+}
+/// Words for a bitstring of `bits` bits made by `Heap::bitstring_from_vec`.
+#[inline]
+pub const fn words_for_bitstring(bits: usize) -> usize {
+    if bits.is_multiple_of(8) {
+        words_for_binary(bits / 8)
+    } else {
+        words_for_binary(bits.div_ceil(8)) + SUB_BINARY_WORDS
+    }
 }
 /// Words for a binary of `len` bytes made by `Heap::binary`.
 #[inline]
@@ -640,29 +650,77 @@ impl Heap {
         Term::heap_pointer(TAG_BOXED, at)
     }
 
-    /// The bytes `offset..offset + len` of `binary` without copying them
-    /// (`SUB_BINARY_WORDS`); a sub-binary of a sub-binary refers to the
-    /// original. `None` if `binary` is not a binary or the range is out of
-    /// it. Always a sub-binary, so the size is predictable.
+    /// The bytes `offset..offset + len` of the binary `binary` without
+    /// copying them (`SUB_BINARY_WORDS`); a sub-binary of a sub-binary
+    /// refers to the original. `None` if `binary` is not a binary or the
+    /// range is out of it. Always a sub-binary, so the size is predictable.
     pub fn sub_binary(&mut self, binary: Term, offset: usize, len: usize) -> Option<Term> {
         let total = self.binary_bytes(binary)?.len();
         if offset.checked_add(len)? > total {
             return None;
         }
-        let (base, base_offset) = match self.boxed_kind(binary) {
+        Some(self.sub_bits_unchecked(binary, offset * 8, len * 8))
+    }
+
+    /// Words `slice_bits(t, start, len)` needs: a sub-binary, or a copy
+    /// when a whole-byte slice would not start on a byte.
+    pub fn slice_bits_words(&self, t: Term, start: usize, len: usize) -> usize {
+        let base_offset = match self.boxed_kind(t) {
+            Some(Kind::SubBin) => self.object(t)[2].0 as usize,
+            _ => 0,
+        };
+        if len.is_multiple_of(8) && !(base_offset + start).is_multiple_of(8) {
+            words_for_binary(len / 8)
+        } else {
+            SUB_BINARY_WORDS
+        }
+    }
+
+    /// The bits `start..start + len` of the bitstring `t`, which the
+    /// caller checked are inside it, with `slice_bits_words` ensured.
+    /// Shares the bytes, except for a whole-byte slice that does not start
+    /// on a byte, which is copied (so every binary is a plain byte slice).
+    pub fn slice_bits(&mut self, t: Term, start: usize, len: usize) -> Term {
+        let base_offset = match self.boxed_kind(t) {
+            Some(Kind::SubBin) => self.object(t)[2].0 as usize,
+            _ => 0,
+        };
+        if len.is_multiple_of(8) && !(base_offset + start).is_multiple_of(8) {
+            let bytes = match self.bits_of(t) {
+                Some(b) => b.slice(start, len).to_vec(),
+                None => Vec::new(),
+            };
+            return self.binary_from_vec(bytes);
+        }
+        self.sub_bits_unchecked(t, start, len)
+    }
+
+    fn sub_bits_unchecked(&mut self, t: Term, start: usize, len: usize) -> Term {
+        let (base, base_offset) = match self.boxed_kind(t) {
             Some(Kind::SubBin) => {
-                let words = self.object(binary);
+                let words = self.object(t);
                 (words[1], words[2].0 as usize)
             }
-            _ => (binary, 0),
+            _ => (t, 0),
         };
         let at = self.alloc(&[
             header(Kind::SubBin, 3),
             base,
-            Term((base_offset + offset) as u64),
+            Term((base_offset + start) as u64),
             Term(len as u64),
         ]);
-        Some(Term::heap_pointer(TAG_BOXED, at))
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// A bitstring of the first `bits` bits of `bytes` (which holds
+    /// `bits.div_ceil(8)` bytes); needs `words_for_bitstring(bits)`.
+    pub fn bitstring_from_vec(&mut self, bytes: Vec<u8>, bits: usize) -> Term {
+        let b = self.binary_from_vec(bytes);
+        if bits.is_multiple_of(8) {
+            b
+        } else {
+            self.sub_bits_unchecked(b, 0, bits)
+        }
     }
 
     /// A closure: fun-table `index` and its captured terms
@@ -828,10 +886,10 @@ impl Heap {
 
     /// The words of the object `t` points at, from its header (or head)
     /// to the end of its space.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn object(&self, t: Term) -> &[Term] {
         if t.is_literal() {
-            literal::words_from(t.offset())
+            literal_object(t)
         } else {
             &self.words[t.offset()..]
         }
@@ -914,7 +972,16 @@ impl Heap {
             )
     }
 
+    /// A binary: a bitstring of whole bytes.
     pub fn is_binary(&self, t: Term) -> bool {
+        match self.boxed_kind(t) {
+            Some(Kind::HeapBin | Kind::ProcBin) => true,
+            Some(Kind::SubBin) => self.object(t)[3].0.is_multiple_of(8),
+            _ => false,
+        }
+    }
+
+    pub fn is_bitstring(&self, t: Term) -> bool {
         matches!(
             self.boxed_kind(t),
             Some(Kind::HeapBin | Kind::ProcBin | Kind::SubBin)
@@ -956,8 +1023,93 @@ impl Heap {
             Kind::ProcBin => Some(self.off_heap[words[1].0 as usize].bytes()),
             Kind::SubBin => {
                 let (offset, len) = (words[2].0 as usize, words[3].0 as usize);
+                if !len.is_multiple_of(8) {
+                    return None;
+                }
+                let (offset, len) = (offset / 8, len / 8);
                 Some(&self.binary_bytes(words[1])?[offset..offset + len])
             }
+            _ => None,
+        }
+    }
+
+    /// A bitstring taken apart: the heap or off-heap binary holding its
+    /// bits (a term), that binary's bytes, and the bit offset and bit
+    /// length of the bitstring in them. One lookup, for the matching loop.
+    #[inline]
+    pub fn bitstring_parts(&self, t: Term) -> Option<(Term, &[u8], usize, usize)> {
+        if !t.is_boxed() {
+            return None;
+        }
+        let words = self.object(t);
+        let (base, offset, len) = match header_kind(words[0]) {
+            Kind::SubBin => (words[1], words[2].0 as usize, words[3].0 as usize),
+            Kind::HeapBin => {
+                let len = words[1].0 as usize;
+                let bytes = &words_as_bytes(&words[2..2 + header_size(words[0]) - 1])[..len];
+                return Some((t, bytes, 0, len * 8));
+            }
+            Kind::ProcBin => {
+                let bytes = self.off_heap[words[1].0 as usize].bytes();
+                return Some((t, bytes, 0, bytes.len() * 8));
+            }
+            _ => return None,
+        };
+        let words = self.object(base);
+        let bytes = match header_kind(words[0]) {
+            Kind::HeapBin => {
+                let len = words[1].0 as usize;
+                &words_as_bytes(&words[2..2 + header_size(words[0]) - 1])[..len]
+            }
+            Kind::ProcBin => self.off_heap[words[1].0 as usize].bytes(),
+            _ => return None,
+        };
+        Some((base, bytes, offset, len))
+    }
+
+    /// A sub-binary of `len` bits at bit `start` of the heap or off-heap
+    /// binary `base` (`SUB_BINARY_WORDS`). The caller keeps the invariant
+    /// that a whole-byte sub-binary starts on a byte.
+    #[inline]
+    pub fn sub_bits_of_base(&mut self, base: Term, start: usize, len: usize) -> Term {
+        debug_assert!(!len.is_multiple_of(8) || start.is_multiple_of(8));
+        let at = self.alloc(&[
+            header(Kind::SubBin, 3),
+            base,
+            Term(start as u64),
+            Term(len as u64),
+        ]);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// The bits of any bitstring (binaries included).
+    pub fn bits_of(&self, t: Term) -> Option<Bits<'_>> {
+        if !t.is_boxed() {
+            return None;
+        }
+        let words = self.object(t);
+        match header_kind(words[0]) {
+            Kind::HeapBin | Kind::ProcBin => self.binary_bytes(t).map(Bits::whole),
+            Kind::SubBin => {
+                let (offset, len) = (words[2].0 as usize, words[3].0 as usize);
+                let base = self.binary_bytes(words[1])?;
+                Some(Bits::of(base, offset, len))
+            }
+            _ => None,
+        }
+    }
+
+    /// The length in bits of a bitstring.
+    #[inline]
+    pub fn bit_size(&self, t: Term) -> Option<usize> {
+        if !t.is_boxed() {
+            return None;
+        }
+        let words = self.object(t);
+        match header_kind(words[0]) {
+            Kind::HeapBin => Some(words[1].0 as usize * 8),
+            Kind::ProcBin => Some(self.off_heap[words[1].0 as usize].bytes().len() * 8),
+            Kind::SubBin => Some(words[3].0 as usize),
             _ => None,
         }
     }
@@ -1013,14 +1165,25 @@ impl Heap {
                         let (keys, values) = payload.split_at(size / 2);
                         View::Map { keys, values }
                     }
-                    Kind::HeapBin | Kind::ProcBin | Kind::SubBin => {
+                    Kind::HeapBin | Kind::ProcBin => {
                         View::Binary(self.binary_bytes(t).unwrap_or(&[]))
                     }
+                    Kind::SubBin => match self.binary_bytes(t) {
+                        Some(bytes) => View::Binary(bytes),
+                        None => View::Bitstring(self.bits_of(t).unwrap_or(Bits::whole(&[]))),
+                    },
                 }
             }
             _ => View::NotAValue,
         }
     }
+}
+
+/// The words of a literal object (kept out of line: heap objects are the
+/// common case of `Heap::object`).
+#[inline(never)]
+fn literal_object(t: Term) -> &'static [Term] {
+    literal::words_from(t.offset())
 }
 
 /// The state of one collection: from-space (where forwarding marks are

@@ -14,6 +14,7 @@
 //!   freed, so the loop, frames, catches and call caches hold plain
 //!   references and a call between modules updates no reference count.
 
+mod bits;
 mod exception;
 
 use crate::bif::{self, BifError, Context};
@@ -751,6 +752,29 @@ fn interpret(
                 }
                 Instr::IfClause {} => raise!(Class::Error, Term::atom(Atom::IF_CLAUSE)),
 
+                Instr::BsStart { src, fail, pos } => {
+                    if p.heap.is_bitstring(get!(p, x, m, src)) {
+                        put!(p, x, pos, Term::small(0));
+                    } else {
+                        ip = fail.0 as usize;
+                    }
+                }
+                Instr::BsGet {
+                    spec,
+                    seg,
+                    fail,
+                    dst,
+                } => match bits::bs_get(p, x, &m, spec, seg, dst) {
+                    Ok(true) => {}
+                    Ok(false) => ip = fail.0 as usize,
+                    Err(_) => raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT)),
+                },
+                Instr::BsEnd { bin, pos, fail } => {
+                    let end = p.heap.bit_size(get!(p, x, m, bin)).map(|n| n as i64);
+                    if end != get!(p, x, m, pos).as_small() {
+                        ip = fail.0 as usize;
+                    }
+                }
                 Instr::LoopRec { fail, dst } => {
                     if p.save < p.mailbox.len() {
                         let m = p.mailbox[p.save];

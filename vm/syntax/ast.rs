@@ -204,6 +204,8 @@ pub enum ExprKind {
     RecordAccess(Box<Expr>, Name, Name),
     /// `#r.a`: the field's position in the tuple.
     RecordIndex(Name, Name),
+    /// `<< Expr || Qualifiers >>`
+    BinaryComprehension(Box<Expr>, Vec<Qualifier>),
 }
 
 /// What a call calls.

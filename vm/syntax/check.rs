@@ -219,25 +219,6 @@ pub const GUARD_BIFS: &[(&str, u32)] = &[
     ("tuple_size", 1),
 ];
 
-/// Type and option names allowed after `/` in a binary segment.
-const BIT_TYPES: &[&str] = &[
-    "integer",
-    "float",
-    "binary",
-    "bytes",
-    "bitstring",
-    "bits",
-    "utf8",
-    "utf16",
-    "utf32",
-    "signed",
-    "unsigned",
-    "big",
-    "little",
-    "native",
-    "unit",
-];
-
 /// Is `name/arity` one of Erlang's auto-imported BIFs?
 pub fn is_auto_imported(name: &str, arity: u32) -> bool {
     AUTO_IMPORTED.iter().any(|&(n, a)| n == name && a == arity)
@@ -738,7 +719,8 @@ impl Checker<'_> {
             | ExprKind::RecordIndex(name, _) => {
                 self.error(format!("record {} undefined", name.name), name.span);
             }
-            ExprKind::ListComprehension(head, qualifiers) => {
+            ExprKind::ListComprehension(head, qualifiers)
+            | ExprKind::BinaryComprehension(head, qualifiers) => {
                 let mut inside = env.clone();
                 for qualifier in qualifiers {
                     match qualifier {
@@ -948,15 +930,25 @@ impl Checker<'_> {
 
     fn bit_types(&mut self, elements: &[BinElement]) {
         for element in elements {
-            for specifier in &element.specifiers {
-                if !BIT_TYPES.contains(&specifier.name.as_str()) {
-                    self.error(
-                        format!("bit type {} undefined", specifier.name),
-                        element.span,
-                    );
-                } else if (specifier.name == "unit") != specifier.value.is_some() {
-                    self.error(format!("bad bit type '{}'", specifier.name), specifier.span);
-                }
+            if let Err(message) = super::bitspec::SegSpec::of(element) {
+                self.error(message, element.span);
+            }
+        }
+    }
+
+    /// A segment that takes all the rest must be the last of a pattern.
+    fn tails_last(&mut self, elements: &[BinElement]) {
+        let Some((_, init)) = elements.split_last() else {
+            return;
+        };
+        for element in init {
+            if element.size.is_none()
+                && super::bitspec::SegSpec::of(element).is_ok_and(|s| s.ty.is_binary())
+            {
+                self.error(
+                    "a binary field without size is only allowed at the end of a binary pattern",
+                    element.span,
+                );
             }
         }
     }
@@ -1049,6 +1041,7 @@ impl Checker<'_> {
             }
             ExprKind::Binary(elements) => {
                 self.bit_types(elements);
+                self.tails_last(elements);
                 for element in elements {
                     if let Some(size) = &element.size {
                         self.size_in_pattern(size, env, new);
@@ -1084,7 +1077,23 @@ impl Checker<'_> {
             self.bindings[id].used = true;
             return;
         }
-        self.guard_expr(size, env);
+        if new.is_empty() {
+            self.guard_expr(size, env);
+            return;
+        }
+        // A size expression sees what earlier segments bound (`<<N:8,
+        // X:(N * 8)>>`).
+        let mut seen = env.clone();
+        for (name, &id) in new {
+            seen.insert(
+                name.clone(),
+                VarState {
+                    bindings: vec![id],
+                    status: Status::Bound,
+                },
+            );
+        }
+        self.guard_expr(size, &seen);
     }
 
     // ---- guards ------------------------------------------------------------------

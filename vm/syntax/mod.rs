@@ -9,6 +9,7 @@
 //! `act FILE` alike.
 
 pub mod ast;
+pub mod bitspec;
 pub mod check;
 pub mod diagnostic;
 pub mod expand;

@@ -393,8 +393,13 @@ fn expr_text(out: &mut String, expr: &Expr) {
             list_text(out, body, ", ");
             out.push(')');
         }
-        ExprKind::ListComprehension(e, qualifiers) => {
-            out.push_str("(lc ");
+        ExprKind::ListComprehension(e, qualifiers)
+        | ExprKind::BinaryComprehension(e, qualifiers) => {
+            out.push_str(if matches!(expr.kind, ExprKind::ListComprehension(..)) {
+                "(lc "
+            } else {
+                "(bc "
+            });
             expr_text(out, e);
             for qualifier in qualifiers {
                 out.push_str(" (");

@@ -121,7 +121,8 @@ pub fn children<'a>(expr: &'a Expr, out: &mut Vec<&'a Expr>) {
             }
             out.extend(t.after.iter());
         }
-        ExprKind::ListComprehension(e, qualifiers) => {
+        ExprKind::ListComprehension(e, qualifiers)
+        | ExprKind::BinaryComprehension(e, qualifiers) => {
             out.push(e);
             for qualifier in qualifiers {
                 match qualifier {
@@ -290,7 +291,8 @@ fn take_children(expr: &mut Expr, out: &mut Vec<Expr>) {
             }
             out.append(&mut t.after);
         }
-        ExprKind::ListComprehension(e, qualifiers) => {
+        ExprKind::ListComprehension(e, qualifiers)
+        | ExprKind::BinaryComprehension(e, qualifiers) => {
             take_box(e, out);
             for qualifier in std::mem::take(qualifiers) {
                 match qualifier {

@@ -33,6 +33,7 @@ const NIL_EXT: u8 = 106;
 const STRING_EXT: u8 = 107;
 const LIST_EXT: u8 = 108;
 const BINARY_EXT: u8 = 109;
+const BIT_BINARY_EXT: u8 = 77;
 const SMALL_BIG_EXT: u8 = 110;
 const LARGE_BIG_EXT: u8 = 111;
 const EXPORT_EXT: u8 = 113;
@@ -122,6 +123,18 @@ pub fn term_to_binary(heap: &Heap, t: Term) -> Result<Vec<u8>, EtfError> {
                         .to_be_bytes(),
                 );
                 out.extend_from_slice(bytes);
+            }
+            View::Bitstring(bits) => {
+                let (whole, tail, tail_bits) = bits.split_tail();
+                out.push(BIT_BINARY_EXT);
+                out.extend_from_slice(
+                    &u32::try_from(whole.len() + 1)
+                        .map_err(|_| EtfError::SystemLimit)?
+                        .to_be_bytes(),
+                );
+                out.push(tail_bits as u8);
+                out.extend_from_slice(&whole);
+                out.push(tail << (8 - tail_bits));
             }
             View::ExternalFun {
                 module,
@@ -358,6 +371,11 @@ fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
                 let n = input.u32()?;
                 (input.take(n).map(|_| heap::words_for_binary(n))?, 0)
             }
+            BIT_BINARY_EXT => {
+                let n = input.u32()?;
+                let bits = bit_binary_bits(n, input.u8()?)?;
+                (input.take(n).map(|_| heap::words_for_bitstring(bits))?, 0)
+            }
             SMALL_TUPLE_EXT => {
                 let n = input.u8()? as usize;
                 (n + 1, n)
@@ -450,6 +468,13 @@ fn decode_one(
                 let n = input.u32()?;
                 let bytes = input.take(n)?;
                 heap.binary(bytes)
+            }
+            BIT_BINARY_EXT => {
+                let n = input.u32()?;
+                let bits = bit_binary_bits(n, input.u8()?)?;
+                let mut w = super::bits::BitWriter::with_capacity(n);
+                w.push_bits(super::bits::Bits::of(input.take(n)?, 0, bits));
+                heap.bitstring_from_vec(w.bytes, bits)
             }
             SMALL_TUPLE_EXT | LARGE_TUPLE_EXT => {
                 let arity = if tag == SMALL_TUPLE_EXT {
@@ -571,4 +596,13 @@ fn decode_atom(input: &mut Input, tag: u8) -> Result<Atom, EtfError> {
         return Err(EtfError::SystemLimit);
     }
     Atom::try_intern(&name).ok_or(EtfError::SystemLimit)
+}
+
+/// The length in bits of a BIT_BINARY_EXT of `n` bytes whose last byte
+/// holds `last` bits (1 to 8).
+fn bit_binary_bits(n: usize, last: u8) -> Result<usize, EtfError> {
+    if n == 0 || !(1..=8).contains(&last) {
+        return Err(EtfError::Badarg);
+    }
+    Ok((n - 1) * 8 + last as usize)
 }

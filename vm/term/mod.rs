@@ -35,6 +35,7 @@
 
 pub mod arith;
 pub mod atom;
+pub mod bits;
 pub mod constant;
 pub mod etf;
 pub mod format;

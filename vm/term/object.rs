@@ -16,7 +16,8 @@
 //!   Map      size = 2n        n keys in term order, then the n values (terms)
 //!   HeapBin  size = 1 + w     byte length (raw), then the bytes packed in w words
 //!   ProcBin  size = 1         index into the owning heap's off-heap list (raw)
-//!   SubBin   size = 3         the underlying HeapBin/ProcBin (term), byte offset, byte length (raw)
+//!   SubBin   size = 3         the underlying HeapBin/ProcBin (term), bit offset, bit length (raw);
+//!                             a whole-byte SubBin starts on a byte (see `term::bits`)
 //! ```
 //!
 //! "(raw)" words are not terms: the collector and the copier skip them.

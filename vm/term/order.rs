@@ -55,8 +55,16 @@ fn rank(view: &View) -> u8 {
         View::Map { .. } => 7,
         View::Nil => 8,
         View::Cons(..) => 9,
-        View::Binary(_) => 10,
+        View::Binary(_) | View::Bitstring(_) => 10,
         View::NotAValue => 11,
+    }
+}
+
+fn bits_of_view<'a>(v: &View<'a>) -> super::bits::Bits<'a> {
+    match *v {
+        View::Binary(b) => super::bits::Bits::whole(b),
+        View::Bitstring(b) => b,
+        _ => super::bits::Bits::whole(&[]),
     }
 }
 
@@ -104,6 +112,9 @@ fn compare_one(
         (View::Ref(p), View::Ref(q)) => p.cmp(&q),
         (View::Pid(p), View::Pid(q)) => p.cmp(&q),
         (View::Binary(p), View::Binary(q)) => p.cmp(q),
+        (View::Binary(_) | View::Bitstring(_), View::Binary(_) | View::Bitstring(_)) => {
+            bits_of_view(&x).compare(&bits_of_view(&y))
+        }
         (View::Tuple(p), View::Tuple(q)) => {
             let order = p.len().cmp(&q.len());
             if order == Ordering::Equal {

@@ -309,10 +309,36 @@ fn write_leaf(out: &mut String, view: &View) {
             }
             out.push_str(">>");
         }
+        View::Bitstring(bits) => {
+            out.push_str("<<");
+            out.push_str(&bitstring_elements(bits, usize::MAX).join(","));
+            out.push_str(">>");
+        }
         View::NotAValue => out.push_str("<none>"),
         // Structures are written by the callers' walks.
         View::Cons(..) | View::Tuple(_) | View::Map { .. } => {}
     }
+}
+
+/// The elements `~w` and `~p` print for a bitstring that is not whole
+/// bytes: its bytes, then `Value:Bits`; with a depth limit `d`, as
+/// io_lib does, `...` in place of the element at position `d`.
+fn bitstring_elements(bits: &crate::term::bits::Bits, d: usize) -> Vec<String> {
+    let (whole, tail, tail_bits) = bits.split_tail();
+    let mut out = Vec::new();
+    for (i, b) in whole.iter().enumerate() {
+        if i + 1 >= d {
+            out.push("...".to_string());
+            return out;
+        }
+        out.push(b.to_string());
+    }
+    if whole.len() + 1 >= d {
+        out.push("...".to_string());
+    } else {
+        out.push(format!("{tail}:{tail_bits}"));
+    }
+    out
 }
 
 // ---------------------------------------------------------------------
@@ -415,6 +441,11 @@ fn write_limited(out: &mut String, heap: &Heap, t: Term, d: i64) {
                 let _ = write!(out, "{b},");
             }
             out.push_str("...>>");
+        }
+        View::Bitstring(bits) => {
+            out.push_str("<<");
+            out.push_str(&bitstring_elements(&bits, d as usize).join(","));
+            out.push_str(">>");
         }
         _ => write_into(out, heap, t),
     }
@@ -756,6 +787,18 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: bool) -> Doc {
             write_string(&mut s, bytes.iter().map(|&b| b as u32));
             s.push_str(">>");
             Doc::leaf(s)
+        }
+        View::Bitstring(bits) => {
+            let limit = if d > 0 { d as usize } else { usize::MAX };
+            let elements: Vec<Doc> = bitstring_elements(&bits, limit)
+                .into_iter()
+                .map(Doc::leaf)
+                .collect();
+            let len = sequence_len(4, &elements, None);
+            Doc {
+                node: Node::Bytes(elements),
+                len,
+            }
         }
         View::Binary(bytes) if !bytes.is_empty() => {
             let shown = if d > 0 {

@@ -37,6 +37,9 @@ pub enum View<'a> {
         values: &'a [Term],
     },
     Binary(&'a [u8]),
+    /// A bitstring whose length is not a multiple of 8 (a binary is
+    /// always `Binary`).
+    Bitstring(super::bits::Bits<'a>),
     /// `Term::NONE` or a header word: not a value.
     NotAValue,
 }

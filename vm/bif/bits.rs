@@ -1,0 +1,183 @@
+//! Bitstring BIFs: `$bs_build` (binary construction), and the erlang
+//! functions on bitstrings that are not whole bytes (`bit_size`,
+//! `is_bitstring`, `bitstring_to_list`, `list_to_bitstring`).
+
+use super::{BifError, BifResult, Context};
+use crate::heap::{self, Heap};
+use crate::term::bits::{
+    BitWriter, Packed, TY_BINARY, TY_FLOAT, TY_INTEGER, write_bigint, write_float, write_int,
+    write_utf,
+};
+use crate::term::object::Kind;
+use crate::term::view::View;
+use crate::term::{Term, arith};
+
+/// The largest bitstring a construction may make (BEAM's limit is about
+/// this too): past it, `system_limit`.
+const MAX_BITS: usize = 1 << 45;
+
+/// The size of a segment in bits: `Term::NONE` means none was written.
+fn segment_bits(heap: &Heap, size: Term, unit: usize) -> Result<Option<usize>, BifError> {
+    if size.is_none() {
+        return Ok(None);
+    }
+    let n = match size.as_small() {
+        Some(n) if n >= 0 => n,
+        // A huge size is past the limit, as in OTP.
+        None if size.is_boxed() && heap.boxed_kind(size) == Some(Kind::PosBig) => {
+            return Err(BifError::SystemLimit);
+        }
+        _ => return Err(BifError::Badarg),
+    };
+    let bits = (n as usize)
+        .checked_mul(unit)
+        .ok_or(BifError::SystemLimit)?;
+    if bits > MAX_BITS {
+        return Err(BifError::SystemLimit);
+    }
+    Ok(Some(bits))
+}
+
+/// `<<Segments>>`: a tuple of `{Value, Size, Type}` per segment (see
+/// `compile::bits`). A bad value or size is `badarg`, as in OTP.
+pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let segments = heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
+    let mut out = BitWriter::default();
+    for &s in segments {
+        let t = heap.as_tuple(s).ok_or(BifError::Badarg)?;
+        let (value, size, spec) = (t[0], t[1], t[2]);
+        let spec = Packed::of(spec.as_small().ok_or(BifError::Badarg)? as u32);
+        match spec.ty {
+            TY_INTEGER => {
+                let n = segment_bits(heap, size, spec.unit)?.unwrap_or(8);
+                match heap.view(value) {
+                    View::Small(i) => write_int(&mut out, i, n, spec.little),
+                    View::Big(b) => write_bigint(&mut out, &b.to_bigint(), n, spec.little),
+                    _ => return Err(BifError::Badarg),
+                }
+            }
+            TY_FLOAT => {
+                let f = arith::to_f64(heap, value).map_err(|_| BifError::Badarg)?;
+                let n = segment_bits(heap, size, spec.unit)?.unwrap_or(64);
+                if !write_float(&mut out, f, n, spec.little) {
+                    return Err(BifError::Badarg);
+                }
+            }
+            TY_BINARY => {
+                let bits = heap.bits_of(value).ok_or(BifError::Badarg)?;
+                match segment_bits(heap, size, spec.unit)? {
+                    None => {
+                        if bits.len % spec.unit != 0 {
+                            return Err(BifError::Badarg);
+                        }
+                        out.push_bits(bits);
+                    }
+                    Some(n) => {
+                        if n > bits.len {
+                            return Err(BifError::Badarg);
+                        }
+                        out.push_bits(bits.slice(0, n));
+                    }
+                }
+            }
+            ty => {
+                let c = value.as_small().ok_or(BifError::Badarg)?;
+                if !write_utf(&mut out, ty, c, spec.little) {
+                    return Err(BifError::Badarg);
+                }
+            }
+        }
+        if out.bits > MAX_BITS {
+            return Err(BifError::SystemLimit);
+        }
+    }
+    let bits = out.bits;
+    ctx.ensure(heap::words_for_bitstring(bits), args)?;
+    Ok(ctx.heap().bitstring_from_vec(out.bytes, bits))
+}
+
+pub fn bit_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = ctx.process.heap.bit_size(args[0]).ok_or(BifError::Badarg)?;
+    Ok(Term::small(n as i64))
+}
+
+/// `byte_size/1`: bytes, the last one counted even if partial.
+pub fn byte_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = ctx.process.heap.bit_size(args[0]).ok_or(BifError::Badarg)?;
+    Ok(Term::small(n.div_ceil(8) as i64))
+}
+
+pub fn is_bitstring_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    Ok(Term::boolean(ctx.process.heap.is_bitstring(args[0])))
+}
+
+/// `bitstring_to_list/1`: the bytes, then the leftover bits as a
+/// bitstring (`[1, <<2:3>>]`).
+pub fn bitstring_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bits = ctx.process.heap.bits_of(args[0]).ok_or(BifError::Badarg)?;
+    let (whole, tail, tail_bits) = bits.split_tail();
+    let bytes: Vec<u8> = whole.into_owned();
+    let mut words = 2 * bytes.len();
+    if tail_bits > 0 {
+        words += 2 + heap::words_for_bitstring(tail_bits);
+    }
+    ctx.ensure(words, args)?;
+    let heap = ctx.heap();
+    let mut list = Term::NIL;
+    if tail_bits > 0 {
+        let t = heap.bitstring_from_vec(vec![tail << (8 - tail_bits)], tail_bits);
+        list = heap.cons(t, list);
+    }
+    for &b in bytes.iter().rev() {
+        list = heap.cons(Term::small(b as i64), list);
+    }
+    Ok(list)
+}
+
+/// `list_to_bitstring/1`: a bitstring list (bytes, bitstrings and such
+/// lists, any tail a bitstring) flattened.
+pub fn list_to_bitstring_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    if !args[0].is_cons() && !args[0].is_nil() {
+        return Err(BifError::Badarg);
+    }
+    let mut out = BitWriter::default();
+    let mut stack = vec![args[0]];
+    while let Some(t) = stack.pop() {
+        match heap.view(t) {
+            View::Nil => {}
+            View::Cons(h, tail) => {
+                match heap.view(h) {
+                    View::Small(b) if (0..256).contains(&b) => {
+                        out.push_u64(b as u64, 8);
+                        // The tail may be a bitstring, not only a list.
+                        if !tail.is_nil() {
+                            stack.push(tail);
+                        }
+                        continue;
+                    }
+                    View::Cons(..) | View::Nil | View::Binary(_) | View::Bitstring(_) => {}
+                    _ => return Err(BifError::Badarg),
+                }
+                if !matches!(
+                    heap.view(tail),
+                    View::Cons(..) | View::Nil | View::Binary(_) | View::Bitstring(_)
+                ) {
+                    return Err(BifError::Badarg);
+                }
+                stack.push(tail);
+                stack.push(h);
+            }
+            View::Binary(b) => out.push_bytes(b),
+            View::Bitstring(b) => out.push_bits(b),
+            _ => return Err(BifError::Badarg),
+        }
+        if out.bits > MAX_BITS {
+            return Err(BifError::SystemLimit);
+        }
+    }
+    let bits = out.bits;
+    ctx.ensure(heap::words_for_bitstring(bits), args)?;
+    Ok(ctx.heap().bitstring_from_vec(out.bytes, bits))
+}
