@@ -692,6 +692,8 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("trim", &[1, 2, 3]),
             ("uppercase", &[1]),
             ("words", &[1, 2]),
+        ],
+    ),
     // bifs: math, rand, crypto, erlang extras, timer, binary, unicode.
     (
         "math",
@@ -813,6 +815,8 @@ const PROMISED: &[(&str, &[Arities])] = &[
         &[
             ("characters_to_list", &[1, 2]),
             ("characters_to_binary", &[1, 2, 3]),
+        ],
+    ),
     (
         "ets",
         &[
@@ -848,6 +852,8 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("give_away", &[3]),
             ("setopts", &[2]),
             ("whereis", &[1]),
+        ],
+    ),
     // OTP behaviours, proc_lib, rpc, logger, sys (the otp branch).
     (
         "gen_server",
@@ -947,6 +953,8 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("replace_state", &[2, 3]),
             ("get_status", &[1, 2]),
             ("terminate", &[2, 3]),
+        ],
+    ),
     // Reading, files, os, init and stdout ports (helper `hour`).
     (
         "io",

@@ -175,7 +175,19 @@ fn hash2(heap: &Heap, term: Term) -> u32 {
                 continue;
             }
         };
-        match heap.view(t) {
+        // A bitstring hashes as its bytes (OTP mixes in its bit length
+        // too; act's values for bitstrings are its own).
+        let owned;
+        let view = match heap.view(t) {
+            View::Bitstring(b) => {
+                owned = b.to_vec();
+                View::Binary(&owned)
+            }
+            v => v,
+        };
+        match view {
+            // Mapped to its bytes above.
+            View::Bitstring(_) => {}
             View::Small(i) => h.small(i),
             View::Atom(a) => {
                 if h.hash == 0 {
@@ -333,7 +345,19 @@ fn hash1(heap: &Heap, term: Term) -> u32 {
                 continue;
             }
         };
-        match heap.view(t) {
+        // A bitstring hashes as its bytes (OTP mixes in its bit length
+        // too; act's values for bitstrings are its own).
+        let owned;
+        let view = match heap.view(t) {
+            View::Bitstring(b) => {
+                owned = b.to_vec();
+                View::Binary(&owned)
+            }
+            v => v,
+        };
+        match view {
+            // Mapped to its bytes above.
+            View::Bitstring(_) => {}
             View::Nil => hash = hash.wrapping_mul(P3).wrapping_add(1),
             View::Atom(a) => hash = hash.wrapping_mul(P1).wrapping_add(atom_hash(a)),
             View::Small(i) => {

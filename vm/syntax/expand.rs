@@ -377,7 +377,8 @@ impl Expander {
                 }
                 self.body(&mut t.after);
             }
-            ExprKind::ListComprehension(head, qualifiers) => {
+            ExprKind::ListComprehension(head, qualifiers)
+            | ExprKind::BinaryComprehension(head, qualifiers) => {
                 self.expr(head, Ctx::Body, &mut Vec::new());
                 for q in qualifiers {
                     match q {

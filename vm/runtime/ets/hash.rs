@@ -93,7 +93,20 @@ fn hash_leaf(mut h: u64, view: View, stack: &mut Vec<Term>) -> u64 {
             }
         }
     };
+    // A bitstring hashes as its bytes (its length in bits tells apart
+    // the rare pairs that share them).
+    let owned;
+    let view = match view {
+        View::Bitstring(b) => {
+            h = mix(h, b.len as u64);
+            owned = b.to_vec();
+            View::Binary(&owned)
+        }
+        v => v,
+    };
     match view {
+        // Mapped to its bytes above.
+        View::Bitstring(_) => {}
         View::Tuple(elements) => {
             h = mix(h, TUPLE ^ elements.len() as u64);
             children(&mut h, elements);
