@@ -8,12 +8,12 @@
 pub mod binary;
 pub mod bits;
 pub mod erlang;
-pub mod filename;
-pub mod extras;
 pub mod ets;
+pub mod extras;
+pub mod file;
+pub mod filename;
 pub mod fmt;
 pub mod hash;
-pub mod file;
 pub mod input;
 pub mod io;
 pub mod library;
