@@ -269,14 +269,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         if (self.start..self.end).contains(&ip) {
             self.block(ip)
         } else {
-            let bail = self.b.create_block();
-            let here = self.b.current_block();
-            self.b.switch_to_block(bail);
-            self.exit_at(ip as u32, exit::BAIL);
-            if let Some(h) = here {
-                self.b.switch_to_block(h);
-            }
-            bail
+            self.bail_block(ip as u32)
         }
     }
 
@@ -358,6 +351,18 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.inst_results(call).first().copied()
     }
 
+    /// A block that bails out at `ip`, made without leaving the current one.
+    fn bail_block(&mut self, ip: u32) -> Block {
+        let bail = self.b.create_block();
+        let here = self.b.current_block();
+        self.b.switch_to_block(bail);
+        self.exit_at(ip, exit::BAIL);
+        if let Some(h) = here {
+            self.b.switch_to_block(h);
+        }
+        bail
+    }
+
     /// Branches to a new block that bails out at `ip` when `cond` holds,
     /// and goes on in a fresh block otherwise.
     fn bail_if(&mut self, cond: Value, ip: usize) {
@@ -373,14 +378,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn branch(&mut self, cond: Value, fail: Label, ip: usize) {
         let go_on = self.b.create_block();
         let fail = if fail == Label::RAISE {
-            let bail = self.b.create_block();
-            let here = self.b.current_block();
-            self.b.switch_to_block(bail);
-            self.exit_at(ip as u32, exit::BAIL);
-            if let Some(h) = here {
-                self.b.switch_to_block(h);
-            }
-            bail
+            self.bail_block(ip as u32)
         } else {
             self.target(fail)
         };
@@ -587,14 +585,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.switch_to_block(not_ok);
                 let failed = self.b.ins().icmp_imm_s(IntCC::Equal, status, 1);
                 let fail_block = if fail == Label::RAISE {
-                    let bail = self.b.create_block();
-                    let here = self.b.current_block();
-                    self.b.switch_to_block(bail);
-                    self.exit_at(ip as u32, exit::BAIL);
-                    if let Some(h) = here {
-                        self.b.switch_to_block(h);
-                    }
-                    bail
+                    self.bail_block(ip as u32)
                 } else {
                     self.target(fail)
                 };
@@ -967,14 +958,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let failed = self.b.ins().icmp_imm_s(IntCC::Equal, r, 0);
         let failure = if fail == Label::RAISE {
             // The interpreter runs the instruction again and raises.
-            let bail = self.b.create_block();
-            let here = self.b.current_block();
-            self.b.switch_to_block(bail);
-            self.exit_at(ip as u32, exit::BAIL);
-            if let Some(h) = here {
-                self.b.switch_to_block(h);
-            }
-            bail
+            self.bail_block(ip as u32)
         } else {
             self.target(fail)
         };
@@ -1232,67 +1216,38 @@ impl<'a, 'b> Gen<'a, 'b> {
                     .icmp_imm_s(IntCC::Equal, v, Term::FALSE.0 as i64);
                 self.b.ins().bor(t, f)
             }
-            TypeTest::Tuple => {
-                // Any tuple header: kind Tuple, any size.
-                let is_boxed = self.tag_is(v, TAG_BOXED);
-                let check = self.b.create_block();
-                let join = self.b.create_block();
-                let r = self.b.append_block_param(join, types::I8);
-                let no = self.b.ins().iconst(types::I8, 0);
-                self.b
-                    .ins()
-                    .brif(is_boxed, check, &[], join, &[BlockArg::Value(no)]);
-                self.b.switch_to_block(check);
-                let sig = self.sigs.test;
-                let n = self.b.ins().iconst(I32, type_test_number(test) as i64);
-                let t = self
-                    .call(
-                        sig,
-                        helpers::type_test as *const () as usize,
-                        &[self.ctx, n, v],
-                    )
-                    .unwrap();
-                let t = self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
-                self.b.ins().jump(join, &[BlockArg::Value(t)]);
-                self.b.switch_to_block(join);
-                r
-            }
-            TypeTest::Integer | TypeTest::Number => {
-                let small = self.tag_is(v, TAG_SMALL);
+            // Tuples: a boxed term, then the helper reads the header.
+            // Integers and numbers: a small integer at once, else the helper.
+            TypeTest::Tuple | TypeTest::Integer | TypeTest::Number => {
+                let (quick, answer) = if test == TypeTest::Tuple {
+                    let boxed = self.tag_is(v, TAG_BOXED);
+                    (self.b.ins().bxor_imm_s(boxed, 1), 0)
+                } else {
+                    (self.tag_is(v, TAG_SMALL), 1)
+                };
                 let join = self.b.create_block();
                 let r = self.b.append_block_param(join, types::I8);
                 let general = self.b.create_block();
-                let yes = self.b.ins().iconst(types::I8, 1);
+                let known = self.b.ins().iconst(types::I8, answer);
                 self.b
                     .ins()
-                    .brif(small, join, &[BlockArg::Value(yes)], general, &[]);
+                    .brif(quick, join, &[BlockArg::Value(known)], general, &[]);
                 self.b.switch_to_block(general);
-                let sig = self.sigs.test;
-                let n = self.b.ins().iconst(I32, type_test_number(test) as i64);
-                let t = self
-                    .call(
-                        sig,
-                        helpers::type_test as *const () as usize,
-                        &[self.ctx, n, v],
-                    )
-                    .unwrap();
-                let t = self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
+                let t = self.type_test_call(test, v);
                 self.b.ins().jump(join, &[BlockArg::Value(t)]);
                 self.b.switch_to_block(join);
                 r
             }
-            _ => {
-                let sig = self.sigs.test;
-                let n = self.b.ins().iconst(I32, type_test_number(test) as i64);
-                let t = self
-                    .call(
-                        sig,
-                        helpers::type_test as *const () as usize,
-                        &[self.ctx, n, v],
-                    )
-                    .unwrap();
-                self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0)
-            }
+            _ => self.type_test_call(test, v),
         }
+    }
+
+    /// The type test `test` of `v` through the helper, as an i8.
+    fn type_test_call(&mut self, test: TypeTest, v: Value) -> Value {
+        let sig = self.sigs.test;
+        let n = self.b.ins().iconst(I32, type_test_number(test) as i64);
+        let f = helpers::type_test as *const () as usize;
+        let t = self.call(sig, f, &[self.ctx, n, v]).unwrap();
+        self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0)
     }
 }
