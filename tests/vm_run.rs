@@ -329,3 +329,27 @@ fn output_reaches_stdout_while_the_program_still_runs() {
     let _ = child.wait();
     assert_eq!(line.as_deref(), Ok("started\n"));
 }
+
+#[test]
+fn a_module_beside_the_script_that_does_not_compile_shows_its_diagnostics() {
+    let dir = scratch(
+        "broken_module",
+        &[
+            ("p.act", "main(_) -> io:format(\"~p~n\", [other:f()]).\n"),
+            ("other.act", "-module(other).\n-export([f/0]).\nf() -> X.\n"),
+        ],
+    );
+    let r = act(&dir, &["p.act"], SHORT);
+    assert_eq!(r.status, 127);
+    assert!(
+        r.stderr
+            .contains("other.act:3:8: error: variable 'X' is unbound"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("undefined function other:f/0"),
+        "{}",
+        r.stderr
+    );
+}

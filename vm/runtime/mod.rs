@@ -136,6 +136,9 @@ pub fn lookup(name: Atom) -> Result<Option<Arc<Module>>, String> {
             Ok(Some(load(module)))
         }
         Some(Err(message)) => {
+            // A module beside the script that does not compile: its
+            // diagnostics once, on stderr, then the call is `undef`.
+            output::write_stderr(message.as_bytes());
             missing.insert(name, Some(message.clone()));
             Err(message)
         }
