@@ -273,21 +273,27 @@ fn programs_print_the_same_when_every_heap_test_collects() {
         "state_machine",
         "pretty_print_wrapping",
         "factorial_bignum",
+        "eng_int_ops",
+        "arith_floats",
     ] {
         let file = format!("{name}.act");
         let normal = act(&cases, &[&file], SHORT);
-        let stressed = act_env(
-            &cases,
-            &[&file],
-            Duration::from_secs(120),
-            &[("ACT_GC_STRESS", "1")],
-        );
-        assert_eq!(
-            (normal.stdout, normal.status),
-            (stressed.stdout, stressed.status),
-            "{name} under GC stress: {}",
-            stressed.stderr
-        );
+        // Both engines: native code collects at its own safepoints (heap
+        // tests, float boxes, helpers), which must keep every root too.
+        for engine in ["interp", "native"] {
+            let stressed = act_env(
+                &cases,
+                &[&file],
+                Duration::from_secs(120),
+                &[("ACT_GC_STRESS", "1"), ("ACT_ENGINE", engine)],
+            );
+            assert_eq!(
+                (&normal.stdout, normal.status),
+                (&stressed.stdout, stressed.status),
+                "{name} under GC stress with --engine {engine}: {}",
+                stressed.stderr
+            );
+        }
     }
 }
 

@@ -327,6 +327,9 @@ type_test!(
 
 /// The arity of a fun term, if it is one.
 pub fn fun_arity(heap: &Heap, t: Term) -> Option<u32> {
+    if let Some((index, _)) = heap.fun_parts(t) {
+        return Some(crate::runtime::fun_entry(index)?.arity);
+    }
     match heap.view(t) {
         View::Fun { index, .. } => {
             let entry = crate::runtime::fun_entry(index)?;

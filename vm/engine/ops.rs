@@ -8,13 +8,14 @@
 //! collection and treats X registers below `regs_used` as the roots, so
 //! a caller must hold no other term across the call.
 
-use crate::code::{ArithOp, Module, TypeTest, X_REGISTERS};
+use crate::code::{ArithOp, CallTarget, Module, ModuleRef, TypeTest, X_REGISTERS};
 use crate::heap::Heap;
 use crate::process::Process;
 use crate::term::arith::{self, ArithError, Number};
 use crate::term::order;
 use crate::term::{Atom, Term};
 use std::cmp::Ordering;
+use std::sync::atomic::Ordering as MemoryOrder;
 
 /// X registers to treat as roots: the most any loaded module uses (a
 /// register one module never touches may still hold another's value).
@@ -240,4 +241,50 @@ pub fn general(op: ArithOp) -> fn(&Heap, Term, Term) -> Result<Number, ArithErro
         ArithOp::Bsl => arith::bsl,
         ArithOp::Bsr => arith::bsr,
     }
+}
+
+/// The newest version of exported `m:f/arity`, loading `m` on first use.
+pub fn resolve_export(m: Atom, f: Atom, arity: u32) -> Option<&'static CallTarget> {
+    let target = crate::runtime::lookup(m).ok()??;
+    let function = *target.exports.get(&(f, arity))?;
+    Some(ModuleRef::pin(&target).call_target(function))
+}
+
+/// What `call_ext` of `import` in `caller` calls. An import names an
+/// exported function, never a BIF (the compiler emits BIF calls
+/// directly). The caller's inline cache remembers the target, so a call
+/// takes the registry's lock and hashes the names only on its first run
+/// and after the target module is reloaded. `Err` names the function
+/// that is not there (`undef`).
+#[inline]
+pub fn import_target(
+    caller: &Module,
+    import: u32,
+    arity: u32,
+) -> Result<&'static CallTarget, (Atom, Atom)> {
+    let cell = &caller.import_cache[import as usize];
+    let cached = cell.load(MemoryOrder::Acquire);
+    // SAFETY: a non-null cell holds a pointer made below from a
+    // `&'static CallTarget`: it lives in the `call_targets` of a pinned
+    // module version, which is never freed and, once made, never changed.
+    match unsafe { cached.as_ref() } {
+        Some(t) if !t.module.superseded.load(MemoryOrder::Acquire) => Ok(t),
+        _ => {
+            let i = &caller.imports[import as usize];
+            let (m, f) = (i.module, i.function);
+            let t = resolve_export(m, f, arity).ok_or((m, f))?;
+            cell.store(
+                t as *const CallTarget as *mut CallTarget,
+                MemoryOrder::Release,
+            );
+            Ok(t)
+        }
+    }
+}
+
+/// `is_function(V, Arity)`: whether `v` is a fun taking `arity` arguments.
+pub fn is_function2(p: &Process, v: Term, arity: Term) -> bool {
+    arity
+        .as_small()
+        .is_some_and(|a| a >= 0 && crate::bif::erlang::fun_arity(&p.heap, v) == Some(a as u32))
 }

@@ -905,6 +905,21 @@ impl Heap {
         }
     }
 
+    /// A local fun's index in the fun table and its captured values;
+    /// `None` for any other term (the call path's shortcut past `view`).
+    #[inline]
+    pub fn fun_parts(&self, t: Term) -> Option<(u32, &[Term])> {
+        if !t.is_boxed() {
+            return None;
+        }
+        let words = self.object(t);
+        if header_kind(words[0]) != Kind::Fun {
+            return None;
+        }
+        let size = header_size(words[0]);
+        Some((words[1].0 as u32, words.get(2..1 + size)?))
+    }
+
     /// Head and tail of a cons cell.
     #[inline]
     pub fn cons_parts(&self, t: Term) -> (Term, Term) {

@@ -18,19 +18,16 @@ mod bits;
 mod exception;
 
 use crate::bif::{self, BifError, Context};
-use crate::code::{
-    ArithOp, CallTarget, CmpOp, Instr, Label, Module, ModuleRef, SRC_X, SRC_Y, Src, Tail,
-};
+use crate::code::{ArithOp, CmpOp, Instr, Label, Module, ModuleRef, SRC_X, SRC_Y, Src, Tail};
 use crate::engine::ops::{
-    self, FloatOp, arith_number, arith_slow, arith_small, compare, eq, exact_eq, regs_used,
-    type_test,
+    self, FloatOp, arith_number, arith_slow, arith_small, compare, eq, exact_eq, import_target,
+    regs_used, resolve_export, type_test,
 };
 use crate::process::{CatchEntry, CatchKind, Class, Frame, Process};
 use crate::term::arith;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::cmp::Ordering;
-use std::sync::atomic::Ordering as MemoryOrder;
 
 pub use exception::{format_exception, stacktrace_entries};
 
@@ -624,10 +621,7 @@ fn interpret(
                 }
                 Instr::IsFunction2 { src, arity, fail } => {
                     let (v, a) = (get!(p, x, m, src), get!(p, x, m, arity));
-                    let ok = a.as_small().is_some_and(|a| {
-                        a >= 0 && bif::erlang::fun_arity(&p.heap, v) == Some(a as u32)
-                    });
-                    if !ok {
+                    if !ops::is_function2(p, v, a) {
                         ip = fail.0 as usize;
                     }
                 }
@@ -1062,11 +1056,7 @@ fn call_mfa(
     call_export(p, x, module, ip, m, f, arity, tail)
 }
 
-/// `call_ext`: an import names an exported function, never a BIF (the
-/// compiler emits BIF calls directly), so this skips `call_mfa`'s BIF
-/// lookup. The import's inline cache in the calling module remembers
-/// the target, so a call takes the registry's lock and hashes the names
-/// only on its first run and after the target module is reloaded.
+/// `call_ext`: the import's target (see `ops::import_target`).
 fn call_import(
     p: &mut Process,
     x: &mut [Term],
@@ -1076,45 +1066,22 @@ fn call_import(
     arity: u16,
     tail: Tail,
 ) -> Flow {
-    let caller = module.get();
-    let cell = &caller.import_cache[import as usize];
-    let cached = cell.load(MemoryOrder::Acquire);
-    // SAFETY: a non-null cell holds a pointer made below from a
-    // `&'static CallTarget`: it lives in the `call_targets` of a pinned
-    // module version, which is never freed and, once made, never changed.
-    let target: &CallTarget = match unsafe { cached.as_ref() } {
-        Some(t) if !t.module.superseded.load(MemoryOrder::Acquire) => t,
-        _ => {
-            let i = &caller.imports[import as usize];
-            let (m, f) = (i.module, i.function);
-            let Some(t) = resolve_export(m, f, arity as u32) else {
-                p.reductions += cost::CALL;
-                return exception::undef(p, x, module, ip, m, f, arity as usize);
-            };
-            cell.store(
-                t as *const CallTarget as *mut CallTarget,
-                MemoryOrder::Release,
-            );
-            t
+    match import_target(module.get(), import, arity as u32) {
+        Ok(target) => call_counted(
+            p,
+            x,
+            module,
+            ip,
+            target.module,
+            target.entry,
+            tail,
+            arity as usize,
+        ),
+        Err((m, f)) => {
+            p.reductions += cost::CALL;
+            exception::undef(p, x, module, ip, m, f, arity as usize)
         }
-    };
-    call_counted(
-        p,
-        x,
-        module,
-        ip,
-        target.module,
-        target.entry,
-        tail,
-        arity as usize,
-    )
-}
-
-/// The newest version of exported `m:f/arity`, loading `m` on first use.
-fn resolve_export(m: Atom, f: Atom, arity: u32) -> Option<&'static CallTarget> {
-    let target = crate::runtime::lookup(m).ok()??;
-    let function = *target.exports.get(&(f, arity))?;
-    Some(ModuleRef::pin(&target).call_target(function))
+    }
 }
 
 /// Calls the newest version of the exported function `m:f/arity`.
@@ -1185,7 +1152,11 @@ fn call_fun(
     tail: Tail,
 ) -> Flow {
     let fun = x[arity];
-    match p.heap.view(fun) {
+    let view = match p.heap.fun_parts(fun) {
+        Some((index, captured)) => View::Fun { index, captured },
+        None => p.heap.view(fun),
+    };
+    match view {
         View::Fun { index, captured } => {
             let Some(entry) = crate::runtime::fun_entry(index) else {
                 let t = exception::tuple2(p, x, Atom::BADFUN, fun);

@@ -12,6 +12,7 @@ use super::{Ctx, MAX_DEPTH, exit, helpers};
 use crate::code::{
     CmpOp, Dst, Instr, Label, ModuleRef, SRC_X, SRC_Y, Src, Tail, TypeTest, X_REGISTERS,
 };
+use crate::process::Frame;
 use crate::term::object::{Kind, header};
 use crate::term::{LITERAL_BIT, TAG_ATOM, TAG_BOXED, TAG_CONS, TAG_MASK, TAG_PID, TAG_SMALL, Term};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -23,10 +24,13 @@ use cranelift_codegen::{Context, isa::CallConv};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module as _, default_libcall_names};
-use std::mem::offset_of;
+use std::mem::{offset_of, size_of};
 
 const I64: types::Type = types::I64;
 const I32: types::Type = types::I32;
+
+/// Most Y slots an inline `allocate` sets (bigger frames: the interpreter).
+const MAX_INLINE_SLOTS: usize = 64;
 
 /// Most entries one function may have (`ENTRY_BITS`).
 const MAX_ENTRIES: usize = 1 << crate::code::module::ENTRY_BITS;
@@ -194,9 +198,9 @@ struct Sigs {
     literal: SigRef,
     ctx_word: SigRef,
     ctx_u32: SigRef,
-    ctx_only: SigRef,
     ctx_ret: SigRef,
     native: SigRef,
+    remote: SigRef,
 }
 
 struct Gen<'a, 'b> {
@@ -233,9 +237,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             literal: b.import_signature(sig(&[I64], &[I64])),
             ctx_word: b.import_signature(sig(&[I64, I64], &[I32])),
             ctx_u32: b.import_signature(sig(&[I64, I32], &[I32])),
-            ctx_only: b.import_signature(sig(&[I64], &[])),
             ctx_ret: b.import_signature(sig(&[I64], &[I32])),
             native: b.import_signature(native_signature(call_conv)),
+            remote: b.import_signature(sig(&[I64, I32], &[I64])),
         };
         let blocks = (start..end).map(|_| b.create_block()).collect::<Vec<_>>();
         let entry = b.create_block();
@@ -276,7 +280,13 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn function(&mut self, entries: &[u32]) {
         let entry_block = self.b.current_block().expect("entry block");
         let entry_no = self.b.block_params(entry_block)[1];
-        // Dispatch on the entry number.
+        // Dispatch on the entry number; 0 (a call) is the common one.
+        let first = self.block(entries[0] as usize);
+        if entries.len() > 1 {
+            let resume = self.b.create_block();
+            self.b.ins().brif(entry_no, resume, &[], first, &[]);
+            self.b.switch_to_block(resume);
+        }
         for (n, &ip) in entries.iter().enumerate().skip(1) {
             let is = self.b.ins().icmp_imm_s(IntCC::Equal, entry_no, n as i64);
             let next = self.b.create_block();
@@ -284,7 +294,6 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.b.ins().brif(is, to, &[], next, &[]);
             self.b.switch_to_block(next);
         }
-        let first = self.block(entries[0] as usize);
         self.b.ins().jump(first, &[]);
 
         for ip in self.start..self.end {
@@ -504,18 +513,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 false
             }
             Instr::Allocate { slots, .. } => {
-                let n = self.b.ins().iconst(I32, slots as i64);
-                let sig = self.sigs.ctx_u32;
-                let ok = self
-                    .call(sig, helpers::allocate as *const () as usize, &[self.ctx, n])
-                    .unwrap();
-                let failed = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
-                self.bail_if(failed, ip);
+                self.allocate(ip, slots as usize);
                 true
             }
             Instr::Deallocate {} => {
-                let sig = self.sigs.ctx_only;
-                self.call(sig, helpers::deallocate as *const () as usize, &[self.ctx]);
+                self.deallocate();
                 true
             }
             Instr::Return {} => {
@@ -523,8 +525,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 false
             }
             Instr::DeallocateReturn {} => {
-                let sig = self.sigs.ctx_only;
-                self.call(sig, helpers::deallocate as *const () as usize, &[self.ctx]);
+                self.deallocate();
                 self.do_return();
                 false
             }
@@ -566,6 +567,19 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             Instr::CallOnly { arity, target } => {
                 self.local_call(ip, arity, target, true, false);
+                false
+            }
+            Instr::CallExt { .. }
+            | Instr::CallFun { tail: Tail::No, .. }
+            | Instr::Apply { tail: Tail::No, .. } => {
+                self.remote_call(ip, false);
+                true
+            }
+            Instr::CallExtLast { .. }
+            | Instr::CallExtOnly { .. }
+            | Instr::CallFun { .. }
+            | Instr::Apply { .. } => {
+                self.remote_call(ip, true);
                 false
             }
             Instr::Bif { fail, .. } => {
@@ -648,6 +662,16 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.branch(r, fail, ip);
                 true
             }
+            Instr::IsFunction2 { src, arity, fail } => {
+                let v = self.get(src);
+                let a = self.get(arity);
+                let sig = self.sigs.cmp;
+                let f = helpers::is_function2 as *const () as usize;
+                let r = self.call(sig, f, &[self.ctx, v, a]).unwrap();
+                let r = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+                self.branch(r, fail, ip);
+                true
+            }
             Instr::IsTuple { src, arity, fail } => {
                 let v = self.get(src);
                 let r = self.boxed_header_is(v, header(Kind::Tuple, arity as usize));
@@ -708,6 +732,41 @@ impl<'a, 'b> Gen<'a, 'b> {
                     let f = self.target(fail);
                     self.b.ins().jump(f, &[]);
                 }
+                false
+            }
+            Instr::SelectTupleArity { src, table, fail } => {
+                let t = &self.m.get().select_tables[table as usize];
+                let pairs: Vec<(Term, Label)> = t
+                    .values
+                    .iter()
+                    .copied()
+                    .zip(t.targets.iter().copied())
+                    .collect();
+                let fail_block = if fail == Label::RAISE {
+                    self.bail_block(ip as u32)
+                } else {
+                    self.target(fail)
+                };
+                let v = self.get(src);
+                let boxed = self.tag_is(v, TAG_BOXED);
+                let check = self.b.create_block();
+                self.b.ins().brif(boxed, check, &[], fail_block, &[]);
+                self.b.switch_to_block(check);
+                // A tuple's header says its arity: compare whole headers.
+                let addr = self.deref(v);
+                let h = self.b.ins().load(I64, flags(), addr, 0);
+                for (arity, to) in pairs {
+                    let Some(n) = arity.as_small().filter(|&n| n >= 0) else {
+                        continue;
+                    };
+                    let want = header(Kind::Tuple, n as usize).0 as i64;
+                    let is = self.b.ins().icmp_imm_s(IntCC::Equal, h, want);
+                    let next = self.b.create_block();
+                    let to = self.target(to);
+                    self.b.ins().brif(is, to, &[], next, &[]);
+                    self.b.switch_to_block(next);
+                }
+                self.b.ins().jump(fail_block, &[]);
                 false
             }
             Instr::GetList { src, head, tail } => {
@@ -797,12 +856,226 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.put(tail, t);
     }
 
-    fn do_return(&mut self) {
+    fn load_ctx(&mut self, offset: i32) -> Value {
+        self.b.ins().load(I64, flags(), self.ctx, offset)
+    }
+
+    fn store_ctx(&mut self, v: Value, offset: i32) {
+        self.b.ins().store(flags(), v, self.ctx, offset);
+    }
+
+    /// Calls a helper that may fail (returns 0) and bails out at `ip` then.
+    fn call_or_bail(&mut self, ip: usize, sig: SigRef, f: usize, args: &[Value]) {
+        let ok = self.call(sig, f, args).expect("status");
+        let failed = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
+        self.bail_if(failed, ip);
+    }
+
+    /// `allocate`: pushes `slots` Y slots set to `[]` and makes them the
+    /// current frame's; the stack grows through a helper when full.
+    fn allocate(&mut self, ip: usize, slots: usize) {
+        if slots > MAX_INLINE_SLOTS {
+            self.exit_at(ip as u32, exit::BAIL);
+            let dead = self.b.create_block();
+            self.b.switch_to_block(dead);
+            return;
+        }
+        let len = self.load_ctx(off!(stack_len));
+        let cap = self.load_ctx(off!(stack_cap));
+        let new = self.b.ins().iadd_imm_s(len, slots as i64);
+        let full = self.b.ins().icmp(IntCC::UnsignedGreaterThan, new, cap);
+        let grow = self.b.create_block();
+        let push = self.b.create_block();
+        self.b.ins().brif(full, grow, &[], push, &[]);
+        self.b.switch_to_block(grow);
+        let n = self.b.ins().iconst(I32, slots as i64);
+        let sig = self.sigs.ctx_u32;
+        self.call_or_bail(
+            ip,
+            sig,
+            helpers::grow_stack as *const () as usize,
+            &[self.ctx, n],
+        );
+        self.b.ins().jump(push, &[]);
+        self.b.switch_to_block(push);
+        let base = self.load_ctx(off!(stack));
+        let len = self.load_ctx(off!(stack_len));
+        let bytes = self.b.ins().ishl_imm_s(len, 3);
+        let y = self.b.ins().iadd(base, bytes);
+        let nil = self.konst(Term::NIL);
+        for i in 0..slots {
+            self.b.ins().store(flags(), nil, y, i as i32 * 8);
+        }
+        self.store_ctx(y, off!(y));
+        let new = self.b.ins().iadd_imm_s(len, slots as i64);
+        self.store_ctx(new, off!(stack_len));
+    }
+
+    /// `deallocate`: the current frame's Y slots are popped.
+    fn deallocate(&mut self) {
+        let base = self.load_ctx(off!(stack));
+        let y = self.load_ctx(off!(y));
+        let bytes = self.b.ins().isub(y, base);
+        let len = self.b.ins().ushr_imm_s(bytes, 3);
+        self.store_ctx(len, off!(stack_len));
+    }
+
+    /// Pushes the frame of a call that returns to `return_ip`.
+    fn push_frame(&mut self, ip: usize, return_ip: u32) {
+        let len = self.load_ctx(off!(frames_len));
+        let cap = self.load_ctx(off!(frames_cap));
+        let full = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, len, cap);
+        let grow = self.b.create_block();
+        let push = self.b.create_block();
+        self.b.ins().brif(full, grow, &[], push, &[]);
+        self.b.switch_to_block(grow);
         let sig = self.sigs.ctx_ret;
-        let code = self
-            .call(sig, helpers::return_ as *const () as usize, &[self.ctx])
-            .unwrap();
+        self.call_or_bail(
+            ip,
+            sig,
+            helpers::grow_frames as *const () as usize,
+            &[self.ctx],
+        );
+        self.b.ins().jump(push, &[]);
+        self.b.switch_to_block(push);
+        let frames = self.load_ctx(off!(frames));
+        let len = self.load_ctx(off!(frames_len));
+        let bytes = self.b.ins().imul_imm_s(len, size_of::<Frame>() as i64);
+        let frame = self.b.ins().iadd(frames, bytes);
+        let ret = self.b.ins().iconst(I32, return_ip as i64);
+        self.b
+            .ins()
+            .store(flags(), ret, frame, offset_of!(Frame, return_ip) as i32);
+        let base = self.load_ctx(off!(stack));
+        let y = self.load_ctx(off!(y));
+        let bytes = self.b.ins().isub(y, base);
+        let y_base = self.b.ins().ushr_imm_s(bytes, 3);
+        let y_base = self.b.ins().ireduce(I32, y_base);
+        self.b
+            .ins()
+            .store(flags(), y_base, frame, offset_of!(Frame, y_base) as i32);
+        let module = self.load_ctx(off!(module));
+        self.b
+            .ins()
+            .store(flags(), module, frame, offset_of!(Frame, module) as i32);
+        let len = self.b.ins().iadd_imm_s(len, 1);
+        self.store_ctx(len, off!(frames_len));
+    }
+
+    /// `return`: pops the top frame and returns `RETURNED` to the native
+    /// caller (or `run`), with `Ctx::ip` and `Ctx::module` the return
+    /// address and its module version; `DONE` when there is no frame.
+    fn do_return(&mut self) {
+        let len = self.load_ctx(off!(frames_len));
+        let pop = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(len, pop, &[], done, &[]);
+        self.b.switch_to_block(done);
+        let code = self.b.ins().iconst(I32, exit::DONE as i64);
         self.b.ins().return_(&[code]);
+        self.b.switch_to_block(pop);
+        let frames = self.load_ctx(off!(frames));
+        let top = self.b.ins().iadd_imm_s(len, -1);
+        let bytes = self.b.ins().imul_imm_s(top, size_of::<Frame>() as i64);
+        let frame = self.b.ins().iadd(frames, bytes);
+        let module = self
+            .b
+            .ins()
+            .load(I64, flags(), frame, offset_of!(Frame, module) as i32);
+        self.store_ctx(module, off!(module));
+        let ret = self
+            .b
+            .ins()
+            .load(I32, flags(), frame, offset_of!(Frame, return_ip) as i32);
+        self.b.ins().store(flags(), ret, self.ctx, off!(ip));
+        let y_base = self
+            .b
+            .ins()
+            .uload32(flags(), frame, offset_of!(Frame, y_base) as i32);
+        let base = self.load_ctx(off!(stack));
+        let bytes = self.b.ins().ishl_imm_s(y_base, 3);
+        let y = self.b.ins().iadd(base, bytes);
+        self.store_ctx(y, off!(y));
+        self.store_ctx(top, off!(frames_len));
+        let code = self.b.ins().iconst(I32, exit::RETURNED as i64);
+        self.b.ins().return_(&[code]);
+    }
+
+    /// A `call_ext`, `call_fun` or `apply`: the helper resolves the callee, pushes
+    /// the frame and charges the call; its native code, if any, is then
+    /// called directly, else `run` goes on at the callee.
+    fn remote_call(&mut self, ip: usize, tail: bool) {
+        let at = self.b.ins().iconst(I32, ip as i64);
+        let sig = self.sigs.remote;
+        let r = self
+            .call(
+                sig,
+                helpers::call_remote as *const () as usize,
+                &[self.ctx, at],
+            )
+            .expect("remote returns");
+        let code_block = self.b.create_block();
+        let status_block = self.b.create_block();
+        let is_status = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, r, 2);
+        self.b
+            .ins()
+            .brif(is_status, status_block, &[], code_block, &[]);
+        self.b.switch_to_block(status_block);
+        let bail = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, r, helpers::remote::BAIL as i64);
+        let bail_block = self.bail_block(ip as u32);
+        let up = self.b.create_block();
+        self.b.ins().brif(bail, bail_block, &[], up, &[]);
+        self.b.switch_to_block(up);
+        // The helper set `Ctx::ip` (and `live` for a yield).
+        let yields = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, r, helpers::remote::YIELD as i64);
+        let y = self.b.ins().iconst(I32, exit::YIELD as i64);
+        let j = self.b.ins().iconst(I32, exit::JUMP as i64);
+        let code = self.b.ins().select(yields, y, j);
+        self.b.ins().return_(&[code]);
+        self.b.switch_to_block(code_block);
+        let depth = self.load_ctx(off!(depth));
+        let deeper = self.b.ins().iadd_imm_s(depth, 1);
+        self.store_ctx(deeper, off!(depth));
+        let zero = self.b.ins().iconst(I32, 0);
+        let sig = self.sigs.native;
+        let call = self.b.ins().call_indirect(sig, r, &[self.ctx, zero]);
+        let result = self.b.inst_results(call)[0];
+        self.store_ctx(depth, off!(depth));
+        self.after_call(ip, tail, result);
+    }
+
+    /// After a native call returned `result`: a tail call returns it, a
+    /// body call goes on after the call when the callee returned to it.
+    fn after_call(&mut self, ip: usize, tail: bool, result: Value) {
+        if tail {
+            self.b.ins().return_(&[result]);
+        } else {
+            let returned = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, result, exit::RETURNED as i64);
+            let up = self.b.create_block();
+            let after = self.block(ip + 1);
+            self.b.ins().brif(returned, after, &[], up, &[]);
+            self.b.switch_to_block(up);
+            self.b.ins().return_(&[result]);
+        }
+        // The caller's code goes on in the block of the next instruction,
+        // which `function` switches to; make the fall-through a no-op.
+        let dead = self.b.create_block();
+        self.b.switch_to_block(dead);
     }
 
     /// A local call: push a frame (not for tail calls), charge a
@@ -811,21 +1084,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn local_call(&mut self, ip: usize, arity: u16, target: Label, tail: bool, dealloc: bool) {
         let entry = target.0 + 1;
         if dealloc {
-            let sig = self.sigs.ctx_only;
-            self.call(sig, helpers::deallocate as *const () as usize, &[self.ctx]);
+            self.deallocate();
         }
         if !tail {
-            let ret = self.b.ins().iconst(I32, ip as i64 + 1);
-            let sig = self.sigs.ctx_u32;
-            let ok = self
-                .call(
-                    sig,
-                    helpers::push_frame as *const () as usize,
-                    &[self.ctx, ret],
-                )
-                .unwrap();
-            let failed = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
-            self.bail_if(failed, ip);
+            self.push_frame(ip, ip as u32 + 1);
         }
         // Reductions: the call is made; a spent slice yields at the callee.
         let reds = self.b.ins().load(I64, flags(), self.ctx, off!(reds));
@@ -884,25 +1146,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let call = self.b.ins().call_indirect(sig, code, &[self.ctx, zero]);
         let result = self.b.inst_results(call)[0];
         self.b.ins().store(flags(), depth, self.ctx, off!(depth));
-        if tail {
-            // Whatever the callee did is this function's result.
-            self.b.ins().return_(&[result]);
-            return;
-        }
-        // RETURNED: the callee popped this call's frame; go on after it.
-        let returned = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, result, exit::RETURNED as i64);
-        let up = self.b.create_block();
-        let after = self.block(ip + 1);
-        self.b.ins().brif(returned, after, &[], up, &[]);
-        self.b.switch_to_block(up);
-        self.b.ins().return_(&[result]);
-        // The caller's code goes on in the block of the next instruction,
-        // which `function` switches to; make the fall-through a no-op.
-        let dead = self.b.create_block();
-        self.b.switch_to_block(dead);
+        self.after_call(ip, tail, result);
     }
 
     fn arith(&mut self, ip: usize, op: u32, a: Src, b: Src, fail: Label, dst: Dst) -> bool {
@@ -939,6 +1183,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.b
                 .ins()
                 .brif(of, slow, &[], done, &[BlockArg::Value(r)]);
+        } else if op >= 4 {
+            let small = self.both_small(va, vb);
+            let fast = self.b.create_block();
+            self.b.ins().brif(small, fast, &[], slow, &[]);
+            self.b.switch_to_block(fast);
+            self.integer_op(op, va, vb, slow, done);
         } else {
             self.b.ins().jump(slow, &[]);
         }
@@ -968,6 +1218,63 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(done);
         self.put(dst, result);
         true
+    }
+
+    /// `div rem band bor bxor bsl bsr` (`op` 4 to 10) on two small
+    /// integers `a` and `b`: the tagged result goes to `done`, anything
+    /// the fast path does not cover (a zero divisor, a result past the
+    /// small range, a shift out of 0..64) to `slow`.
+    fn integer_op(&mut self, op: u32, a: Value, b: Value, slow: Block, done: Block) {
+        let tag = TAG_SMALL as i64;
+        let r = match op {
+            6 => self.b.ins().band(a, b),
+            7 => self.b.ins().bor(a, b),
+            8 => {
+                let r = self.b.ins().bxor(a, b);
+                self.b.ins().bor_imm_s(r, tag)
+            }
+            _ => {
+                let i = self.b.ins().sshr_imm_s(a, 3);
+                let j = self.b.ins().sshr_imm_s(b, 3);
+                let go_on = self.b.create_block();
+                // Divisors: not zero. Shifts: 0..64 (a small is 61 bits,
+                // so a right shift by 63 already gives 0 or -1).
+                let bad = if op <= 5 {
+                    self.b.ins().icmp_imm_s(IntCC::Equal, j, 0)
+                } else {
+                    self.b
+                        .ins()
+                        .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, j, 64)
+                };
+                self.b.ins().brif(bad, slow, &[], go_on, &[]);
+                self.b.switch_to_block(go_on);
+                let v = match op {
+                    4 => self.b.ins().sdiv(i, j),
+                    5 => self.b.ins().srem(i, j),
+                    10 => self.b.ins().sshr(i, j),
+                    _ => {
+                        // bsl: the bits shifted out must be copies of the sign.
+                        let v = self.b.ins().ishl(i, j);
+                        let back = self.b.ins().sshr(v, j);
+                        let lost = self.b.ins().icmp(IntCC::NotEqual, back, i);
+                        let kept = self.b.create_block();
+                        self.b.ins().brif(lost, slow, &[], kept, &[]);
+                        self.b.switch_to_block(kept);
+                        v
+                    }
+                };
+                // Back to a tagged word, if the value is still small.
+                let t = self.b.ins().ishl_imm_s(v, 3);
+                let back = self.b.ins().sshr_imm_s(t, 3);
+                let fits = self.b.ins().icmp(IntCC::Equal, back, v);
+                let tagged = self.b.ins().bor_imm_s(t, tag);
+                self.b
+                    .ins()
+                    .brif(fits, done, &[BlockArg::Value(tagged)], slow, &[]);
+                return;
+            }
+        };
+        self.b.ins().jump(done, &[BlockArg::Value(r)]);
     }
 
     /// `+ - * /` on floats (and a float with a small integer, or two small

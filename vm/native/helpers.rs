@@ -6,31 +6,53 @@
 //! (`leave`). None of them unwinds: failures are status codes, and native
 //! code then bails out to the interpreter, which raises the error.
 
-use super::{Ctx, exit};
+use super::Ctx;
 use crate::bif::{self, Context};
-use crate::code::{ArithOp, Instr, X_REGISTERS};
+use crate::code::{ArithOp, Instr, Label, ModuleRef, Tail, X_REGISTERS};
 use crate::engine::ops::{self, FloatOp};
 use crate::interp::cost;
 use crate::process::{Frame, Process};
 use crate::term::Term;
 
-/// Takes the heap top back from native code.
+/// Takes the heap top, the Y stack and the frame stack back from native
+/// code, which moved them within the capacities `leave` gave out.
 #[inline]
 pub(super) fn enter(ctx: &mut Ctx, p: &mut Process) {
     // SAFETY: `htop` came from `leave` on this heap and native code only
     // moved it up over words it wrote, never past `hlimit` (the capacity).
-    unsafe { p.heap.set_native_top(ctx.htop) };
+    // The same holds for both stacks: native code keeps each length within
+    // the capacity `leave` read and writes every slot and frame below it
+    // before it counts it; `y` points into the Y stack, at most at its top.
+    unsafe {
+        p.heap.set_native_top(ctx.htop);
+        p.stack.set_len(ctx.stack_len as usize);
+        p.frames.set_len(ctx.frames_len as usize);
+        p.y_base = ctx.y.offset_from(ctx.stack) as u32;
+    }
+    // Native calls and returns switch `ctx.module` without touching the
+    // process; it catches up here (a pointer comparison when it has not
+    // changed).
+    if !ctx.module.is(&p.module) {
+        p.module = ctx.module.to_arc();
+    }
 }
 
-/// Hands the heap's free space and the current frame out to native code.
+/// Hands the heap's free space, both stacks and the current frame out to
+/// native code.
 #[inline]
 pub(super) fn leave(ctx: &mut Ctx, p: &mut Process) {
     let (base, top, limit) = p.heap.native_window();
     ctx.hbase = base;
     ctx.htop = top;
     ctx.hlimit = limit;
+    ctx.stack = p.stack.as_mut_ptr();
+    ctx.stack_len = p.stack.len() as u64;
+    ctx.stack_cap = p.stack.capacity() as u64;
+    ctx.frames = p.frames.as_mut_ptr();
+    ctx.frames_len = p.frames.len() as u64;
+    ctx.frames_cap = p.frames.capacity() as u64;
     // SAFETY: `y_base` is at most the stack's length (frames keep it so).
-    ctx.y = unsafe { p.stack.as_mut_ptr().add(p.y_base as usize) };
+    ctx.y = unsafe { ctx.stack.add(p.y_base as usize) };
 }
 
 /// The process and registers behind `ctx`, brought up to date.
@@ -108,6 +130,12 @@ pub(super) unsafe extern "C" fn exact_eq(ctx: *mut Ctx, a: u64, b: u64) -> i64 {
     ops::exact_eq(p, Term(a), Term(b)) as i64
 }
 
+/// `is_function(f, arity)` (1) or not (0).
+pub(super) unsafe extern "C" fn is_function2(ctx: *mut Ctx, f: u64, arity: u64) -> i64 {
+    let (_, p, _) = unsafe { parts(ctx) };
+    ops::is_function2(p, Term(f), Term(arity)) as i64
+}
+
 /// The type test `test` (a `TypeTest` as a number) on `v`.
 pub(super) unsafe extern "C" fn type_test(ctx: *mut Ctx, test: u32, v: u64) -> u32 {
     let (_, p, _) = unsafe { parts(ctx) };
@@ -131,81 +159,128 @@ pub(super) unsafe extern "C" fn test_heap(ctx: *mut Ctx, words: u64) -> u32 {
     ok as u32
 }
 
-/// The process and context behind `ctx`, for the helpers that touch
-/// frames only (no heap: the top stays with native code).
-///
-/// # Safety
-/// As for `parts`.
-unsafe fn frames<'a>(ctx: *mut Ctx) -> (&'a mut Ctx, &'a mut Process) {
-    // SAFETY: as the caller promises.
-    unsafe {
-        let ctx = &mut *ctx;
-        let p = &mut *ctx.process;
-        (ctx, p)
-    }
-}
-
-/// Points `ctx.y` at the current frame.
-#[inline]
-fn frame_changed(ctx: &mut Ctx, p: &mut Process) {
-    // SAFETY: `y_base` is at most the stack's length (frames keep it so).
-    ctx.y = unsafe { p.stack.as_mut_ptr().add(p.y_base as usize) };
-}
-
-/// Pushes a frame of `slots` Y slots (as `[]`); 0 past the budget.
-pub(super) unsafe extern "C" fn allocate(ctx: *mut Ctx, slots: u32) -> u32 {
-    let (ctx, p) = unsafe { frames(ctx) };
+/// Makes room for `slots` more Y slots (native code then pushes them);
+/// 0 past the budget.
+pub(super) unsafe extern "C" fn grow_stack(ctx: *mut Ctx, slots: u32) -> u32 {
+    let (ctx, p, _) = unsafe { parts(ctx) };
     let slots = slots as usize;
-    if p.stack.len() + slots > p.stack.capacity() && p.grow_stack(slots).is_err() {
-        return 0;
-    }
-    p.y_base = p.stack.len() as u32;
-    const NILS: [Term; 8] = [Term::NIL; 8];
-    if slots <= NILS.len() {
-        p.stack.extend_from_slice(&NILS[..slots]);
-    } else {
-        p.stack.resize(p.stack.len() + slots, Term::NIL);
-    }
-    frame_changed(ctx, p);
-    1
+    let ok = p.stack.len() + slots <= p.stack.capacity() || p.grow_stack(slots).is_ok();
+    leave(ctx, p);
+    ok as u32
 }
 
-/// Pops the current frame's Y slots.
-pub(super) unsafe extern "C" fn deallocate(ctx: *mut Ctx) {
-    let (_, p) = unsafe { frames(ctx) };
-    p.stack.truncate(p.y_base as usize);
+/// Makes room for one more frame; 0 past the budget.
+pub(super) unsafe extern "C" fn grow_frames(ctx: *mut Ctx) -> u32 {
+    let (ctx, p, _) = unsafe { parts(ctx) };
+    let ok = p.frames.len() < p.frames.capacity() || p.grow_frames().is_ok();
+    leave(ctx, p);
+    ok as u32
 }
 
-/// Pushes the frame of a call that returns to `return_ip`; 0 past the budget.
-pub(super) unsafe extern "C" fn push_frame(ctx: *mut Ctx, return_ip: u32) -> u32 {
-    let (ctx, p) = unsafe { frames(ctx) };
-    if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
-        return 0;
-    }
-    p.frames.push(Frame {
-        return_ip,
-        y_base: p.y_base,
-        module: ctx.module,
-    });
-    1
+/// What `call_remote` tells native code to do (or a code address).
+pub(super) mod remote {
+    /// Go on at `Ctx::ip` in `Ctx::module` through `run`.
+    pub const JUMP: u64 = 0;
+    /// Nothing was done: the interpreter runs the call (and raises).
+    pub const BAIL: u64 = 1;
+    /// The call is made and the time slice is spent.
+    pub const YIELD: u64 = 2;
 }
 
-/// Returns through the top frame: `RETURNED` into the same module,
-/// `JUMP` into another (now `process.module`), `DONE` with none left.
-pub(super) unsafe extern "C" fn return_(ctx: *mut Ctx) -> u32 {
-    let (ctx, p) = unsafe { frames(ctx) };
-    let Some(frame) = p.frames.pop() else {
-        return exit::DONE;
+/// A call native code does not make inline: `call_ext` (any kind),
+/// `call_fun` or `apply` at `ip`. Pushes the frame (or pops this function's Y slots
+/// for a last call), charges the call, switches `Ctx::module` and
+/// `Ctx::ip` to the callee, and returns its native code's address, or a
+/// `remote` code when there is none to call directly. A call that would
+/// fail (`undef`, `badfun`, `badarity`) or that needs the general path
+/// (a fun of a BIF, a BIF applied) changes nothing and says `BAIL`.
+pub(super) unsafe extern "C" fn call_remote(ctx: *mut Ctx, ip: u32) -> u64 {
+    let (ctx, p, x) = unsafe { parts(ctx) };
+    let module = ctx.module.get();
+    let import = |import: u32, arity: u16, tail: Tail| {
+        let t = ops::import_target(module, import, arity as u32).ok()?;
+        Some((t.module, t.entry, tail, arity as usize))
     };
-    p.y_base = frame.y_base;
-    ctx.ip = frame.return_ip;
-    frame_changed(ctx, p);
-    if frame.module.same(ctx.module) {
-        exit::RETURNED
-    } else {
-        p.module = frame.module.to_arc();
-        exit::JUMP
+    let call = match module.code.get(ip as usize) {
+        Some(&Instr::CallExt { arity, import: i }) => import(i, arity, Tail::No),
+        Some(&Instr::CallExtLast { arity, import: i }) => import(i, arity, Tail::Last),
+        Some(&Instr::CallExtOnly { arity, import: i }) => import(i, arity, Tail::Only),
+        Some(&Instr::CallFun { arity, tail }) => {
+            let arity = arity as usize;
+            p.heap.fun_parts(x[arity]).and_then(|(index, captured)| {
+                let fun = crate::runtime::fun_entry(index)?;
+                let live = arity + captured.len();
+                (fun.arity as usize == arity && live < X_REGISTERS).then(|| {
+                    x[arity..live].copy_from_slice(captured);
+                    (fun.code, fun.entry, tail, live)
+                })
+            })
+        }
+        Some(&Instr::Apply { arity, tail }) => {
+            let n = arity as usize;
+            match (x[n].as_atom(), x[n + 1].as_atom()) {
+                // A BIF applied goes the interpreter's general way.
+                (Some(m), Some(f)) if bif::lookup_atoms(m, f, n as u32).is_none() => {
+                    ops::resolve_export(m, f, n as u32).map(|t| (t.module, t.entry, tail, n))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let Some((target, entry, tail, live)) = call else {
+        return remote::BAIL;
+    };
+    finish_call(ctx, p, ip + 1, (target, entry), tail, live)
+}
+
+/// The second half of `call_remote`, once the callee is known.
+fn finish_call(
+    ctx: &mut Ctx,
+    p: &mut Process,
+    return_ip: u32,
+    (target, entry): (ModuleRef, u32),
+    tail: Tail,
+    live: usize,
+) -> u64 {
+    match tail {
+        Tail::No => {
+            if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
+                return remote::BAIL;
+            }
+            p.frames.push(Frame {
+                return_ip,
+                y_base: p.y_base,
+                module: ctx.module,
+            });
+        }
+        Tail::Last => p.stack.truncate(p.y_base as usize),
+        Tail::Only => {}
     }
+    ctx.reds -= cost::CALL as i64;
+    ctx.module = target;
+    ctx.ip = entry;
+    let code = if ctx.reds <= 0 {
+        ctx.live = live as u32;
+        remote::YIELD
+    } else {
+        let function = match target.get().code.get(entry as usize - 1) {
+            Some(&Instr::FuncInfo { function }) => Some(function),
+            _ => None,
+        };
+        match function {
+            Some(f) if ctx.depth < super::MAX_DEPTH => {
+                super::count_call(target, Label(entry - 1));
+                // SAFETY: the slot belongs to the target module version,
+                // which is pinned for good.
+                let slot = unsafe { &*target.get().tier.code_slot(f) };
+                slot.load(std::sync::atomic::Ordering::Acquire) as u64
+            }
+            _ => remote::JUMP,
+        }
+    };
+    leave(ctx, p);
+    code
 }
 
 /// Runs the BIF instruction at `ip`: 0 done, 1 failed with a fail label

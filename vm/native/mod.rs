@@ -15,9 +15,11 @@
 //!   reads and stores what it writes), so a collection in a helper sees
 //!   every root, and an exit at any instruction boundary leaves exactly
 //!   the state the interpreter expects there.
-//! - `Ctx::htop` is the heap's top while native code runs; every helper
-//!   that touches the heap takes it back first (`enter`) and hands the
-//!   new one out after (`leave`).
+//! - `Ctx::htop` is the heap's top while native code runs, and
+//!   `Ctx::stack_len`/`frames_len` the lengths of the Y and frame stacks
+//!   (native code allocates, pushes and pops frames inline); every helper
+//!   takes them back first (`enter`) and hands them out again after
+//!   (`leave`), so Rust code always sees the process whole.
 //! - A local call pushes a frame and then calls the callee's native code
 //!   directly on the machine stack, at most `MAX_DEPTH` deep; the callee
 //!   returns `RETURNED` when it popped that frame. Any other code goes up
@@ -32,7 +34,7 @@ mod helpers;
 use crate::code::{Instr, Label, ModuleRef, X_REGISTERS};
 use crate::engine::{ExitKind, Mode, Outcome};
 use crate::interp::Registers;
-use crate::process::Process;
+use crate::process::{Frame, Process};
 use crate::term::Term;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
@@ -63,6 +65,15 @@ pub struct Ctx {
     /// The module version the running code belongs to.
     pub module: ModuleRef,
     pub budget: u64,
+    /// The Y stack (`process.stack`) as a raw vector, so that native code
+    /// pushes and pops frames' slots without a call.
+    pub stack: *mut Term,
+    pub stack_len: u64,
+    pub stack_cap: u64,
+    /// The frame stack (`process.frames`) likewise.
+    pub frames: *mut Frame,
+    pub frames_len: u64,
+    pub frames_cap: u64,
 }
 
 /// Exit codes of native code.
@@ -181,6 +192,12 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             process: &raw mut *p,
             module: m,
             budget: budget as u64,
+            stack: std::ptr::null_mut(),
+            stack_len: 0,
+            stack_cap: 0,
+            frames: std::ptr::null_mut(),
+            frames_len: 0,
+            frames_cap: 0,
         };
         helpers::leave(&mut ctx, p);
         // SAFETY: `code` is a function the code generator made for this
@@ -202,7 +219,12 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
                 return Some(Outcome::Yield);
             }
             exit::DONE => return Some(Outcome::Exit(ExitKind::Normal)),
-            _ => return None,
+            _ => {
+                if stats::ENABLED.load(Ordering::Relaxed) {
+                    stats::bailed(&p.module, p.ip);
+                }
+                return None;
+            }
         }
     }
 }
@@ -211,19 +233,40 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
 pub mod stats {
     use crate::code::Module;
     use std::sync::Mutex;
+    use std::sync::atomic::AtomicBool;
     use std::time::Duration;
 
     struct Stats {
         compiled: usize,
         time: Duration,
         refused: Vec<String>,
+        /// Bail-outs to the interpreter, by instruction name.
+        bails: Vec<(&'static str, u64)>,
     }
 
     static STATS: Mutex<Stats> = Mutex::new(Stats {
         compiled: 0,
         time: Duration::ZERO,
         refused: Vec::new(),
+        bails: Vec::new(),
     });
+
+    /// Whether bail-outs are counted (`--engine-stats`; they are
+    /// frequent, so only when asked).
+    pub static ENABLED: AtomicBool = AtomicBool::new(false);
+
+    /// Counts a bail-out at `ip` of `module`.
+    pub(super) fn bailed(module: &Module, ip: u32) {
+        let Some(instr) = module.code.get(ip as usize) else {
+            return;
+        };
+        let name = instr.name();
+        let mut s = STATS.lock().unwrap_or_else(|e| e.into_inner());
+        match s.bails.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => s.bails.push((name, 1)),
+        }
+    }
 
     pub(super) fn record(module: &Module, function: u32, time: Duration, refused: Option<&String>) {
         let mut s = STATS.lock().unwrap_or_else(|e| e.into_inner());
@@ -256,6 +299,14 @@ pub mod stats {
             out.push_str("  ");
             out.push_str(why);
             out.push('\n');
+        }
+        let mut bails = s.bails.clone();
+        bails.sort_by(|a, b| b.1.cmp(&a.1));
+        if !bails.is_empty() {
+            out.push_str("bail-outs to the interpreter, by instruction:\n");
+        }
+        for (name, count) in bails {
+            out.push_str(&format!("  {name}: {count}\n"));
         }
         out
     }

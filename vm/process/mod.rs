@@ -26,8 +26,10 @@ use crate::heap::budget::{self, SystemLimit};
 use crate::term::{Atom, Term};
 use std::sync::Arc;
 
-/// A return point, pushed by a call and popped by `return`.
+/// A return point, pushed by a call and popped by `return`. Native code
+/// reads and writes frames itself, so the layout is fixed.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Frame {
     /// Instruction to continue at.
     pub return_ip: u32,

@@ -969,6 +969,7 @@ pub fn apply_option(name: &str, value: Option<&str>) -> Result<bool, String> {
         }
         "--engine-stats" => {
             ENGINE_STATS.store(true, std::sync::atomic::Ordering::Relaxed);
+            crate::native::stats::ENABLED.store(true, std::sync::atomic::Ordering::Relaxed);
             return Ok(true);
         }
         _ => {}
