@@ -1057,8 +1057,15 @@ const PROMISED: &[(&str, &[Arities])] = &[
     ("escript", &[("script_name", &[0])]),
     (
         "erlang",
-        &[("binary_to_list", &[3]), ("binary_to_float", &[1])],
+        &[
+            ("binary_to_list", &[3]),
+            ("binary_to_float", &[1]),
+            ("md5", &[1]),
+            ("crc32", &[1]),
+            ("adler32", &[1]),
+        ],
     ),
+    ("crypto", &[("hash", &[2])]),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.

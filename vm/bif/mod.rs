@@ -7,6 +7,7 @@
 
 pub mod binary;
 pub mod bits;
+pub mod digest;
 pub mod erlang;
 pub mod ets;
 pub mod extras;
@@ -523,6 +524,12 @@ bifs! {
     "erlang" => {
         "binary_to_list", 3 => unistr::binary_to_list_3, auto;
         "binary_to_float", 1 => unistr::binary_to_float_1, auto;
+        "md5", 1 => digest::md5_1;
+        "crc32", 1 => digest::crc32_1;
+        "adler32", 1 => digest::adler32_1;
+    }
+    "crypto" => {
+        "hash", 2 => digest::hash_2;
     }
     "io_lib" => {
         "fread", 2 => input::lib_fread_2;

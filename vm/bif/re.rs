@@ -130,8 +130,8 @@ fn options(heap: &Heap, list: Term) -> Option<Opts> {
                 "global" => o.global = true,
                 "trim" => o.trim = true,
                 "report_errors" | "notempty" | "notbol" | "noteol" | "dollar_endonly"
-                | "no_auto_capture" | "dupnames" | "firstline" | "bsr_anycrlf"
-                | "bsr_unicode" | "never_utf" | "no_start_optimize" | "notempty_atstart" => {}
+                | "no_auto_capture" | "dupnames" | "firstline" | "bsr_anycrlf" | "bsr_unicode"
+                | "never_utf" | "no_start_optimize" | "notempty_atstart" => {}
                 _ => return None,
             }
             continue;
@@ -288,7 +288,10 @@ fn compiled(heap: &Heap, t: Term) -> Option<(Vec<u8>, Flags)> {
 fn pattern(heap: &Heap, t: Term, flags: Flags) -> Result<(Regex, Flags), BifError> {
     let (bytes, flags) = match compiled(heap, t) {
         Some((bytes, f)) => (bytes, merge(f, flags)),
-        None => (text_bytes(heap, t, flags.unicode).ok_or(BifError::Badarg)?, flags),
+        None => (
+            text_bytes(heap, t, flags.unicode).ok_or(BifError::Badarg)?,
+            flags,
+        ),
     };
     let re = build(&bytes, flags).map_err(|_| BifError::Badarg)?;
     Ok((re, flags))
@@ -417,7 +420,12 @@ fn run(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
         .collect();
     let words: usize = per
         .iter()
-        .map(|g| g.iter().map(|s| piece_words(s.map_or(0, |(a, b)| b - a))).sum::<usize>() + 4)
+        .map(|g| {
+            g.iter()
+                .map(|s| piece_words(s.map_or(0, |(a, b)| b - a)))
+                .sum::<usize>()
+                + 4
+        })
         .sum::<usize>()
         + 8;
     ctx.ensure(words, args)?;
@@ -575,7 +583,10 @@ fn replace_iodata(
             items.push(Item::Before(hay[at..a].to_vec()));
         }
         items.push(Item::Replacement(
-            parts.iter().map(|p| part_bytes(p, hay, f).to_vec()).collect(),
+            parts
+                .iter()
+                .map(|p| part_bytes(p, hay, f).to_vec())
+                .collect(),
         ));
         at = b;
     }
@@ -584,11 +595,12 @@ fn replace_iodata(
         .iter()
         .map(|i| match i {
             Item::Before(b) => heap::words_for_binary(b.len()) + 2,
-            Item::Replacement(bs) => bs
-                .iter()
-                .map(|b| heap::words_for_binary(b.len()) + 2)
-                .sum::<usize>()
-                + 2,
+            Item::Replacement(bs) => {
+                bs.iter()
+                    .map(|b| heap::words_for_binary(b.len()) + 2)
+                    .sum::<usize>()
+                    + 2
+            }
         })
         .sum::<usize>()
         + heap::words_for_binary(rest.len())
@@ -661,7 +673,11 @@ fn split(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
             pieces.pop();
         }
     }
-    let words: usize = pieces.iter().map(|(a, b)| piece_words(b - a)).sum::<usize>() + 4;
+    let words: usize = pieces
+        .iter()
+        .map(|(a, b)| piece_words(b - a))
+        .sum::<usize>()
+        + 4;
     ctx.ensure(words, args)?;
     let heap = ctx.heap();
     let as_list = opts.ret == Return::List;

@@ -717,7 +717,9 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
     match view {
         View::Cons(..) if d == 1 => Doc::leaf("[...]".into()),
         View::Cons(..) => {
-            if strings != Strings::Off && let Some(chars) = printable_list(heap, t) {
+            if strings != Strings::Off
+                && let Some(chars) = printable_list(heap, t)
+            {
                 let mut s = String::new();
                 write_string(&mut s, chars);
                 return Doc::leaf(s);
