@@ -1015,6 +1015,57 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("port_close", &[1]),
         ],
     ),
+    // Text, regular expressions and script support (helper `rosetta`).
+    (
+        "io_lib",
+        &[
+            ("fwrite", &[2]),
+            ("fread", &[2]),
+            ("write", &[1, 2]),
+            ("print", &[1]),
+            ("write_atom", &[1]),
+            ("write_string", &[1, 2]),
+            ("write_char", &[1]),
+            ("nl", &[0]),
+            ("char_list", &[1]),
+            ("deep_char_list", &[1]),
+            ("printable_list", &[1]),
+            ("printable_unicode_list", &[1]),
+        ],
+    ),
+    (
+        "re",
+        &[
+            ("run", &[2, 3]),
+            ("replace", &[3, 4]),
+            ("split", &[2, 3]),
+            ("compile", &[1, 2]),
+        ],
+    ),
+    (
+        "filelib",
+        &[
+            ("is_file", &[1]),
+            ("is_dir", &[1]),
+            ("is_regular", &[1]),
+            ("file_size", &[1]),
+            ("last_modified", &[1]),
+            ("ensure_dir", &[1]),
+            ("ensure_path", &[1]),
+        ],
+    ),
+    ("escript", &[("script_name", &[0])]),
+    (
+        "erlang",
+        &[
+            ("binary_to_list", &[3]),
+            ("binary_to_float", &[1]),
+            ("md5", &[1]),
+            ("crc32", &[1]),
+            ("adler32", &[1]),
+        ],
+    ),
+    ("crypto", &[("hash", &[2])]),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.
@@ -1051,6 +1102,10 @@ const STDLIB: &[(&str, &str)] = &[
     ("rpc", include_str!("../stdlib/rpc.act")),
     ("io", include_str!("../stdlib/io.act")),
     ("file", include_str!("../stdlib/file.act")),
+    // Helper `rosetta`.
+    ("io_lib", include_str!("../stdlib/io_lib.act")),
+    ("escript", include_str!("../stdlib/escript.act")),
+    ("filelib", include_str!("../stdlib/filelib.act")),
 ];
 
 #[test]

@@ -874,3 +874,40 @@ fn fread_reply(ctx: &mut Context, values: Vec<Value>, args: &mut [Term]) -> BifR
     let list = h.list(&terms);
     Ok(h.tuple(&[Term::OK, list]))
 }
+
+/// `io_lib:fread(Format, String)`: the same directives as `io:fread` on a
+/// string. The string is all the input there is, so a format that wants
+/// more than the string holds fails as at end of file.
+pub fn lib_fread_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let format: Vec<char> = super::erlang::char_list(heap, args[0])
+        .ok_or(BifError::Badarg)?
+        .chars()
+        .collect();
+    let text: Vec<char> = super::erlang::char_list(heap, args[1])
+        .ok_or(BifError::Badarg)?
+        .chars()
+        .collect();
+    match fread(&format, &text, true) {
+        Fread::Done(values, used) => {
+            let rest: String = text[used..].iter().collect();
+            let ok = fread_reply(ctx, values, args)?;
+            let mut keep = [ok];
+            ctx.ensure(2 * rest.chars().count() + 4, &mut keep)?;
+            let h = ctx.heap();
+            let values = h.tuple_elements(keep[0])[1];
+            let rest = h.string(&rest);
+            Ok(h.tuple(&[Term::OK, values, rest]))
+        }
+        failed => {
+            let what = match failed {
+                Fread::Fail(what) => what,
+                _ => "input",
+            };
+            ctx.ensure(6, args)?;
+            let h = ctx.heap();
+            let inner = h.tuple(&[atom("fread"), atom(what)]);
+            Ok(h.tuple(&[Term::atom(Atom::ERROR), inner]))
+        }
+    }
+}

@@ -7,6 +7,7 @@
 
 pub mod binary;
 pub mod bits;
+pub mod digest;
 pub mod erlang;
 pub mod ets;
 pub mod extras;
@@ -23,8 +24,10 @@ pub mod math;
 pub mod port;
 pub mod process;
 pub mod random;
+pub mod re;
 pub mod records;
 pub mod shell;
+pub mod unistr;
 
 use crate::process::{Class, Process};
 use crate::term::{Atom, Term};
@@ -510,6 +513,36 @@ bifs! {
         "is_bitstring", 1 => bits::is_bitstring_1, auto;
         "bitstring_to_list", 1 => bits::bitstring_to_list_1, auto;
         "list_to_bitstring", 1 => bits::list_to_bitstring_1, auto;
+    }
+    "$string" => {
+        "upper", 1 => unistr::upper_1;
+        "lower", 1 => unistr::lower_1;
+        "fold", 1 => unistr::fold_1;
+        "title", 1 => unistr::title_1;
+        "graphemes", 1 => unistr::graphemes_1;
+    }
+    "erlang" => {
+        "binary_to_list", 3 => unistr::binary_to_list_3, auto;
+        "binary_to_float", 1 => unistr::binary_to_float_1, auto;
+        "md5", 1 => digest::md5_1;
+        "crc32", 1 => digest::crc32_1;
+        "adler32", 1 => digest::adler32_1;
+    }
+    "crypto" => {
+        "hash", 2 => digest::hash_2;
+    }
+    "io_lib" => {
+        "fread", 2 => input::lib_fread_2;
+    }
+    "re" => {
+        "run", 2 => re::run_2;
+        "run", 3 => re::run_3;
+        "replace", 3 => re::replace_3;
+        "replace", 4 => re::replace_4;
+        "split", 2 => re::split_2;
+        "split", 3 => re::split_3;
+        "compile", 1 => re::compile_1;
+        "compile", 2 => re::compile_2;
     }
 }
 

@@ -168,7 +168,14 @@ impl Shell {
 
     /// `~p` of a term on `store`, as results print.
     fn show(&self, t: Term) -> String {
-        crate::term::print::print_with(&self.store, t, 1, 80, -1, true)
+        crate::term::print::print_with(
+            &self.store,
+            t,
+            1,
+            80,
+            -1,
+            crate::term::print::Strings::Latin1,
+        )
     }
 
     /// Defines (or redefines) a function typed at the prompt. `input` is

@@ -3,9 +3,10 @@
 //! before anything goes to stderr; and the encoding of standard_io.
 //!
 //! escript's standard_io is latin1: characters 0-255 go out as one byte
-//! each. act writes characters above 255 as UTF-8 (escript writes
-//! `\x{3BB}` for them). With `io:setopts([{encoding, unicode}])` (and in
-//! the shell) every character is written as UTF-8.
+//! each, and a character above 255 as the text `\x{3BB}` (its code in
+//! upper-case hex), as escript writes it. With
+//! `io:setopts([{encoding, unicode}])` (and in the shell) every character
+//! is written as UTF-8.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +49,8 @@ pub fn encode(chars: impl IntoIterator<Item = char>, out: &mut Vec<u8>) {
     for c in chars {
         if !unicode && (c as u32) < 256 {
             out.push(c as u8);
+        } else if !unicode {
+            out.extend_from_slice(format!("\\x{{{:X}}}", c as u32).as_bytes());
         } else {
             let mut buf = [0u8; 4];
             out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());

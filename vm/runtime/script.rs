@@ -45,6 +45,10 @@ const STDLIB: &[(&str, &str)] = &[
     // Reading and files (helper `hour`).
     ("io", include_str!("../../stdlib/io.act")),
     ("file", include_str!("../../stdlib/file.act")),
+    // Text and script support (helper `rosetta`).
+    ("io_lib", include_str!("../../stdlib/io_lib.act")),
+    ("escript", include_str!("../../stdlib/escript.act")),
+    ("filelib", include_str!("../../stdlib/filelib.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.

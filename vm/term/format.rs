@@ -164,7 +164,12 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                 let depth = if control == 'P' { small(next()?)? } else { -1 };
                 let column = column_of(&out);
                 let line_length = spec.width.unwrap_or(80);
-                let text = print::print_with(heap, t, column, line_length, depth, !spec.lists);
+                let strings = match (spec.lists, spec.unicode) {
+                    (true, _) => print::Strings::Off,
+                    (false, false) => print::Strings::Latin1,
+                    (false, true) => print::Strings::Unicode,
+                };
+                let text = print::print_with(heap, t, column, line_length, depth, strings);
                 out.push_str(&text);
             }
             's' => {

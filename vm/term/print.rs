@@ -193,6 +193,27 @@ fn printable_bytes(bytes: &[u8]) -> bool {
     bytes.iter().all(|&b| is_printable_char(b as i64))
 }
 
+/// The characters of a binary that `~tp` shows as `<<"..."/utf8>>`: valid
+/// UTF-8, not plain ASCII, every character printable (latin1 range).
+fn printable_utf8(bytes: &[u8]) -> Option<Vec<u32>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if text.is_ascii() {
+        return None;
+    }
+    text.chars()
+        .map(|c| is_printable_char(c as i64).then_some(c as u32))
+        .collect()
+}
+
+/// Which terms `~p` shows as text: none (`~lp`), printable lists and
+/// binaries (`~p`), and also binaries of UTF-8 text (`~tp`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Strings {
+    Off,
+    Latin1,
+    Unicode,
+}
+
 /// A float in the shortest form that reads back, as OTP prints it: the
 /// shorter of plain decimal and scientific notation (decimal on a tie),
 /// but scientific from 2^53 up, where the digits would suggest a
@@ -683,9 +704,9 @@ fn deeper(d: i64) -> i64 {
 }
 
 /// Measures `t` for `~p`: `nest` counts the nesting (to bound recursion),
-/// `d` is the depth limit of `~P` (negative: none), `strings` whether
-/// printable lists print as strings (not with the `l` modifier).
-fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: bool) -> Doc {
+/// `d` is the depth limit of `~P` (negative: none), `strings` which
+/// lists and binaries print as text (none with the `l` modifier).
+fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
     if d == 0 {
         return Doc::leaf("...".into());
     }
@@ -696,7 +717,9 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: bool) -> Doc {
     match view {
         View::Cons(..) if d == 1 => Doc::leaf("[...]".into()),
         View::Cons(..) => {
-            if strings && let Some(chars) = printable_list(heap, t) {
+            if strings != Strings::Off
+                && let Some(chars) = printable_list(heap, t)
+            {
                 let mut s = String::new();
                 write_string(&mut s, chars);
                 return Doc::leaf(s);
@@ -782,7 +805,18 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: bool) -> Doc {
         }
         View::Map { .. } => Doc::leaf("#{}".into()),
         View::Binary(bytes) if !bytes.is_empty() && d == 1 => Doc::leaf("<<...>>".into()),
-        View::Binary(bytes) if strings && !bytes.is_empty() && printable_bytes(bytes) => {
+        View::Binary(bytes)
+            if strings == Strings::Unicode
+                && let Some(chars) = printable_utf8(bytes) =>
+        {
+            let mut s = String::from("<<");
+            write_string(&mut s, chars);
+            s.push_str("/utf8>>");
+            Doc::leaf(s)
+        }
+        View::Binary(bytes)
+            if strings != Strings::Off && !bytes.is_empty() && printable_bytes(bytes) =>
+        {
             let mut s = String::from("<<");
             write_string(&mut s, bytes.iter().map(|&b| b as u32));
             s.push_str(">>");
@@ -885,7 +919,7 @@ fn flat_pair(out: &mut String, p: &Pair) {
 /// Like io_lib, this works in characters: a binary's bytes are latin1
 /// characters; how characters become output bytes is the writer's choice.
 pub fn print(heap: &Heap, t: Term, column: usize, line_length: usize) -> String {
-    print_with(heap, t, column, line_length, -1, true)
+    print_with(heap, t, column, line_length, -1, Strings::Latin1)
 }
 
 /// `~P` (with `depth`; negative for none) and `~lp` (`strings` false).
@@ -895,7 +929,7 @@ pub fn print_with(
     column: usize,
     line_length: usize,
     depth: i64,
-    strings: bool,
+    strings: Strings,
 ) -> String {
     let doc = measure(heap, t, 0, depth, strings);
     let mut out = String::new();

@@ -1,0 +1,209 @@
+//! Message digests and checksums: `erlang:md5/1`, `erlang:crc32/1`,
+//! `erlang:adler32/1` and `crypto:hash/2` (md5, sha, sha224, sha256),
+//! written from RFC 1321, FIPS 180-4, ISO 3309 and RFC 1950.
+
+use super::erlang::make_binary;
+use super::{BifError, BifResult, Context};
+use crate::term::{Term, iolist};
+
+/// The bytes of an iodata argument.
+fn data(ctx: &Context, t: Term) -> Result<Vec<u8>, BifError> {
+    let heap = &ctx.process.heap;
+    if let Some(b) = heap.binary_bytes(t) {
+        return Ok(b.to_vec());
+    }
+    iolist::iolist_bytes(heap, t).ok_or(BifError::Badarg)
+}
+
+/// Message padding shared by MD5 and SHA: 0x80, zeros, then the bit
+/// length (little-endian for MD5, big-endian for SHA).
+fn padded(msg: &[u8], big_endian: bool) -> Vec<u8> {
+    let bits = (msg.len() as u64).wrapping_mul(8);
+    let mut m = msg.to_vec();
+    m.push(0x80);
+    while m.len() % 64 != 56 {
+        m.push(0);
+    }
+    m.extend_from_slice(&if big_endian {
+        bits.to_be_bytes()
+    } else {
+        bits.to_le_bytes()
+    });
+    m
+}
+
+fn md5(msg: &[u8]) -> Vec<u8> {
+    let s: [u32; 64] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
+        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
+        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ];
+    // K[i] = floor(|sin(i + 1)| * 2^32), as RFC 1321 defines the table.
+    let k: Vec<u32> = (0..64)
+        .map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32)
+        .collect();
+    let mut h: [u32; 4] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
+    for chunk in padded(msg, false).chunks(64) {
+        let w: Vec<u32> = chunk
+            .chunks(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let [mut a, mut b, mut c, mut d] = h;
+        for i in 0..64 {
+            let (f, g) = match i / 16 {
+                0 => ((b & c) | (!b & d), i),
+                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
+                2 => (b ^ c ^ d, (3 * i + 5) % 16),
+                _ => (c ^ (b | !d), (7 * i) % 16),
+            };
+            let rotated = a
+                .wrapping_add(f)
+                .wrapping_add(k[i])
+                .wrapping_add(w[g])
+                .rotate_left(s[i]);
+            (a, d, c) = (d, c, b);
+            b = b.wrapping_add(rotated);
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    h.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn sha1(msg: &[u8]) -> Vec<u8> {
+    let mut h: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
+    for chunk in padded(msg, true).chunks(64) {
+        let mut w = [0u32; 80];
+        for (i, b) in chunk.chunks(4).enumerate() {
+            w[i] = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, &wi) in w.iter().enumerate() {
+            let (f, k) = match i / 20 {
+                0 => ((b & c) | (!b & d), 0x5A827999),
+                1 => (b ^ c ^ d, 0x6ED9EBA1),
+                2 => ((b & c) | (b & d) | (c & d), 0x8F1BBCDC),
+                _ => (b ^ c ^ d, 0xCA62C1D6u32),
+            };
+            let t = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(wi);
+            (e, d, c, b, a) = (d, c, b.rotate_left(30), a, t);
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    h.iter().flat_map(|x| x.to_be_bytes()).collect()
+}
+
+/// SHA-256, or SHA-224 (other initial values, first 28 bytes).
+fn sha2(msg: &[u8], is224: bool) -> Vec<u8> {
+    // The first 32 bits of the fractional parts of the cube roots of the
+    // first 64 primes (FIPS 180-4, 4.2.2).
+    let primes: Vec<u64> = (2u64..)
+        .filter(|n| (2..*n).take_while(|d| d * d <= *n).all(|d| n % d != 0))
+        .take(64)
+        .collect();
+    let k: Vec<u32> = primes
+        .iter()
+        .map(|&p| ((p as f64).cbrt().fract() * 4294967296.0) as u32)
+        .collect();
+    let mut h: [u32; 8] = if is224 {
+        [
+            0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7,
+            0xbefa4fa4,
+        ]
+    } else {
+        [
+            0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+            0x5be0cd19,
+        ]
+    };
+    for chunk in padded(msg, true).chunks(64) {
+        let mut w = [0u32; 64];
+        for (i, b) in chunk.chunks(4).enumerate() {
+            w[i] = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[i - 7])
+                .wrapping_add(s1);
+        }
+        let mut v = h;
+        for i in 0..64 {
+            let [a, b, c, d, e, f, g, hh] = v;
+            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(k[i])
+                .wrapping_add(w[i]);
+            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            let t2 = s0.wrapping_add(maj);
+            v = [t1.wrapping_add(t2), a, b, c, d.wrapping_add(t1), e, f, g];
+        }
+        for (x, y) in h.iter_mut().zip(v) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let out: Vec<u8> = h.iter().flat_map(|x| x.to_be_bytes()).collect();
+    out[..if is224 { 28 } else { 32 }].to_vec()
+}
+
+pub fn md5_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = data(ctx, args[0])?;
+    make_binary(ctx, md5(&bytes), args)
+}
+
+pub fn hash_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let kind = args[0].as_atom().ok_or(BifError::Badarg)?;
+    let bytes = data(ctx, args[1])?;
+    let digest = match kind.name() {
+        "md5" => md5(&bytes),
+        "sha" => sha1(&bytes),
+        "sha224" => sha2(&bytes, true),
+        "sha256" => sha2(&bytes, false),
+        _ => return Err(BifError::Badarg),
+    };
+    make_binary(ctx, digest, args)
+}
+
+/// CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320).
+pub fn crc32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = data(ctx, args[0])?;
+    let mut crc = 0xFFFF_FFFFu32;
+    for b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    Ok(Term::small(i64::from(!crc)))
+}
+
+pub fn adler32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = data(ctx, args[0])?;
+    let (mut a, mut b) = (1u32, 0u32);
+    for x in bytes {
+        a = (a + u32::from(x)) % 65521;
+        b = (b + a) % 65521;
+    }
+    Ok(Term::small(i64::from((b << 16) | a)))
+}

@@ -1,0 +1,739 @@
+//! The `re` module: `run/2,3`, `replace/3,4`, `split/2,3`, `compile/1,2`
+//! on the `regex` crate.
+//!
+//! Subjects and patterns are bytes (latin1 lists and binaries) or, with
+//! the `unicode` option, UTF-8; offsets in results are byte offsets, as
+//! in OTP. Global matching follows PCRE's rule that an empty match is
+//! followed by a search one character further on. What `regex` cannot
+//! express (back-references, look-around) is a badarg from `run`, and
+//! `{error, ...}` from `compile`.
+
+use super::{BifError, BifResult, Context};
+use crate::heap::{self, Heap};
+use crate::term::view::View;
+use crate::term::{Atom, Term};
+use regex::bytes::{Regex, RegexBuilder};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct Flags {
+    caseless: bool,
+    multiline: bool,
+    dotall: bool,
+    extended: bool,
+    unicode: bool,
+    ungreedy: bool,
+    anchored: bool,
+}
+
+impl Flags {
+    fn bits(self) -> u8 {
+        [
+            self.caseless,
+            self.multiline,
+            self.dotall,
+            self.extended,
+            self.unicode,
+            self.ungreedy,
+            self.anchored,
+        ]
+        .iter()
+        .enumerate()
+        .fold(0, |acc, (i, &on)| acc | (u8::from(on) << i))
+    }
+
+    fn from_bits(b: u8) -> Flags {
+        let on = |i: u8| b & (1 << i) != 0;
+        Flags {
+            caseless: on(0),
+            multiline: on(1),
+            dotall: on(2),
+            extended: on(3),
+            unicode: on(4),
+            ungreedy: on(5),
+            anchored: on(6),
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Group {
+    Num(usize),
+    Name(String),
+}
+
+#[derive(Clone)]
+enum What {
+    All,
+    AllButFirst,
+    First,
+    None,
+    AllNames,
+    Groups(Vec<Group>),
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Index,
+    List,
+    Binary,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Return {
+    Iodata,
+    List,
+    Binary,
+}
+
+struct Opts {
+    flags: Flags,
+    global: bool,
+    offset: usize,
+    what: What,
+    kind: Kind,
+    ret: Return,
+    trim: bool,
+    parts: Option<usize>,
+}
+
+fn atom_name(t: Term) -> Option<&'static str> {
+    t.as_atom().map(|a| a.name())
+}
+
+/// Reads an option list; `None` for anything not understood.
+fn options(heap: &Heap, list: Term) -> Option<Opts> {
+    let mut o = Opts {
+        flags: Flags::default(),
+        global: false,
+        offset: 0,
+        what: What::All,
+        kind: Kind::Index,
+        ret: Return::Iodata,
+        trim: false,
+        parts: None,
+    };
+    let mut t = list;
+    while t.is_cons() {
+        let (h, tail) = heap.cons_parts(t);
+        t = tail;
+        if let Some(name) = atom_name(h) {
+            match name {
+                "caseless" => o.flags.caseless = true,
+                "multiline" => o.flags.multiline = true,
+                "dotall" => o.flags.dotall = true,
+                "extended" => o.flags.extended = true,
+                "unicode" | "ucp" => o.flags.unicode = true,
+                "ungreedy" => o.flags.ungreedy = true,
+                "anchored" => o.flags.anchored = true,
+                "global" => o.global = true,
+                "trim" => o.trim = true,
+                "report_errors" | "notempty" | "notbol" | "noteol" | "dollar_endonly"
+                | "no_auto_capture" | "dupnames" | "firstline" | "bsr_anycrlf" | "bsr_unicode"
+                | "never_utf" | "no_start_optimize" | "notempty_atstart" => {}
+                _ => return None,
+            }
+            continue;
+        }
+        match heap.view(h) {
+            View::Tuple([k, v]) => match (atom_name(*k)?, heap.view(*v)) {
+                ("offset", View::Small(n)) if n >= 0 => o.offset = n as usize,
+                ("capture", _) => o.what = what(heap, *v)?,
+                ("return", View::Atom(a)) => {
+                    o.ret = match a.name() {
+                        "iodata" => Return::Iodata,
+                        "list" => Return::List,
+                        "binary" => Return::Binary,
+                        _ => return None,
+                    }
+                }
+                ("parts", View::Small(n)) if n >= 0 => {
+                    if n == 0 {
+                        o.trim = true;
+                    } else {
+                        o.parts = Some(n as usize);
+                    }
+                }
+                ("parts", View::Atom(a)) if a.name() == "infinity" => {}
+                ("newline", _) | ("match_limit", _) | ("match_limit_recursion", _) => {}
+                _ => return None,
+            },
+            View::Tuple([k, w, kind]) if atom_name(*k)? == "capture" => {
+                o.what = what(heap, *w)?;
+                o.kind = match atom_name(*kind)? {
+                    "index" => Kind::Index,
+                    "list" => Kind::List,
+                    "binary" => Kind::Binary,
+                    _ => return None,
+                };
+            }
+            _ => return None,
+        }
+    }
+    t.is_nil().then_some(o)
+}
+
+fn what(heap: &Heap, t: Term) -> Option<What> {
+    if let Some(name) = atom_name(t) {
+        return Some(match name {
+            "all" => What::All,
+            "all_but_first" => What::AllButFirst,
+            "first" => What::First,
+            "none" => What::None,
+            "all_names" => What::AllNames,
+            _ => return None,
+        });
+    }
+    let mut groups = Vec::new();
+    let mut l = t;
+    while l.is_cons() {
+        let (h, tail) = heap.cons_parts(l);
+        l = tail;
+        groups.push(match heap.view(h) {
+            View::Small(n) if n >= 0 => Group::Num(n as usize),
+            View::Atom(a) => Group::Name(a.name().to_string()),
+            _ => Group::Name(super::erlang::char_list(heap, h)?),
+        });
+    }
+    l.is_nil().then_some(What::Groups(groups))
+}
+
+/// The bytes of a subject or pattern: a binary as it is; a list of
+/// characters as latin1 bytes, or with `unicode` as UTF-8.
+fn text_bytes(heap: &Heap, t: Term, unicode: bool) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        match heap.view(t) {
+            View::Binary(b) => out.extend_from_slice(b),
+            View::Nil => {}
+            View::Cons(h, tail) => {
+                stack.push(tail);
+                stack.push(h);
+            }
+            View::Small(c) if unicode => {
+                let c = char::from_u32(u32::try_from(c).ok()?)?;
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+            View::Small(c) if (0..=255).contains(&c) => out.push(c as u8),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// The pattern in `regex` syntax: without `unicode`, bytes above 127
+/// become `\xHH` (regex's byte escapes).
+fn regex_source(pattern: &[u8], unicode: bool) -> Option<String> {
+    if unicode {
+        return String::from_utf8(pattern.to_vec()).ok();
+    }
+    let mut s = String::new();
+    for &b in pattern {
+        if b.is_ascii() {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    Some(s)
+}
+
+thread_local! {
+    static CACHE: RefCell<HashMap<(Vec<u8>, u8), Regex>> = RefCell::new(HashMap::new());
+}
+
+fn build(pattern: &[u8], flags: Flags) -> Result<Regex, String> {
+    let key = (pattern.to_vec(), flags.bits());
+    if let Some(re) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
+        return Ok(re);
+    }
+    let source = regex_source(pattern, flags.unicode).ok_or("invalid UTF-8 pattern")?;
+    let re = RegexBuilder::new(&source)
+        .case_insensitive(flags.caseless)
+        .multi_line(flags.multiline)
+        .dot_matches_new_line(flags.dotall)
+        .ignore_whitespace(flags.extended)
+        .unicode(flags.unicode)
+        .swap_greed(flags.ungreedy)
+        .build()
+        .map_err(|e| e.to_string())?;
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 256 {
+            c.clear();
+        }
+        c.insert(key, re.clone());
+    });
+    Ok(re)
+}
+
+/// A compiled pattern term: `{re_pattern, Groups, Unicode, 0, Bin}` as in
+/// OTP, where Bin holds the flags byte and the pattern's bytes.
+fn compiled(heap: &Heap, t: Term) -> Option<(Vec<u8>, Flags)> {
+    match heap.view(t) {
+        View::Tuple([tag, _, _, _, bin]) if atom_name(*tag) == Some("re_pattern") => {
+            let bytes = heap.binary_bytes(*bin)?;
+            let (&flags, pattern) = bytes.split_first()?;
+            Some((pattern.to_vec(), Flags::from_bits(flags)))
+        }
+        _ => None,
+    }
+}
+
+/// The regex and flags for a pattern argument (source or compiled) with
+/// the options' flags added.
+fn pattern(heap: &Heap, t: Term, flags: Flags) -> Result<(Regex, Flags), BifError> {
+    let (bytes, flags) = match compiled(heap, t) {
+        Some((bytes, f)) => (bytes, merge(f, flags)),
+        None => (
+            text_bytes(heap, t, flags.unicode).ok_or(BifError::Badarg)?,
+            flags,
+        ),
+    };
+    let re = build(&bytes, flags).map_err(|_| BifError::Badarg)?;
+    Ok((re, flags))
+}
+
+fn merge(a: Flags, b: Flags) -> Flags {
+    Flags::from_bits(a.bits() | b.bits())
+}
+
+/// One match: the span of each group (`None` if it did not take part).
+type Found = Vec<Option<(usize, usize)>>;
+
+/// The matches from `offset`: one, or with `global` all of them, PCRE's
+/// way (after an empty match, the next search starts one character on).
+fn matches(re: &Regex, hay: &[u8], offset: usize, global: bool, flags: Flags) -> Vec<Found> {
+    let mut out = Vec::new();
+    let mut pos = offset;
+    while pos <= hay.len() {
+        let Some(caps) = re.captures_at(hay, pos) else {
+            break;
+        };
+        let whole = caps.get(0).map_or((pos, pos), |m| (m.start(), m.end()));
+        if flags.anchored && whole.0 != pos {
+            break;
+        }
+        let found: Found = (0..caps.len())
+            .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
+            .collect();
+        out.push(found);
+        if !global {
+            break;
+        }
+        pos = if whole.0 == whole.1 {
+            next_char(hay, whole.1, flags.unicode)
+        } else {
+            whole.1
+        };
+    }
+    out
+}
+
+fn next_char(hay: &[u8], at: usize, unicode: bool) -> usize {
+    let mut n = at + 1;
+    if unicode {
+        while n < hay.len() && (hay[n] & 0xC0) == 0x80 {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// The group numbers a capture spec selects, for a regex with
+/// `groups` groups (0 the whole match); `None` marks a name that is not
+/// a group (OTP gives an unset group for it).
+fn selected(re: &Regex, what: &What, found: &Found) -> Vec<Option<usize>> {
+    match what {
+        What::All => {
+            // OTP leaves out the unset groups after the last set one.
+            let last = found.iter().rposition(Option::is_some).unwrap_or(0);
+            (0..=last).map(Some).collect()
+        }
+        What::AllButFirst => {
+            let last = found.iter().rposition(Option::is_some).unwrap_or(0);
+            (1..=last).map(Some).collect()
+        }
+        What::First => vec![Some(0)],
+        What::None => vec![],
+        What::AllNames => {
+            let mut names: Vec<(&str, usize)> = re
+                .capture_names()
+                .enumerate()
+                .filter_map(|(i, n)| n.map(|n| (n, i)))
+                .collect();
+            names.sort();
+            names.into_iter().map(|(_, i)| Some(i)).collect()
+        }
+        What::Groups(gs) => gs
+            .iter()
+            .map(|g| match g {
+                Group::Num(n) => (*n < found.len()).then_some(*n),
+                Group::Name(name) => re.capture_names().position(|n| n == Some(name.as_str())),
+            })
+            .collect(),
+    }
+}
+
+/// A piece of the subject as a list (characters; UTF-8 decoded with
+/// `unicode`) or a binary.
+fn piece(heap: &mut Heap, bytes: &[u8], as_list: bool, unicode: bool) -> Term {
+    if !as_list {
+        return heap.binary_from_vec(bytes.to_vec());
+    }
+    if unicode && let Ok(s) = std::str::from_utf8(bytes) {
+        return heap.string(s);
+    }
+    let items: Vec<Term> = bytes.iter().map(|&b| Term::small(b as i64)).collect();
+    heap.list(&items)
+}
+
+fn piece_words(len: usize) -> usize {
+    2 * len + heap::words_for_binary(len) + 4
+}
+
+fn run(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
+    let heap = &ctx.process.heap;
+    let (re, flags) = pattern(heap, args[1], opts.flags)?;
+    let hay = text_bytes(heap, args[0], flags.unicode).ok_or(BifError::Badarg)?;
+    if opts.offset > hay.len() {
+        return Err(BifError::Badarg);
+    }
+    let found = matches(&re, &hay, opts.offset, opts.global, flags);
+    if found.is_empty() {
+        return Ok(Term::atom(Atom::intern("nomatch")));
+    }
+    if matches!(opts.what, What::None) {
+        return Ok(Term::atom(Atom::intern("match")));
+    }
+    let per: Vec<Vec<Option<(usize, usize)>>> = found
+        .iter()
+        .map(|f| {
+            selected(&re, &opts.what, f)
+                .into_iter()
+                .map(|g| g.and_then(|i| f.get(i).copied().flatten()))
+                .collect()
+        })
+        .collect();
+    let words: usize = per
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|s| piece_words(s.map_or(0, |(a, b)| b - a)))
+                .sum::<usize>()
+                + 4
+        })
+        .sum::<usize>()
+        + 8;
+    ctx.ensure(words, args)?;
+    let heap = ctx.heap();
+    let mut results = Vec::new();
+    for groups in &per {
+        let items: Vec<Term> = groups
+            .iter()
+            .map(|span| match (opts.kind, span) {
+                (Kind::Index, Some((a, b))) => {
+                    heap.tuple(&[Term::small(*a as i64), Term::small((b - a) as i64)])
+                }
+                (Kind::Index, None) => heap.tuple(&[Term::small(-1), Term::small(0)]),
+                (kind, span) => {
+                    let bytes = span.map_or(&[][..], |(a, b)| &hay[a..b]);
+                    piece(heap, bytes, kind == Kind::List, flags.unicode)
+                }
+            })
+            .collect();
+        results.push(heap.list(&items));
+    }
+    let captured = if opts.global {
+        heap.list(&results)
+    } else {
+        results[0]
+    };
+    Ok(heap.tuple(&[Term::atom(Atom::intern("match")), captured]))
+}
+
+pub fn run_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let opts = options(&ctx.process.heap, Term::NIL).ok_or(BifError::Badarg)?;
+    run(ctx, args, opts)
+}
+
+pub fn run_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let opts = options(&ctx.process.heap, args[2]).ok_or(BifError::Badarg)?;
+    run(ctx, args, opts)
+}
+
+/// A replacement string, parsed: literal bytes and group references.
+/// `&` is the whole match, `\N`, `\gN` and `\g{N}` group N, and a
+/// backslash before anything else stands for that character.
+enum Part {
+    Lit(Vec<u8>),
+    Group(usize),
+}
+
+fn parts(repl: &[u8]) -> Vec<Part> {
+    let mut out: Vec<Part> = Vec::new();
+    let lit = |out: &mut Vec<Part>, c: u8| match out.last_mut() {
+        Some(Part::Lit(l)) => l.push(c),
+        _ => out.push(Part::Lit(vec![c])),
+    };
+    let mut i = 0;
+    while i < repl.len() {
+        match repl[i] {
+            b'&' => {
+                out.push(Part::Group(0));
+                i += 1;
+            }
+            b'\\' if i + 1 < repl.len() => {
+                let rest = &repl[i + 1..];
+                let (digits, skip) = if rest[0] == b'g' && rest.get(1) == Some(&b'{') {
+                    match rest.iter().position(|&c| c == b'}') {
+                        Some(c) => (&rest[2..c], c + 1),
+                        None => (&rest[..0], 0),
+                    }
+                } else if rest[0] == b'g' {
+                    let n = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                    (&rest[1..1 + n], 1 + n)
+                } else {
+                    let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+                    (&rest[..n], n)
+                };
+                if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+                    let n = std::str::from_utf8(digits)
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(usize::MAX);
+                    out.push(Part::Group(n));
+                    i += 1 + skip;
+                } else {
+                    lit(&mut out, rest[0]);
+                    i += 2;
+                }
+            }
+            c => {
+                lit(&mut out, c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn part_bytes<'a>(part: &'a Part, hay: &'a [u8], found: &Found) -> &'a [u8] {
+    match part {
+        Part::Lit(l) => l,
+        Part::Group(n) => match found.get(*n) {
+            Some(Some((a, b))) => &hay[*a..*b],
+            _ => &[],
+        },
+    }
+}
+
+fn replace(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
+    let heap = &ctx.process.heap;
+    let (re, flags) = pattern(heap, args[1], opts.flags)?;
+    let hay = text_bytes(heap, args[0], flags.unicode).ok_or(BifError::Badarg)?;
+    let repl = text_bytes(heap, args[2], flags.unicode).ok_or(BifError::Badarg)?;
+    let found = matches(&re, &hay, opts.offset, opts.global, flags);
+    let parts = parts(&repl);
+    if opts.ret == Return::Iodata {
+        if found.is_empty() {
+            return Ok(args[0]);
+        }
+        return replace_iodata(ctx, args, &hay, &found, &parts);
+    }
+    let mut out = Vec::with_capacity(hay.len());
+    let mut at = 0;
+    for f in &found {
+        let Some((a, b)) = f[0] else { continue };
+        out.extend_from_slice(&hay[at..a]);
+        for p in &parts {
+            out.extend_from_slice(part_bytes(p, &hay, f));
+        }
+        at = b;
+    }
+    out.extend_from_slice(&hay[at..]);
+    ctx.ensure(piece_words(out.len()), args)?;
+    let as_list = opts.ret == Return::List;
+    Ok(piece(ctx.heap(), &out, as_list, flags.unicode))
+}
+
+/// OTP's iodata shape: `[Before, Replacement, ... | Rest]`, binaries,
+/// with empty pieces left out; a replacement of one piece is that binary,
+/// of several a list of them, of none `[]`.
+fn replace_iodata(
+    ctx: &mut Context,
+    args: &mut [Term],
+    hay: &[u8],
+    found: &[Found],
+    parts: &[Part],
+) -> BifResult {
+    // The pieces first, to size the heap.
+    enum Item {
+        Before(Vec<u8>),
+        Replacement(Vec<Vec<u8>>),
+    }
+    let mut items = Vec::new();
+    let mut at = 0;
+    for f in found {
+        let Some((a, b)) = f[0] else { continue };
+        if a > at {
+            items.push(Item::Before(hay[at..a].to_vec()));
+        }
+        items.push(Item::Replacement(
+            parts
+                .iter()
+                .map(|p| part_bytes(p, hay, f).to_vec())
+                .collect(),
+        ));
+        at = b;
+    }
+    let rest = hay[at..].to_vec();
+    let words: usize = items
+        .iter()
+        .map(|i| match i {
+            Item::Before(b) => heap::words_for_binary(b.len()) + 2,
+            Item::Replacement(bs) => {
+                bs.iter()
+                    .map(|b| heap::words_for_binary(b.len()) + 2)
+                    .sum::<usize>()
+                    + 2
+            }
+        })
+        .sum::<usize>()
+        + heap::words_for_binary(rest.len())
+        + 4;
+    ctx.ensure(words, args)?;
+    let h = ctx.heap();
+    let terms: Vec<Term> = items
+        .into_iter()
+        .map(|i| match i {
+            Item::Before(b) => h.binary_from_vec(b),
+            Item::Replacement(bs) => {
+                let bins: Vec<Term> = bs.into_iter().map(|b| h.binary_from_vec(b)).collect();
+                match bins.as_slice() {
+                    [] => Term::NIL,
+                    [one] => *one,
+                    many => h.list(many),
+                }
+            }
+        })
+        .collect();
+    let tail = if rest.is_empty() {
+        Term::NIL
+    } else {
+        h.binary_from_vec(rest)
+    };
+    Ok(h.list_with_tail(&terms, tail))
+}
+
+pub fn replace_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let opts = options(&ctx.process.heap, Term::NIL).ok_or(BifError::Badarg)?;
+    replace(ctx, args, opts)
+}
+
+pub fn replace_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let opts = options(&ctx.process.heap, args[3]).ok_or(BifError::Badarg)?;
+    replace(ctx, args, opts)
+}
+
+fn split(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
+    let heap = &ctx.process.heap;
+    let (re, flags) = pattern(heap, args[1], opts.flags)?;
+    let hay = text_bytes(heap, args[0], flags.unicode).ok_or(BifError::Badarg)?;
+    let found = matches(&re, &hay, opts.offset, true, flags);
+    // Pieces between the matches, each followed by the match's groups
+    // (PCRE's split keeps what the groups captured).
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    let mut splits = 0;
+    for f in &found {
+        let Some((a, b)) = f[0] else { continue };
+        if a == b && a == 0 {
+            continue;
+        }
+        if a == b && a == hay.len() && at == hay.len() {
+            continue;
+        }
+        if opts.parts.is_some_and(|p| splits + 1 >= p) {
+            break;
+        }
+        pieces.push((at, a));
+        for g in f.iter().skip(1) {
+            pieces.push(g.unwrap_or((0, 0)));
+        }
+        at = b;
+        splits += 1;
+    }
+    pieces.push((at, hay.len()));
+    if opts.trim {
+        while pieces.last().is_some_and(|(a, b)| a == b) {
+            pieces.pop();
+        }
+    }
+    let words: usize = pieces
+        .iter()
+        .map(|(a, b)| piece_words(b - a))
+        .sum::<usize>()
+        + 4;
+    ctx.ensure(words, args)?;
+    let heap = ctx.heap();
+    let as_list = opts.ret == Return::List;
+    let items: Vec<Term> = pieces
+        .iter()
+        .map(|&(a, b)| piece(heap, &hay[a..b], as_list, flags.unicode))
+        .collect();
+    Ok(heap.list(&items))
+}
+
+pub fn split_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let opts = options(&ctx.process.heap, Term::NIL).ok_or(BifError::Badarg)?;
+    split(ctx, args, opts)
+}
+
+pub fn split_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let opts = options(&ctx.process.heap, args[2]).ok_or(BifError::Badarg)?;
+    split(ctx, args, opts)
+}
+
+fn compile(ctx: &mut Context, args: &mut [Term], flags: Flags) -> BifResult {
+    let heap = &ctx.process.heap;
+    let source = text_bytes(heap, args[0], flags.unicode).ok_or(BifError::Badarg)?;
+    match build(&source, flags) {
+        Ok(re) => {
+            let mut bin = vec![flags.bits()];
+            bin.extend_from_slice(&source);
+            ctx.ensure(heap::words_for_binary(bin.len()) + 8, args)?;
+            let h = ctx.heap();
+            let b = h.binary_from_vec(bin);
+            let groups = Term::small(re.captures_len() as i64 - 1);
+            let pattern = h.tuple(&[
+                Term::atom(Atom::intern("re_pattern")),
+                groups,
+                Term::small(i64::from(flags.unicode)),
+                Term::small(0),
+                b,
+            ]);
+            Ok(h.tuple(&[Term::OK, pattern]))
+        }
+        Err(message) => {
+            let message = message.lines().last().unwrap_or("").trim().to_string();
+            ctx.ensure(2 * message.chars().count() + 10, args)?;
+            let h = ctx.heap();
+            let text = h.string(&message);
+            let inner = h.tuple(&[text, Term::small(0)]);
+            Ok(h.tuple(&[Term::atom(Atom::ERROR), inner]))
+        }
+    }
+}
+
+pub fn compile_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    compile(ctx, args, Flags::default())
+}
+
+pub fn compile_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let opts = options(&ctx.process.heap, args[1]).ok_or(BifError::Badarg)?;
+    compile(ctx, args, opts.flags)
+}

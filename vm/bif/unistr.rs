@@ -1,0 +1,143 @@
+//! Unicode text for stdlib/string.act: full case mapping (`ß` uppercases
+//! to `SS`, Greek and Cyrillic change case) and grapheme clusters, as the
+//! hidden `'$string'` BIFs; and `binary_to_list/3`, `binary_to_float/1`.
+//!
+//! OTP's string module works on grapheme clusters and Unicode case
+//! tables; these give stdlib/string.act the same answers without an act
+//! port of those tables.
+
+use super::{BifError, BifResult, Context};
+use crate::heap::Heap;
+use crate::term::Term;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// The code points of a proper list of integers, or `None`.
+fn points(heap: &Heap, t: Term) -> Option<Vec<char>> {
+    let mut out = Vec::new();
+    let mut t = t;
+    while t.is_cons() {
+        let (h, tail) = heap.cons_parts(t);
+        out.push(char::from_u32(u32::try_from(h.as_small()?).ok()?)?);
+        t = tail;
+    }
+    t.is_nil().then_some(out)
+}
+
+/// A flat list of the characters `map` gives for each input character.
+fn map_chars<I: Iterator<Item = char>>(
+    ctx: &mut Context,
+    args: &mut [Term],
+    map: impl Fn(char) -> I,
+) -> BifResult {
+    let input = points(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let out: Vec<Term> = input
+        .into_iter()
+        .flat_map(map)
+        .map(|c| Term::small(c as i64))
+        .collect();
+    ctx.ensure(2 * out.len() + 2, args)?;
+    Ok(ctx.heap().list(&out))
+}
+
+pub fn upper_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    map_chars(ctx, args, char::to_uppercase)
+}
+
+pub fn lower_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    map_chars(ctx, args, char::to_lowercase)
+}
+
+/// Case folding: lowercase of the uppercase, which folds `ß` to "ss" and
+/// final sigma to sigma as Unicode's full folding does.
+pub fn fold_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    map_chars(ctx, args, |c| {
+        c.to_uppercase()
+            .flat_map(char::to_lowercase)
+            .collect::<Vec<_>>()
+            .into_iter()
+    })
+}
+
+/// The titlecase of one character: the digraph letters have their own
+/// titlecase form; otherwise the uppercase, with any letters after the
+/// first lowercased (`ß` -> "Ss", `ﬁ` -> "Fi").
+fn title(c: char) -> Vec<char> {
+    let digraph = match c as u32 {
+        0x01C4..=0x01C6 => Some(0x01C5),
+        0x01C7..=0x01C9 => Some(0x01C8),
+        0x01CA..=0x01CC => Some(0x01CB),
+        0x01F1..=0x01F3 => Some(0x01F2),
+        _ => None,
+    };
+    if let Some(t) = digraph.and_then(char::from_u32) {
+        return vec![t];
+    }
+    let mut up = c.to_uppercase();
+    let mut out: Vec<char> = up.next().into_iter().collect();
+    out.extend(up.flat_map(char::to_lowercase));
+    out
+}
+
+pub fn title_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    map_chars(ctx, args, |c| title(c).into_iter())
+}
+
+/// The extended grapheme clusters of a list of code points: a cluster of
+/// one code point is that integer, a longer one a list (OTP's shape, as
+/// in `string:to_graphemes("e\x{301}")` = `[[101,769]]`).
+pub fn graphemes_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let input = points(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let text: String = input.iter().collect();
+    let clusters: Vec<Vec<char>> = text.graphemes(true).map(|g| g.chars().collect()).collect();
+    let words: usize = clusters.iter().map(|g| 2 * g.len() + 2).sum();
+    ctx.ensure(words + 2, args)?;
+    let heap = ctx.heap();
+    let items: Vec<Term> = clusters
+        .iter()
+        .map(|g| match g.as_slice() {
+            [c] => Term::small(*c as i64),
+            many => {
+                let cps: Vec<Term> = many.iter().map(|&c| Term::small(c as i64)).collect();
+                heap.list(&cps)
+            }
+        })
+        .collect();
+    Ok(heap.list(&items))
+}
+
+/// `binary_to_list(Bin, Start, Stop)`: bytes Start..=Stop, 1-based.
+pub fn binary_to_list_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let size = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?
+        .len() as i64;
+    let (start, stop) = match (args[1].as_small(), args[2].as_small()) {
+        (Some(a), Some(b)) if 1 <= a && a <= b && b <= size => (a as usize, b as usize),
+        _ => return Err(BifError::Badarg),
+    };
+    ctx.ensure(2 * (stop - start + 1), args)?;
+    let heap = &mut ctx.process.heap;
+    let bytes: Vec<Term> = heap.binary_bytes(args[0]).unwrap_or_default()[start - 1..stop]
+        .iter()
+        .map(|&b| Term::small(b as i64))
+        .collect();
+    Ok(heap.list(&bytes))
+}
+
+/// `binary_to_float(Bin)`: the bytes read as `list_to_float/1` reads a
+/// string (same syntax, same badarg).
+pub fn binary_to_float_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let text: String = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?
+        .iter()
+        .map(|&b| b as char)
+        .collect();
+    ctx.ensure(2 * text.chars().count() + 2, args)?;
+    let mut list = [ctx.heap().string(&text)];
+    super::erlang::list_to_float_1(ctx, &mut list)
+}
