@@ -7,6 +7,7 @@
 
 pub mod binary;
 pub mod bits;
+pub mod books;
 pub mod erlang;
 pub mod ets;
 pub mod extras;
@@ -510,6 +511,15 @@ bifs! {
         "is_bitstring", 1 => bits::is_bitstring_1, auto;
         "bitstring_to_list", 1 => bits::bitstring_to_list_1, auto;
         "list_to_bitstring", 1 => bits::list_to_bitstring_1, auto;
+    }
+    // Book programs (helper `books`).
+    "erlang" => {
+        "get_keys", 0 => books::get_keys_0, auto;
+        "get_keys", 1 => books::get_keys_1, auto;
+        "erase", 0 => books::erase_0, auto;
+        "nodes", 0 => books::nodes_0, auto;
+        "nodes", 1 => books::nodes_1, auto;
+        "is_alive", 0 => books::is_alive_0, auto;
     }
 }
 

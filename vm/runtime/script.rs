@@ -45,6 +45,8 @@ const STDLIB: &[(&str, &str)] = &[
     // Reading and files (helper `hour`).
     ("io", include_str!("../../stdlib/io.act")),
     ("file", include_str!("../../stdlib/file.act")),
+    // Book programs (helper `books`).
+    ("gen_event", include_str!("../../stdlib/gen_event.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
