@@ -1066,6 +1066,29 @@ const PROMISED: &[(&str, &[Arities])] = &[
         ],
     ),
     ("crypto", &[("hash", &[2])]),
+    // Book programs (helper `books`).
+    (
+        "gen_event",
+        &[
+            ("start", &[0, 1, 2]),
+            ("start_link", &[0, 1, 2]),
+            ("start_monitor", &[0, 1, 2]),
+            ("stop", &[1, 3]),
+            ("notify", &[2]),
+            ("sync_notify", &[2]),
+            ("add_handler", &[3]),
+            ("add_sup_handler", &[3]),
+            ("delete_handler", &[3]),
+            ("swap_handler", &[3]),
+            ("swap_sup_handler", &[3]),
+            ("which_handlers", &[1]),
+            ("call", &[3, 4]),
+            ("send_request", &[3]),
+            ("wait_response", &[2]),
+            ("receive_response", &[2]),
+            ("check_response", &[2]),
+        ],
+    ),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.
@@ -1106,6 +1129,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("io_lib", include_str!("../stdlib/io_lib.act")),
     ("escript", include_str!("../stdlib/escript.act")),
     ("filelib", include_str!("../stdlib/filelib.act")),
+    ("gen_event", include_str!("../stdlib/gen_event.act")),
 ];
 
 #[test]

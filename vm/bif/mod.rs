@@ -8,6 +8,7 @@
 pub mod binary;
 pub mod bits;
 pub mod digest;
+pub mod books;
 pub mod erlang;
 pub mod ets;
 pub mod extras;
@@ -543,6 +544,15 @@ bifs! {
         "split", 3 => re::split_3;
         "compile", 1 => re::compile_1;
         "compile", 2 => re::compile_2;
+    }
+    // Book programs (helper `books`).
+    "erlang" => {
+        "get_keys", 0 => books::get_keys_0, auto;
+        "get_keys", 1 => books::get_keys_1, auto;
+        "erase", 0 => books::erase_0, auto;
+        "nodes", 0 => books::nodes_0, auto;
+        "nodes", 1 => books::nodes_1, auto;
+        "is_alive", 0 => books::is_alive_0, auto;
     }
 }
 

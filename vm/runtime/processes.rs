@@ -325,9 +325,20 @@ impl Actor {
                 }
                 Signal::Timeout(tag) => {
                     if tag == self.timer_tag && self.process.in_timed_receive {
-                        // The receive's time is up: on to its `after`.
-                        self.timer_tag = 0;
-                        self.process.ip = self.process.timeout_ip;
+                        if self.process.save < self.process.mailbox.len() {
+                            // Messages came in before the time was up and
+                            // the receive has not looked at them: it looks
+                            // first (one may match), and a timer of 0 ms
+                            // ends it at once if none does.
+                            let tag = self.next_tag;
+                            self.next_tag += 1;
+                            self.timer_tag = tag;
+                            ctx.set_timer(0, tag);
+                        } else {
+                            // The receive's time is up: on to its `after`.
+                            self.timer_tag = 0;
+                            self.process.ip = self.process.timeout_ip;
+                        }
                     }
                 }
             }

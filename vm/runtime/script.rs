@@ -49,6 +49,8 @@ const STDLIB: &[(&str, &str)] = &[
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
     ("escript", include_str!("../../stdlib/escript.act")),
     ("filelib", include_str!("../../stdlib/filelib.act")),
+    // Book programs (helper `books`).
+    ("gen_event", include_str!("../../stdlib/gen_event.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
