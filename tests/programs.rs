@@ -363,7 +363,11 @@ fn run_game(flags: Option<&[&str]>, name: &str, args: &[&str], stdin: &str) -> O
     let mut argv: Vec<&str> = flags.unwrap_or_default().to_vec();
     argv.push(&path);
     argv.extend(args);
-    let binary = if flags.is_some() { act_binary() } else { "escript" };
+    let binary = if flags.is_some() {
+        act_binary()
+    } else {
+        "escript"
+    };
     run_with_timeout(binary, &argv, stdin, None, TIMEOUT)
 }
 
