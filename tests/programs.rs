@@ -355,3 +355,106 @@ fn bench_script_prints_its_table_and_csv() {
         "the CSV of medians:\n{written}"
     );
 }
+
+/// Runs `programs/NAME ARGS` with `stdin` fed in, on act with `flags`
+/// or, when `flags` is `None`, on escript.
+fn run_game(flags: Option<&[&str]>, name: &str, args: &[&str], stdin: &str) -> Output {
+    let path = program(name).to_string_lossy().into_owned();
+    let mut argv: Vec<&str> = flags.unwrap_or_default().to_vec();
+    argv.push(&path);
+    argv.extend(args);
+    let binary = if flags.is_some() {
+        act_binary()
+    } else {
+        "escript"
+    };
+    run_with_timeout(binary, &argv, stdin, None, TIMEOUT)
+}
+
+/// fasta.act's output for `n`, made by act: the input of knucleotide.act
+/// and revcomp.act.
+fn fasta(n: &str) -> String {
+    let output = run_game(Some(&[]), "fasta.act", &[n], "");
+    assert_exits_0("fasta.act", &output);
+    output.stdout
+}
+
+/// A Computer Language Benchmarks Game program at the size of the
+/// benchmark's own test output: it exits 0 and prints the same on both
+/// engines and, when Erlang is installed, what escript prints, byte for
+/// byte once `table` has replaced what may differ. The time goes to
+/// stderr, which is not compared.
+fn check_game(name: &str, args: &[&str], stdin: &str, table: &[(&str, &str)]) {
+    let interp = run_game(Some(&["--engine", "interp"]), name, args, stdin);
+    assert_exits_0(&format!("{name} on the interpreter"), &interp);
+    assert!(
+        interp.stderr.starts_with("time: "),
+        "{name} reports its time on stderr\n{}",
+        interp.render()
+    );
+    for engine in ["native", "auto"] {
+        let other = run_game(Some(&["--engine", engine]), name, args, stdin);
+        assert_exits_0(&format!("{name} with --engine {engine}"), &other);
+        assert_eq!(
+            filtered(&other.stdout, table),
+            filtered(&interp.stdout, table),
+            "{name} {args:?}: --engine {engine} (left) and --engine interp (right) disagree"
+        );
+    }
+    if !have_escript() {
+        eprintln!("escript not installed: reference check of {name} skipped");
+        return;
+    }
+    let theirs = run_game(None, name, args, stdin);
+    assert_exits_0(&format!("{name} under escript"), &theirs);
+    assert_eq!(
+        filtered(&interp.stdout, table),
+        filtered(&theirs.stdout, table),
+        "{name} {args:?}: act (left) and escript (right) disagree"
+    );
+}
+
+#[test]
+fn game_fannkuch_redux() {
+    check_game("fannkuch.act", &["7"], "", &[]);
+}
+
+#[test]
+fn game_fasta() {
+    check_game("fasta.act", &["1000"], "", &[]);
+}
+
+#[test]
+fn game_binary_trees() {
+    check_game("binary_trees.act", &["10"], "", &[]);
+}
+
+#[test]
+fn game_spectral_norm() {
+    check_game("spectral_norm.act", &["100"], "", &[]);
+}
+
+#[test]
+fn game_pidigits() {
+    check_game("pidigits.act", &["27"], "", &[]);
+}
+
+#[test]
+fn game_thread_ring() {
+    check_game("thread_ring.act", &["1000"], "", &[]);
+}
+
+#[test]
+fn game_chameneos_redux() {
+    check_game("chameneos_redux.act", &["600"], "", CHAMENEOS_COUNTS);
+}
+
+#[test]
+fn game_knucleotide() {
+    check_game("knucleotide.act", &[], &fasta("1000"), &[]);
+}
+
+#[test]
+fn game_revcomp() {
+    check_game("revcomp.act", &[], &fasta("1000"), &[]);
+}

@@ -537,7 +537,7 @@ fn open_file(ctx: &Context, device: Term) -> Option<Arc<Mutex<OpenFile>>> {
 
 pub fn read_line_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let Some(f) = open_file(ctx, args[0]) else {
-        return reply_error(ctx, "einval", args);
+        return super::io_device::read(ctx, None, args);
     };
     let (line, binary, unicode) = {
         let mut f = lock(&f);
@@ -554,10 +554,12 @@ pub fn read_line_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn read_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let n = args[1].as_small().ok_or(BifError::Badarg)?;
-    let n = usize::try_from(n).map_err(|_| BifError::Badarg)?;
+    // OTP answers a bad size with an error, not an exception.
+    let Some(n) = args[1].as_small().and_then(|n| usize::try_from(n).ok()) else {
+        return reply_error(ctx, "badarg", args);
+    };
     let Some(f) = open_file(ctx, args[0]) else {
-        return reply_error(ctx, "einval", args);
+        return super::io_device::read(ctx, Some(n), args);
     };
     let (data, binary, unicode) = {
         let mut f = lock(&f);

@@ -27,7 +27,7 @@ fn atom(name: &str) -> Term {
     Term::atom(Atom::intern(name))
 }
 
-fn is_stdin(device: Term) -> bool {
+pub(super) fn is_stdin(device: Term) -> bool {
     match device.as_atom() {
         Some(Atom::STANDARD_IO) => true,
         Some(a) => a.name() == "user",
@@ -62,7 +62,7 @@ const STDIN_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
 /// Reads from standard input: what is buffered or comes within
 /// `STDIN_WAIT`, else `Pending` (under `--deterministic`, whenever it
 /// comes). Output is flushed before a wait, so a prompt shows.
-fn take_stdin(request: Request) -> Taken {
+pub(super) fn take_stdin(request: Request) -> Taken {
     let now = stdin::take_within(request, std::time::Duration::ZERO);
     if !matches!(now, Taken::Pending) {
         return now;
@@ -76,10 +76,15 @@ fn take_stdin(request: Request) -> Taken {
 }
 
 /// `wait`, ending the caller's time slice so it yields at its next call.
-fn wait(ctx: &mut Context) -> BifResult {
+pub(super) fn wait(ctx: &mut Context) -> BifResult {
     let p = &mut ctx.process;
     p.reductions = p.reductions.max(p.reduction_budget);
     Ok(atom("wait"))
+}
+
+/// Whether reads from standard input return binaries.
+pub(super) fn stdin_binary() -> bool {
+    BINARY.load(Ordering::Relaxed)
 }
 
 /// Text read from standard input as its options return it.

@@ -18,6 +18,7 @@ pub mod fmt;
 pub mod hash;
 pub mod input;
 pub mod io;
+pub mod io_device;
 pub mod library;
 pub mod lists;
 pub mod maps;
@@ -470,13 +471,13 @@ bifs! {
         "bind", 2 => file::bind_2;
         "close", 1 => file::close_1;
         "consult_text", 1 => input::consult_text_1;
+        "read_line", 1 => file::read_line_1;
+        "read", 2 => file::read_2;
     }
     "file" => {
         "read_file", 1 => file::read_file_1;
         "write_file", 2 => file::write_file_2;
         "write_file", 3 => file::write_file_3;
-        "read_line", 1 => file::read_line_1;
-        "read", 2 => file::read_2;
         "write", 2 => file::write_2;
         "position", 2 => file::position_2;
         "delete", 1 => file::delete_1;
