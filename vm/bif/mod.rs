@@ -511,6 +511,10 @@ bifs! {
         "bitstring_to_list", 1 => bits::bitstring_to_list_1, auto;
         "list_to_bitstring", 1 => bits::list_to_bitstring_1, auto;
     }
+    // The library completeness work (helper `lib`).
+    "$maps" => {
+        "walk_list", 1 => maps::walk_list_1;
+    }
 }
 
 fn index() -> &'static HashMap<(&'static str, &'static str, u32), u16> {

@@ -45,6 +45,9 @@ const STDLIB: &[(&str, &str)] = &[
     // Reading and files (helper `hour`).
     ("io", include_str!("../../stdlib/io.act")),
     ("file", include_str!("../../stdlib/file.act")),
+    // The library completeness work (helper `lib`).
+    ("digraph", include_str!("../../stdlib/digraph.act")),
+    ("digraph_utils", include_str!("../../stdlib/digraph_utils.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
