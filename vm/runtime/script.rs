@@ -48,6 +48,7 @@ const STDLIB: &[(&str, &str)] = &[
     // The library completeness work (helper `lib`).
     ("digraph", include_str!("../../stdlib/digraph.act")),
     ("digraph_utils", include_str!("../../stdlib/digraph_utils.act")),
+    ("io_lib", include_str!("../../stdlib/io_lib.act")),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
