@@ -540,6 +540,10 @@ bifs! {
         "adler32", 1 => more::adler32_1;
         "adler32", 2 => more::adler32_2;
     }
+    "binary" => {
+        "encode_hex", 1 => more::encode_hex_1;
+        "decode_hex", 1 => more::decode_hex_1;
+    }
 }
 
 fn index() -> &'static HashMap<(&'static str, &'static str, u32), u16> {

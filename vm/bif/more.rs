@@ -12,11 +12,7 @@ use crate::term::{Atom, Term};
 use std::cmp::Ordering;
 
 fn binary_text(ctx: &Context, t: Term) -> Result<String, BifError> {
-    let bytes = ctx
-        .process
-        .heap
-        .binary_bytes(t)
-        .ok_or(BifError::Badarg)?;
+    let bytes = ctx.process.heap.binary_bytes(t).ok_or(BifError::Badarg)?;
     String::from_utf8(bytes.to_vec()).map_err(|_| BifError::Badarg)
 }
 
@@ -111,7 +107,13 @@ pub fn erase_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn get_keys_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let n = ctx.process.dictionary().len() / 2;
     ctx.ensure(2 * n, args)?;
-    let keys: Vec<Term> = ctx.process.dictionary().iter().step_by(2).copied().collect();
+    let keys: Vec<Term> = ctx
+        .process
+        .dictionary()
+        .iter()
+        .step_by(2)
+        .copied()
+        .collect();
     Ok(ctx.heap().list(&keys))
 }
 
@@ -210,7 +212,9 @@ pub fn crc32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn crc32_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let old = small(args[0]).ok().filter(|c| (0..=u32::MAX as i64).contains(c));
+    let old = small(args[0])
+        .ok()
+        .filter(|c| (0..=u32::MAX as i64).contains(c));
     let old = old.ok_or(BifError::Badarg)? as u32;
     let bytes = iodata(ctx, args[1])?;
     Ok(Term::small(crc32(old, &bytes) as i64))
@@ -222,10 +226,44 @@ pub fn adler32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn adler32_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let old = small(args[0]).ok().filter(|c| (0..=u32::MAX as i64).contains(c));
+    let old = small(args[0])
+        .ok()
+        .filter(|c| (0..=u32::MAX as i64).contains(c));
     let old = old.ok_or(BifError::Badarg)? as u32;
     let bytes = iodata(ctx, args[1])?;
     Ok(Term::small(adler32(old, &bytes) as i64))
+}
+
+/// `binary:encode_hex/1`: upper-case hex digits, as OTP 25's.
+pub fn encode_hex_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    let hex: Vec<u8> = bytes
+        .iter()
+        .flat_map(|b| format!("{b:02X}").into_bytes())
+        .collect();
+    make_binary(ctx, hex, args)
+}
+
+/// `binary:decode_hex/1`: pairs of hex digits of either case.
+pub fn decode_hex_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    if bytes.len() % 2 != 0 {
+        return Err(BifError::Badarg);
+    }
+    let digit = |c: u8| (c as char).to_digit(16).ok_or(BifError::Badarg);
+    let mut out = Vec::with_capacity(bytes.len() / 2);
+    for pair in bytes.chunks_exact(2) {
+        out.push((digit(pair[0])? * 16 + digit(pair[1])?) as u8);
+    }
+    make_binary(ctx, out, args)
 }
 
 /// zlib's CRC-32 (reflected, polynomial 0xEDB88320), continuing `crc`.
@@ -234,7 +272,11 @@ fn crc32(crc: u32, bytes: &[u8]) -> u32 {
     for &b in bytes {
         c ^= b as u32;
         for _ in 0..8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
         }
     }
     !c
@@ -311,7 +353,10 @@ mod tests {
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(hex, "9e107d9d372bb6826bd81d3542a419d6");
-        assert_eq!(crc32(0, b"The quick brown fox jumps over the lazy dog"), 0x414f_a339);
+        assert_eq!(
+            crc32(0, b"The quick brown fox jumps over the lazy dog"),
+            0x414f_a339
+        );
         assert_eq!(adler32(1, b"Wikipedia"), 0x11e6_0398);
     }
 }

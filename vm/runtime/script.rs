@@ -47,7 +47,10 @@ const STDLIB: &[(&str, &str)] = &[
     ("file", include_str!("../../stdlib/file.act")),
     // The library completeness work (helper `lib`).
     ("digraph", include_str!("../../stdlib/digraph.act")),
-    ("digraph_utils", include_str!("../../stdlib/digraph_utils.act")),
+    (
+        "digraph_utils",
+        include_str!("../../stdlib/digraph_utils.act"),
+    ),
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
 ];
 

@@ -12,8 +12,8 @@
 //! a map) keeps term order, because in OTP that order depends on
 //! atom-table indices and addresses no other VM can reproduce.
 
-use super::view::View;
 use super::Term;
+use super::view::View;
 use crate::heap::Heap;
 
 /// Maps up to this many keys are flat (term order) in OTP.
@@ -245,8 +245,8 @@ mod tests {
         assert_eq!(
             walked,
             [
-                16, 18, 5, 19, 27, 10, 24, 4, 21, 22, 17, 3, 8, 1, 7, 2, 14, 15, 20, 13, 6, 28,
-                25, 32, 9, 11, 31, 26, 30, 29, 23, 12, 33
+                16, 18, 5, 19, 27, 10, 24, 4, 21, 22, 17, 3, 8, 1, 7, 2, 14, 15, 20, 13, 6, 28, 25,
+                32, 9, 11, 31, 26, 30, 29, 23, 12, 33
             ]
         );
         let _ = &mut heap;
