@@ -451,10 +451,12 @@ pub fn longest_common_suffix_1(ctx: &mut Context, args: &mut [Term]) -> BifResul
 }
 
 pub fn referenced_byte_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    // Only a binary may be looked into: shared_binary_of reads a box.
+    let size = size_of(ctx, args[0])?;
     let heap = &ctx.process.heap;
     let n = match heap.shared_binary_of(args[0]) {
         Some(shared) => shared.bytes().len(),
-        None => size_of(ctx, args[0])?,
+        None => size,
     };
     Ok(Term::small(n as i64))
 }

@@ -163,11 +163,6 @@ fn sha2(msg: &[u8], is224: bool) -> Vec<u8> {
     out[..if is224 { 28 } else { 32 }].to_vec()
 }
 
-pub fn md5_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let bytes = data(ctx, args[0])?;
-    make_binary(ctx, md5(&bytes), args)
-}
-
 pub fn hash_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let kind = args[0].as_atom().ok_or(BifError::Badarg)?;
     let bytes = data(ctx, args[1])?;
@@ -179,31 +174,4 @@ pub fn hash_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         _ => return Err(BifError::Badarg),
     };
     make_binary(ctx, digest, args)
-}
-
-/// CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320).
-pub fn crc32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let bytes = data(ctx, args[0])?;
-    let mut crc = 0xFFFF_FFFFu32;
-    for b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    Ok(Term::small(i64::from(!crc)))
-}
-
-pub fn adler32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let bytes = data(ctx, args[0])?;
-    let (mut a, mut b) = (1u32, 0u32);
-    for x in bytes {
-        a = (a + u32::from(x)) % 65521;
-        b = (b + a) % 65521;
-    }
-    Ok(Term::small(i64::from((b << 16) | a)))
 }

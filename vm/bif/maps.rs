@@ -151,9 +151,29 @@ fn list_of(
     ctx.ensure((2 + words_each) * keys.len(), args)?;
     let (keys, values) = entries(ctx, args[0]).unwrap_or_default();
     let heap = &mut ctx.process.heap;
+    // OTP lists a large map's walk backwards; a small one in term order.
+    let order: Vec<usize> = crate::term::hamt::walk_order(heap, &keys)
+        .unwrap_or_else(|| (0..keys.len()).rev().collect());
+    let mut list = Term::NIL;
+    for i in order {
+        let item = pick(keys[i], values[i], heap);
+        list = heap.cons(item, list);
+    }
+    Ok(list)
+}
+
+/// `[{K, V}]` in the order OTP walks the map (fold, iterator, printing).
+pub fn walk_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let Some((keys, _)) = entries(ctx, args[0]) else {
+        return Err(badmap(ctx, args[0]));
+    };
+    ctx.ensure(5 * keys.len(), args)?;
+    let (keys, values) = entries(ctx, args[0]).unwrap_or_default();
+    let heap = &mut ctx.process.heap;
+    let (keys, values) = crate::term::hamt::walk(heap, &keys, &values);
     let mut list = Term::NIL;
     for i in (0..keys.len()).rev() {
-        let item = pick(keys[i], values[i], heap);
+        let item = heap.tuple(&[keys[i], values[i]]);
         list = heap.cons(item, list);
     }
     Ok(list)

@@ -8,7 +8,6 @@
 pub mod binary;
 pub mod bits;
 pub mod digest;
-pub mod books;
 pub mod erlang;
 pub mod ets;
 pub mod extras;
@@ -23,6 +22,7 @@ pub mod library;
 pub mod lists;
 pub mod maps;
 pub mod math;
+pub mod more;
 pub mod port;
 pub mod process;
 pub mod random;
@@ -523,13 +523,6 @@ bifs! {
         "title", 1 => unistr::title_1;
         "graphemes", 1 => unistr::graphemes_1;
     }
-    "erlang" => {
-        "binary_to_list", 3 => unistr::binary_to_list_3, auto;
-        "binary_to_float", 1 => unistr::binary_to_float_1, auto;
-        "md5", 1 => digest::md5_1;
-        "crc32", 1 => digest::crc32_1;
-        "adler32", 1 => digest::adler32_1;
-    }
     "crypto" => {
         "hash", 2 => digest::hash_2;
     }
@@ -546,14 +539,37 @@ bifs! {
         "compile", 1 => re::compile_1;
         "compile", 2 => re::compile_2;
     }
-    // Book programs (helper `books`).
+    // The library completeness work (helper `lib`).
+    "$maps" => {
+        "walk_list", 1 => maps::walk_list_1;
+    }
     "erlang" => {
-        "get_keys", 0 => books::get_keys_0, auto;
-        "get_keys", 1 => books::get_keys_1, auto;
-        "erase", 0 => books::erase_0, auto;
-        "nodes", 0 => books::nodes_0, auto;
-        "nodes", 1 => books::nodes_1, auto;
-        "is_alive", 0 => books::is_alive_0, auto;
+        "binary_to_existing_atom", 1 => more::binary_to_existing_atom_1, auto;
+        "binary_to_existing_atom", 2 => more::binary_to_existing_atom_2, auto;
+        "binary_to_float", 1 => more::binary_to_float_1, auto;
+        "binary_to_list", 3 => more::binary_to_list_3, auto;
+        "binary_part", 2 => more::binary_part_2, auto;
+        "term_to_binary", 2 => more::term_to_binary_2, auto;
+        "binary_to_term", 2 => more::binary_to_term_2, auto;
+        "erase", 0 => more::erase_0, auto;
+        "get_keys", 0 => more::get_keys_0, auto;
+        "get_keys", 1 => more::get_keys_1, auto;
+        "make_tuple", 3 => more::make_tuple_3;
+        "is_alive", 0 => more::is_alive_0, auto;
+        "nodes", 0 => more::nodes_0, auto;
+        "nodes", 1 => more::nodes_1, auto;
+        "fun_to_list", 1 => more::fun_to_list_1, auto;
+        "append", 2 => more::append_2;
+        "subtract", 2 => more::subtract_2;
+        "md5", 1 => more::md5_1;
+        "crc32", 1 => more::crc32_1;
+        "crc32", 2 => more::crc32_2;
+        "adler32", 1 => more::adler32_1;
+        "adler32", 2 => more::adler32_2;
+    }
+    "binary" => {
+        "encode_hex", 1 => more::encode_hex_1;
+        "decode_hex", 1 => more::decode_hex_1;
     }
 }
 

@@ -51,6 +51,12 @@ const STDLIB: &[(&str, &str)] = &[
     ("filelib", include_str!("../../stdlib/filelib.act")),
     // Book programs (helper `books`).
     ("gen_event", include_str!("../../stdlib/gen_event.act")),
+    // The library completeness work (helper `lib`).
+    ("digraph", include_str!("../../stdlib/digraph.act")),
+    (
+        "digraph_utils",
+        include_str!("../../stdlib/digraph_utils.act"),
+    ),
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.

@@ -39,6 +39,7 @@ pub mod bits;
 pub mod constant;
 pub mod etf;
 pub mod format;
+pub mod hamt;
 pub mod iolist;
 pub mod literal;
 pub mod object;

@@ -440,7 +440,8 @@ fn write_limited(out: &mut String, heap: &Heap, t: Term, d: i64) {
         View::Map { keys, values } => {
             out.push_str("#{");
             let mut d = d;
-            for (i, (&k, &v)) in keys.iter().zip(values).enumerate() {
+            let (keys, values) = super::hamt::walk(heap, keys, values);
+            for (i, (&k, &v)) in keys.iter().zip(&values).enumerate() {
                 if i > 0 {
                     out.push(',');
                     if d == 1 {
@@ -535,6 +536,7 @@ fn walk(
                     View::Map { keys, values } => {
                         out.push_str("#{");
                         stack.push(Task::Text("}"));
+                        let (keys, values) = super::hamt::walk(heap, keys, values);
                         for i in (0..keys.len()).rev() {
                             stack.push(Task::Term(values[i]));
                             stack.push(Task::Text(arrow));
@@ -778,7 +780,8 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
         View::Map { keys, values } if !keys.is_empty() => {
             let mut pairs = Vec::with_capacity(keys.len());
             let mut d = d;
-            for (i, (&k, &v)) in keys.iter().zip(values).enumerate() {
+            let (keys, values) = super::hamt::walk(heap, keys, values);
+            for (i, (&k, &v)) in keys.iter().zip(&values).enumerate() {
                 if i > 0 && d == 1 {
                     pairs.push(Pair {
                         key: Doc::leaf("...".into()),

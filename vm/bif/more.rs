@@ -1,0 +1,362 @@
+//! erlang:* BIFs that an audit against OTP 25's export list found
+//! missing: existing-atom and float conversions of binaries, the process
+//! dictionary's key lists, checksums (md5, crc32, adler32), and the
+//! single-node answers of the distribution BIFs.
+
+use super::erlang::{list_elements, make_binary, make_string, small};
+use super::{BifError, BifResult, Context};
+use crate::heap;
+use crate::term::iolist::iolist_bytes;
+use crate::term::view::View;
+use crate::term::{Atom, Term};
+use std::cmp::Ordering;
+
+fn binary_text(ctx: &Context, t: Term) -> Result<String, BifError> {
+    let bytes = ctx.process.heap.binary_bytes(t).ok_or(BifError::Badarg)?;
+    String::from_utf8(bytes.to_vec()).map_err(|_| BifError::Badarg)
+}
+
+pub fn binary_to_existing_atom_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = binary_text(ctx, args[0])?;
+    Atom::existing(&s).map(Term::atom).ok_or(BifError::Badarg)
+}
+
+pub fn binary_to_existing_atom_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match args[1].as_atom().map(Atom::name) {
+        Some("utf8" | "unicode" | "latin1") => binary_to_existing_atom_1(ctx, args),
+        _ => Err(BifError::Badarg),
+    }
+}
+
+/// Erlang's float syntax: digits, a dot, digits, then an optional
+/// exponent; no bare integers, no `inf`.
+fn erlang_float(s: &str) -> Option<f64> {
+    let body = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let mantissa = body.split(['e', 'E']).next().unwrap_or("");
+    let ok = mantissa.split_once('.').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && !b.is_empty()
+            && a.chars().all(|c| c.is_ascii_digit())
+            && b.chars().all(|c| c.is_ascii_digit())
+    });
+    let f: f64 = if ok { s.parse().ok()? } else { return None };
+    f.is_finite().then_some(f)
+}
+
+pub fn binary_to_float_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = binary_text(ctx, args[0])?;
+    let f = erlang_float(&s).ok_or(BifError::Badarg)?;
+    ctx.ensure(heap::FLOAT_WORDS, args)?;
+    Ok(ctx.heap().float(f))
+}
+
+/// `binary_to_list(Bin, Start, Stop)`: bytes Start..=Stop, 1-based.
+pub fn binary_to_list_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?
+        .len() as i64;
+    let (start, stop) = (small(args[1])?, small(args[2])?);
+    if start < 1 || stop < start || stop > n {
+        return Err(BifError::Badarg);
+    }
+    let len = (stop - start + 1) as usize;
+    ctx.ensure(2 * len, args)?;
+    let heap = &mut ctx.process.heap;
+    let bytes: Vec<Term> = heap.binary_bytes(args[0]).unwrap_or_default()
+        [start as usize - 1..stop as usize]
+        .iter()
+        .map(|&b| Term::small(b as i64))
+        .collect();
+    Ok(heap.list(&bytes))
+}
+
+/// `binary_part(Bin, {Pos, Len})`.
+pub fn binary_part_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let (pos, len) = match ctx.process.heap.as_tuple(args[1]) {
+        Some([p, l]) => (*p, *l),
+        _ => return Err(BifError::Badarg),
+    };
+    let mut three = [args[0], pos, len];
+    super::library::binary_part_3(ctx, &mut three)
+}
+
+pub fn term_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if ctx.process.heap.list_length(args[1]).is_none() {
+        return Err(BifError::Badarg);
+    }
+    super::library::term_to_binary_1(ctx, &mut args[..1])
+}
+
+pub fn binary_to_term_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if ctx.process.heap.list_length(args[1]).is_none() {
+        return Err(BifError::Badarg);
+    }
+    super::library::binary_to_term_1(ctx, &mut args[..1])
+}
+
+/// `erase()`: the whole dictionary as `get()` gives it, then empty.
+pub fn erase_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let all = super::erlang::get_0(ctx, args)?;
+    ctx.process.dictionary_mut().clear();
+    Ok(all)
+}
+
+pub fn get_keys_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = ctx.process.dictionary().len() / 2;
+    ctx.ensure(2 * n, args)?;
+    let keys: Vec<Term> = ctx
+        .process
+        .dictionary()
+        .iter()
+        .step_by(2)
+        .copied()
+        .collect();
+    Ok(ctx.heap().list(&keys))
+}
+
+/// `get_keys(Value)`: the keys whose value is exactly `Value`.
+pub fn get_keys_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = ctx.process.dictionary().len() / 2;
+    ctx.ensure(2 * n, args)?;
+    let heap = &ctx.process.heap;
+    let keys: Vec<Term> = ctx
+        .process
+        .dictionary()
+        .chunks(2)
+        .filter(|kv| crate::term::order::compare_exact(heap, kv[1], args[0]) == Ordering::Equal)
+        .map(|kv| kv[0])
+        .collect();
+    Ok(ctx.heap().list(&keys))
+}
+
+/// `make_tuple(N, Default, [{Pos, Value}])`: later pairs win.
+pub fn make_tuple_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let n = small(args[0])?;
+    if !(0..=(1 << 24)).contains(&n) {
+        return Err(BifError::Badarg);
+    }
+    let heap = &ctx.process.heap;
+    let inits = list_elements(heap, args[2]).ok_or(BifError::Badarg)?;
+    let mut sets = Vec::with_capacity(inits.len());
+    for init in inits {
+        match heap.as_tuple(init) {
+            Some([p, v]) => match p.as_small() {
+                Some(p) if (1..=n).contains(&p) => sets.push((p as usize - 1, *v)),
+                _ => return Err(BifError::Badarg),
+            },
+            _ => return Err(BifError::Badarg),
+        }
+    }
+    ctx.ensure(n as usize + 1, args)?;
+    // The values may have moved in a collection: read them again.
+    let heap = &ctx.process.heap;
+    let inits = list_elements(heap, args[2]).unwrap_or_default();
+    let mut elements = vec![args[1]; n as usize];
+    for (init, (i, _)) in inits.iter().zip(&sets) {
+        if let Some([_, v]) = heap.as_tuple(*init) {
+            elements[*i] = *v;
+        }
+    }
+    Ok(ctx.heap().tuple(&elements))
+}
+
+pub fn is_alive_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(Term::FALSE)
+}
+
+pub fn nodes_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(Term::NIL)
+}
+
+pub fn nodes_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    if args[0].is_atom() || args[0].is_nil() || args[0].is_cons() {
+        Ok(Term::NIL)
+    } else {
+        Err(BifError::Badarg)
+    }
+}
+
+pub fn fun_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match ctx.process.heap.view(args[0]) {
+        View::Fun { .. } | View::ExternalFun { .. } => {
+            let text = crate::term::print::write(&ctx.process.heap, args[0]);
+            make_string(ctx, &text, args)
+        }
+        _ => Err(BifError::Badarg),
+    }
+}
+
+pub fn append_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    super::erlang::append_2(ctx, args)
+}
+
+pub fn subtract_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    super::erlang::subtract_2(ctx, args)
+}
+
+fn iodata(ctx: &Context, t: Term) -> Result<Vec<u8>, BifError> {
+    iolist_bytes(&ctx.process.heap, t).ok_or(BifError::Badarg)
+}
+
+pub fn md5_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = iodata(ctx, args[0])?;
+    make_binary(ctx, md5(&bytes).to_vec(), args)
+}
+
+pub fn crc32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = iodata(ctx, args[0])?;
+    Ok(Term::small(crc32(0, &bytes) as i64))
+}
+
+pub fn crc32_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let old = small(args[0])
+        .ok()
+        .filter(|c| (0..=u32::MAX as i64).contains(c));
+    let old = old.ok_or(BifError::Badarg)? as u32;
+    let bytes = iodata(ctx, args[1])?;
+    Ok(Term::small(crc32(old, &bytes) as i64))
+}
+
+pub fn adler32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = iodata(ctx, args[0])?;
+    Ok(Term::small(adler32(1, &bytes) as i64))
+}
+
+pub fn adler32_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let old = small(args[0])
+        .ok()
+        .filter(|c| (0..=u32::MAX as i64).contains(c));
+    let old = old.ok_or(BifError::Badarg)? as u32;
+    let bytes = iodata(ctx, args[1])?;
+    Ok(Term::small(adler32(old, &bytes) as i64))
+}
+
+/// `binary:encode_hex/1`: upper-case hex digits, as OTP 25's.
+pub fn encode_hex_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    let hex: Vec<u8> = bytes
+        .iter()
+        .flat_map(|b| format!("{b:02X}").into_bytes())
+        .collect();
+    make_binary(ctx, hex, args)
+}
+
+/// `binary:decode_hex/1`: pairs of hex digits of either case.
+pub fn decode_hex_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = ctx
+        .process
+        .heap
+        .binary_bytes(args[0])
+        .ok_or(BifError::Badarg)?;
+    if bytes.len() % 2 != 0 {
+        return Err(BifError::Badarg);
+    }
+    let digit = |c: u8| (c as char).to_digit(16).ok_or(BifError::Badarg);
+    let mut out = Vec::with_capacity(bytes.len() / 2);
+    for pair in bytes.chunks_exact(2) {
+        out.push((digit(pair[0])? * 16 + digit(pair[1])?) as u8);
+    }
+    make_binary(ctx, out, args)
+}
+
+/// zlib's CRC-32 (reflected, polynomial 0xEDB88320), continuing `crc`.
+fn crc32(crc: u32, bytes: &[u8]) -> u32 {
+    let mut c = !crc;
+    for &b in bytes {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+/// zlib's Adler-32, continuing `adler`.
+fn adler32(adler: u32, bytes: &[u8]) -> u32 {
+    let (mut a, mut b) = (adler & 0xffff, adler >> 16);
+    for &x in bytes {
+        a = (a + x as u32) % 65521;
+        b = (b + a) % 65521;
+    }
+    (b << 16) | a
+}
+
+/// RFC 1321 MD5.
+fn md5(input: &[u8]) -> [u8; 16] {
+    const S: [u32; 64] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
+        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
+        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ];
+    let k: Vec<u32> = (0..64)
+        .map(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
+        .collect();
+    let mut msg = input.to_vec();
+    let bit_len = (input.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bit_len.to_le_bytes());
+    let (mut a0, mut b0, mut c0, mut d0): (u32, u32, u32, u32) =
+        (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476);
+    for chunk in msg.chunks_exact(64) {
+        let m: Vec<u32> = chunk
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+        for i in 0..64 {
+            let (f, g) = match i / 16 {
+                0 => ((b & c) | (!b & d), i),
+                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
+                2 => (b ^ c ^ d, (3 * i + 5) % 16),
+                _ => (c ^ (b | !d), (7 * i) % 16),
+            };
+            let f = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
+            a = d;
+            d = c;
+            c = b;
+            b = b.wrapping_add(f.rotate_left(S[i]));
+        }
+        a0 = a0.wrapping_add(a);
+        b0 = b0.wrapping_add(b);
+        c0 = c0.wrapping_add(c);
+        d0 = d0.wrapping_add(d);
+    }
+    let mut out = [0u8; 16];
+    for (i, w) in [a0, b0, c0, d0].iter().enumerate() {
+        out[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksums_match_the_reference_values() {
+        let hex: String = md5(b"The quick brown fox jumps over the lazy dog")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(hex, "9e107d9d372bb6826bd81d3542a419d6");
+        assert_eq!(
+            crc32(0, b"The quick brown fox jumps over the lazy dog"),
+            0x414f_a339
+        );
+        assert_eq!(adler32(1, b"Wikipedia"), 0x11e6_0398);
+    }
+}
