@@ -283,7 +283,8 @@ fn interpret(
                     continue;
                 }
                 let args = [get!(p, x, m, $a), get!(p, x, m, $b)];
-                let unary = $op == "-" && $a.kind() == crate::code::SRC_LIT && args[0] == Term::small(0);
+                let unary =
+                    $op == "-" && $a.kind() == crate::code::SRC_LIT && args[0] == Term::small(0);
                 let args = if unary { &args[1..] } else { &args[..] };
                 flow!(exception::raise_bif(
                     p,
@@ -520,7 +521,14 @@ fn interpret(
                                 ip = fail.0 as usize;
                                 continue;
                             }
-                            flow!(bif_error(p, x, module, ip_slot, e, Some((index, &a[..arity]))))
+                            flow!(bif_error(
+                                p,
+                                x,
+                                module,
+                                ip_slot,
+                                e,
+                                Some((index, &a[..arity]))
+                            ))
                         }
                     }
                 }
@@ -549,7 +557,9 @@ fn interpret(
                     };
                     match result {
                         Ok(v) => put!(p, x, dst, v),
-                        Err(reason) => arith_fail!(fail, reason, crate::runtime::explain::arith_name(op), a, b),
+                        Err(reason) => {
+                            arith_fail!(fail, reason, crate::runtime::explain::arith_name(op), a, b)
+                        }
                     }
                 }
                 Instr::Compare { op, a, b, dst } => {

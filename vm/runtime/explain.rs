@@ -73,7 +73,13 @@ pub fn bif_frame(index: u16, e: BifError, heap: &Heap, args: &[Term]) -> BifFram
 
 /// The text after `escript: ` (indent 0) or `** ` (the shell, indent 3)
 /// for an uncaught `class:reason` with stack trace `trace`.
-pub fn format_exception(heap: &Heap, class: Term, reason: Term, trace: Term, indent: usize) -> String {
+pub fn format_exception(
+    heap: &Heap,
+    class: Term,
+    reason: Term,
+    trace: Term,
+    indent: usize,
+) -> String {
     let s0 = " ".repeat(indent);
     let class_name = class.as_atom().map_or("error", |a| a.name());
     let exited = format!("exception {class_name}: ");
@@ -87,7 +93,11 @@ pub fn format_exception(heap: &Heap, class: Term, reason: Term, trace: Term, ind
     let reason_text = if !is_trace {
         // Not a stack trace: erl_error shows `{Reason, Trace}` as the reason.
         None
-    } else if error && reason == Term::atom(Atom::FUNCTION_CLAUSE) && !rest.is_empty() && rest[0].args.is_some() {
+    } else if error
+        && reason == Term::atom(Atom::FUNCTION_CLAUSE)
+        && !rest.is_empty()
+        && rest[0].args.is_some()
+    {
         let top = &rest[0];
         rest = &rest[1..];
         let err = "no function clause matching ";
@@ -262,7 +272,10 @@ fn operator(name: &str, arity: usize) -> bool {
 
 fn is_operator(frame: &Frame) -> bool {
     frame.module == Term::atom(Atom::ERLANG)
-        && frame.function.as_atom().is_some_and(|f| operator(f.name(), frame.arity))
+        && frame
+            .function
+            .as_atom()
+            .is_some_and(|f| operator(f.name(), frame.arity))
 }
 
 /// `M:F` as erl_error names it: a BIF the compiler imports by itself is
@@ -397,7 +410,10 @@ fn explain_reason(heap: &Heap, reason: Term, s0: &str, exited: usize) -> Option<
                 return None;
             }
             let n = bif::erlang::list_elements(heap, pair[1])?.len();
-            if !matches!(heap.view(pair[0]), View::Fun { .. } | View::ExternalFun { .. }) {
+            if !matches!(
+                heap.view(pair[0]),
+                View::Fun { .. } | View::ExternalFun { .. }
+            ) {
                 return None;
             }
             let count = match n {
@@ -406,7 +422,10 @@ fn explain_reason(heap: &Heap, reason: Term, s0: &str, exited: usize) -> Option<
                 2 => "two arguments".to_string(),
                 n => format!("{n} arguments"),
             };
-            return Some(format!("{} called with {count}", print::write(heap, pair[0])));
+            return Some(format!(
+                "{} called with {count}",
+                print::write(heap, pair[0])
+            ));
         }
         _ => return None,
     };
@@ -504,6 +523,39 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
         _ => s("not an integer"),
     };
     let a = |i: usize| args.get(i).copied().unwrap_or(Term::NIL);
+    if m == "io" && matches!(f, "format" | "fwrite") && !args.is_empty() {
+        let (device, format, data) = match args.len() {
+            1 => (None, a(0), Term::NIL),
+            2 => (None, a(0), a(1)),
+            _ => (Some(a(0)), a(1), a(2)),
+        };
+        let shift = usize::from(device.is_some());
+        let mut out = vec![None; shift];
+        let text = if let Some(a) = format.as_atom() {
+            Some(a.name().to_string())
+        } else if let Some(bytes) = heap.binary_bytes(format) {
+            String::from_utf8(bytes.to_vec()).ok()
+        } else {
+            bif::erlang::char_list(heap, format)
+        };
+        let Some(text) = text else {
+            out.push(s("not a valid format string"));
+            return out;
+        };
+        let Some(items) = bif::erlang::list_elements(heap, data) else {
+            out.extend([None, s("not a list")]);
+            return out;
+        };
+        match format_problem(heap, &text, &items) {
+            Some((true, why)) => out.push(Some(why)),
+            Some((false, why)) => out.extend([None, Some(why)]),
+            // Format and arguments are fine: the device was at fault (an
+            // unregistered name, a dead process).
+            None if device.is_some() => out[0] = s("the device does not exist"),
+            None => {}
+        }
+        return out;
+    }
     if m == "erlang" {
         return match (f, args.len()) {
             ("abs" | "float" | "trunc" | "round" | "ceil" | "floor", 1) => vec![s("not a number")],
@@ -511,18 +563,28 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
             ("atom_to_binary", 2) => vec![
                 must(is_atom(a(0)), "not an atom"),
                 must(
-                    matches!(a(1).as_atom().map(|x| x.name()), Some("latin1" | "unicode" | "utf8")),
+                    matches!(
+                        a(1).as_atom().map(|x| x.name()),
+                        Some("latin1" | "unicode" | "utf8")
+                    ),
                     "is an invalid encoding option",
                 ),
             ],
             ("binary_to_atom" | "binary_to_existing_atom", 1 | 2) => {
-                let enc = if args.len() == 2 { a(1).as_atom().map(|x| x.name()) } else { Some("utf8") };
+                let enc = if args.len() == 2 {
+                    a(1).as_atom().map(|x| x.name())
+                } else {
+                    Some("utf8")
+                };
                 match enc {
                     Some("latin1") => vec![must(is_binary(a(0)), "not a binary")],
                     Some("unicode" | "utf8") => {
                         if !is_binary(a(0)) {
                             vec![s("not a binary")]
-                        } else if heap.binary_bytes(a(0)).is_some_and(|b| std::str::from_utf8(b).is_err()) {
+                        } else if heap
+                            .binary_bytes(a(0))
+                            .is_some_and(|b| std::str::from_utf8(b).is_err())
+                        {
                             vec![s("invalid UTF8 encoding")]
                         } else if f == "binary_to_existing_atom" {
                             vec![s("not an already existing atom")]
@@ -530,14 +592,29 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
                             vec![None]
                         }
                     }
-                    _ => vec![must(is_binary(a(0)), "not a binary"), s("not one of the atoms: latin1, utf8, or unicode")],
+                    _ => vec![
+                        must(is_binary(a(0)), "not a binary"),
+                        s("not one of the atoms: latin1, utf8, or unicode"),
+                    ],
                 }
             }
-            ("binary_to_float", 1) => vec![Some(if is_binary(a(0)) { textual("a float") } else { "not a binary".into() })],
-            ("binary_to_integer", 1) => vec![Some(if is_binary(a(0)) { textual("an integer") } else { "not a binary".into() })],
+            ("binary_to_float", 1) => vec![Some(if is_binary(a(0)) {
+                textual("a float")
+            } else {
+                "not a binary".into()
+            })],
+            ("binary_to_integer", 1) => vec![Some(if is_binary(a(0)) {
+                textual("an integer")
+            } else {
+                "not a binary".into()
+            })],
             ("binary_to_integer", 2) => {
                 if base_ok(a(1)) {
-                    vec![Some(if is_binary(a(0)) { textual("an integer") } else { "not a binary".into() })]
+                    vec![Some(if is_binary(a(0)) {
+                        textual("an integer")
+                    } else {
+                        "not a binary".into()
+                    })]
                 } else {
                     vec![must(is_binary(a(0)), "not a binary"), s(bad_base)]
                 }
@@ -554,7 +631,11 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
             ("float_to_list" | "float_to_binary", 1) => vec![s("not a float")],
             ("float_to_list" | "float_to_binary", 2) => {
                 let first = must(is_float(a(0)), "not a float");
-                let second = if first.is_none() { must_list(a(1), s("invalid option in list")) } else { must_list(a(1), None) };
+                let second = if first.is_none() {
+                    must_list(a(1), s("invalid option in list"))
+                } else {
+                    must_list(a(1), None)
+                };
                 vec![first, second]
             }
             ("fun_info", 1) => vec![s("not a fun")],
@@ -568,18 +649,36 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
             ("hd" | "tl", 1) => vec![s("not a nonempty list")],
             ("integer_to_list" | "integer_to_binary", 1) => vec![s("not an integer")],
             ("integer_to_list" | "integer_to_binary", 2) => {
-                vec![must(is_int(a(0)), "not an integer"), must(base_ok(a(1)), bad_base)]
+                vec![
+                    must(is_int(a(0)), "not an integer"),
+                    must(base_ok(a(1)), bad_base),
+                ]
             }
             ("iolist_size" | "iolist_to_binary", 1) => vec![s("not an iodata term")],
-            ("is_function", 2) => vec![None, Some(if is_int(a(1)) { "out of range".into() } else { "not an integer".into() })],
+            ("is_function", 2) => vec![
+                None,
+                Some(if is_int(a(1)) {
+                    "out of range".into()
+                } else {
+                    "not an integer".into()
+                }),
+            ],
             ("is_map_key", 2) => vec![None, s("not a map")],
             ("is_process_alive" | "unlink", 1) => vec![s("not a pid")],
             ("length", 1) => vec![s("not a list")],
-            ("link", 1) => vec![Some(if is_pid(a(0)) { "the pid does not refer to an existing process".into() } else { "not a pid".into() })],
+            ("link", 1) => vec![Some(if is_pid(a(0)) {
+                "the pid does not refer to an existing process".into()
+            } else {
+                "not a pid".into()
+            })],
             ("list_to_atom", 1) => vec![must_list(a(0), s("not a list of characters"))],
             ("list_to_existing_atom", 1) => {
                 let flat = bif::erlang::char_list(heap, a(0)).is_some();
-                vec![if flat { s("not an already existing atom") } else { must_list(a(0), s("not a list of characters")) }]
+                vec![if flat {
+                    s("not an already existing atom")
+                } else {
+                    must_list(a(0), s("not a list of characters"))
+                }]
             }
             ("list_to_binary", 1) => vec![s("not an iolist term")],
             ("list_to_bitstring", 1) => vec![s("not a bitstring list")],
@@ -605,7 +704,17 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
                 }
             }
             ("node", 1) => vec![s("not a pid")],
-            ("phash" | "phash2", 2) => vec![None, must(a(1).as_small().is_some_and(|n| n >= 1), if is_int(a(1)) { "out of range" } else { "not an integer" })],
+            ("phash" | "phash2", 2) => vec![
+                None,
+                must(
+                    a(1).as_small().is_some_and(|n| n >= 1),
+                    if is_int(a(1)) {
+                        "out of range"
+                    } else {
+                        "not an integer"
+                    },
+                ),
+            ],
             ("pid_to_list", 1) => vec![s("not a pid")],
             ("ref_to_list", 1) => vec![s("not a reference")],
             ("register", 2) => {
@@ -625,7 +734,10 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
             ("send", 2) => vec![s("invalid destination")],
             ("send_after" | "start_timer", 3 | 4) => {
                 let dest = a(1);
-                vec![time_err(a(0)), must(is_pid(dest) || is_atom(dest), "not a pid or an atom")]
+                vec![
+                    time_err(a(0)),
+                    must(is_pid(dest) || is_atom(dest), "not a pid or an atom"),
+                ]
             }
             ("cancel_timer" | "read_timer", 1) => vec![s("not a reference")],
             ("size", 1) => vec![s("not tuple or binary")],
@@ -639,7 +751,14 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
                 if !is_binary(a(0)) {
                     vec![s("not a binary"), None]
                 } else if !a(1).as_small().is_some_and(|n| n >= 0) {
-                    vec![None, Some(if is_int(a(1)) { "out of range".into() } else { "not an integer".into() })]
+                    vec![
+                        None,
+                        Some(if is_int(a(1)) {
+                            "out of range".into()
+                        } else {
+                            "not an integer".into()
+                        }),
+                    ]
                 } else {
                     vec![None, s("out of range")]
                 }
@@ -682,14 +801,20 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
                 }
             }
             ("monitor", 2) => match a(0).as_atom().map(|x| x.name()) {
-                Some("process") => vec![None, must(is_pid(a(1)) || is_atom(a(1)) || is_tuple(a(1)), "not a pid")],
+                Some("process") => vec![
+                    None,
+                    must(is_pid(a(1)) || is_atom(a(1)) || is_tuple(a(1)), "not a pid"),
+                ],
                 _ => vec![s("invalid monitor type")],
             },
             ("demonitor", 1) => vec![s("not a reference")],
             ("convert_time_unit", 3) => vec![must(is_int(a(0)), "not an integer"), None, None],
             ("make_ref", 0) | ("self", 0) => vec![],
             ("unique_integer", 1) => vec![must_list(a(0), s("invalid modifier"))],
-            ("bump_reductions", 1) => vec![must(a(0).as_small().is_some_and(|n| n >= 0), "out of range")],
+            ("bump_reductions", 1) => vec![must(
+                a(0).as_small().is_some_and(|n| n >= 0),
+                "out of range",
+            )],
             ("is_record", 2) => vec![s("not an atom")],
             _ => {
                 let _ = (is_ref, reason);
@@ -698,6 +823,77 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
         };
     }
     vec![]
+}
+
+/// What io_lib finds wrong with format `text` and its arguments: `true`
+/// for a fault of the format itself, `false` for one of the arguments.
+fn format_problem(heap: &Heap, text: &str, items: &[Term]) -> Option<(bool, String)> {
+    let mut chars = text.chars().peekable();
+    let mut needed: Vec<Option<&'static str>> = Vec::new();
+    while let Some(c) = chars.next() {
+        if c != '~' {
+            continue;
+        }
+        // Field width, precision and pad character, then modifiers.
+        let mut dots = 0;
+        while let Some(&n) = chars.peek() {
+            if n.is_ascii_digit() || n == '-' {
+                chars.next();
+            } else if n == '*' {
+                chars.next();
+                needed.push(Some("integer"));
+            } else if n == '.' {
+                chars.next();
+                dots += 1;
+                if dots == 2 {
+                    chars.next();
+                }
+            } else {
+                break;
+            }
+        }
+        while matches!(chars.peek(), Some('t' | 'l' | 'k' | 'K')) {
+            chars.next();
+        }
+        let Some(control) = chars.next() else {
+            return Some((true, "format string invalid (truncated)".into()));
+        };
+        match control {
+            'n' | '~' => {}
+            'c' | 'B' | '#' | 'b' | '+' => needed.push(Some("integer")),
+            'X' | 'x' => needed.extend([Some("integer"), None]),
+            'f' | 'e' | 'g' => needed.push(Some("float")),
+            's' => needed.push(Some("string")),
+            'w' | 'p' | 'i' => needed.push(None),
+            'W' | 'P' => needed.extend([None, Some("integer")]),
+            other => {
+                return Some((
+                    true,
+                    format!("format string invalid (invalid control ~{other})"),
+                ));
+            }
+        }
+    }
+    if needed.len() != items.len() {
+        return Some((true, "wrong number of arguments".into()));
+    }
+    for (i, (want, &item)) in needed.iter().zip(items).enumerate() {
+        let ok = match want {
+            Some("integer") => matches!(heap.view(item), View::Small(_) | View::Big(_)),
+            Some("float") => matches!(heap.view(item), View::Float(_)),
+            Some("string") => {
+                item.as_atom().is_some()
+                    || crate::term::iolist::iolist_size(heap, item).is_some()
+                    || bif::erlang::char_list(heap, item).is_some()
+            }
+            _ => true,
+        };
+        if !ok {
+            let want = want.unwrap_or("term");
+            return Some((false, format!("element {} must be of type {want}", i + 1)));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -93,11 +93,27 @@ pub fn compile_source_in(
 }
 
 /// Finds module `name`: the embedded stdlib, then `name.act` in `dir`.
+/// Every module act provides is sealed: a file of that name beside the
+/// script is not loaded (escript loads no source beside a script, and
+/// OTP refuses to reload a sticky module). Says so once, on stderr.
 pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module, String>> {
-    if let Some((_, source)) = STDLIB.iter().find(|(n, _)| *n == name) {
+    let valid = !name.is_empty() && !name.contains(['/', '\\', '.']);
+    let stdlib = STDLIB.iter().find(|(n, _)| *n == name);
+    let builtin = stdlib.is_some() || crate::bif::TABLE.iter().any(|b| b.module == name);
+    if builtin && valid && dir.join(format!("{name}.act")).is_file() {
+        let note = format!(
+            "act: {name}.act beside the script is not loaded: {name} is a built-in module\n"
+        );
+        if stdlib.is_none() {
+            // A module of BIFs only: a call it lacks is undef after this note.
+            return Some(Err(note));
+        }
+        output::write_stderr(note.as_bytes());
+    }
+    if let Some((_, source)) = stdlib {
         return Some(compile_source(source, &format!("{name}.act"), name));
     }
-    if name.is_empty() || name.contains(['/', '\\', '.']) {
+    if !valid {
         return None;
     }
     let path = dir.join(format!("{name}.act"));
