@@ -284,7 +284,12 @@ fn mf_to_string(frame: &Frame) -> String {
     let name = frame.function.as_atom().map_or("", |a| a.name());
     if frame.module == Term::atom(Atom::ERLANG) {
         if is_operator(frame) {
-            return name.to_string();
+            // erl_error writes `/` as an atom, the others bare.
+            return if name == "/" {
+                "'/'".into()
+            } else {
+                name.to_string()
+            };
         }
         if bif::lookup("erlang", name, frame.arity as u32).is_some_and(bif::is_auto_imported) {
             return atom_text(frame.function);
