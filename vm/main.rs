@@ -11,7 +11,7 @@
 mod test_runner;
 
 use act::runtime::processes;
-use act::syntax::{self, Diagnostic, Severity};
+use act::syntax::{self, Diagnostic};
 use std::process::ExitCode;
 
 #[global_allocator]
@@ -246,14 +246,7 @@ fn check_file(file: &str) -> (syntax::Sources, Vec<Diagnostic>) {
             syntax::check_program(file, &source, dir)
         }
         Err(error) => {
-            let at = error.utf8_error().valid_up_to();
-            let source = String::from_utf8_lossy(error.as_bytes()).into_owned();
-            let diagnostic = Diagnostic {
-                severity: Severity::Error,
-                message: "the file is not valid UTF-8".to_string(),
-                span: syntax::span::Span::new(at, at + 1),
-                hint: Some("act source files are UTF-8 text".to_string()),
-            };
+            let (source, diagnostic) = act::runtime::script::not_utf8(error);
             (syntax::Sources::single(file, &source), vec![diagnostic])
         }
     }

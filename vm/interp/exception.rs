@@ -62,9 +62,20 @@ pub(super) fn raise(
     raise_traced(p, x, module, ip, class, reason, args, None)
 }
 
-/// `raise`, where `called` names a function `m:f` that was called with
-/// `args` but never entered (`undef`): as in Erlang, the trace starts
-/// with `{M, F, Args, []}`.
+/// A frame put on top of the trace for a call that failed outside act
+/// code, with the arguments of that call.
+#[derive(Clone, Copy)]
+pub(super) enum Top {
+    /// `m:f` does not exist (`undef`): `{M, F, Args, []}`.
+    Undefined(Atom, Atom),
+    /// The BIF or operator `m:f` failed, as BEAM's top frame
+    /// `{M, F, Args, [{error_info, #{module => ...}}]}`, which erl_error
+    /// reads to explain the bad argument.
+    Bif(Atom, Atom),
+}
+
+/// `raise`, where `top` names a function `m:f` that was called with
+/// `args` but has no frame of its own (see `Top`).
 #[allow(clippy::too_many_arguments)]
 fn raise_traced(
     p: &mut Process,
@@ -74,12 +85,13 @@ fn raise_traced(
     class: Class,
     reason: Term,
     args: Option<Vec<Term>>,
-    called: Option<(Atom, Atom)>,
+    called: Option<Top>,
 ) -> Flow {
     p.set_exception([Term::atom(class.atom()), reason, Term::NIL]);
     let entries = stacktrace_entries(p, *module, *ip);
     let arg_count = args.as_ref().map_or(0, |a| a.len());
-    let mut words = 2 * arg_count + 7;
+    // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of one.
+    let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(1);
     for (m, _, _) in &entries {
         words += 5 + 4 + 6 + 2 * m.file.chars().count() + 2;
     }
@@ -102,10 +114,26 @@ fn raise_traced(
             let entry = heap.tuple(&[Term::atom(m.name), Term::atom(info.name), arity, location]);
             trace = heap.cons(entry, trace);
         }
-        if let Some((m, f)) = called {
+        if let Some(top) = called {
             let heap = &mut p.heap;
             let args = heap.list(&args);
-            let entry = heap.tuple(&[Term::atom(m), Term::atom(f), args, Term::NIL]);
+            let (m, f, info) = match top {
+                Top::Undefined(m, f) => (m, f, Term::NIL),
+                Top::Bif(m, f) => {
+                    let explainer = if m == Atom::ERLANG {
+                        "erl_erts_errors"
+                    } else {
+                        "erl_stdlib_errors"
+                    };
+                    let map = heap.map(&[(
+                        Term::atom(Atom::intern("module")),
+                        Term::atom(Atom::intern(explainer)),
+                    )]);
+                    let info = heap.tuple(&[Term::atom(Atom::intern("error_info")), map]);
+                    (m, f, heap.list(&[info]))
+                }
+            };
+            let entry = heap.tuple(&[Term::atom(m), Term::atom(f), args, info]);
             trace = heap.cons(entry, trace);
         }
         p.exception_mut()[2] = trace;
@@ -177,7 +205,33 @@ pub(super) fn undef(
         Class::Error,
         Term::atom(Atom::UNDEF),
         Some(args),
-        Some((m, f)),
+        Some(Top::Undefined(m, f)),
+    )
+}
+
+/// Raises the error of BIF or operator `m:f` called with `args`, with
+/// BEAM's top frame for it (see `Top::Bif`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn raise_bif(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut ModuleRef,
+    ip: &mut usize,
+    class: Class,
+    reason: Term,
+    m: Atom,
+    f: Atom,
+    args: &[Term],
+) -> Flow {
+    raise_traced(
+        p,
+        x,
+        module,
+        ip,
+        class,
+        reason,
+        Some(args.to_vec()),
+        Some(Top::Bif(m, f)),
     )
 }
 
@@ -211,111 +265,9 @@ pub(super) fn badarity(
     raise(p, x, module, ip, Class::Error, reason, None)
 }
 
-/// `M:F/Arity` of a trace that starts with `{M, F, Args, []}`, and the
-/// rest of the trace.
-fn undefined_call(heap: &crate::heap::Heap, trace: Term) -> Option<(String, Term)> {
-    if !trace.is_cons() {
-        return None;
-    }
-    let (head, rest) = heap.cons_parts(trace);
-    let t = heap.as_tuple(head)?;
-    if t.len() != 4 || t[3] != Term::NIL {
-        return None;
-    }
-    let (m, f) = (t[0].as_atom()?, t[1].as_atom()?);
-    let arity = crate::bif::erlang::list_elements(heap, t[2])?.len();
-    let mut text = String::new();
-    crate::term::print::write_atom(&mut text, m);
-    text.push(':');
-    crate::term::print::write_atom(&mut text, f);
-    Some((format!("{text}/{arity}"), rest))
-}
-
-/// What Erlang's shell prints for an uncaught exception, after `prefix: `.
+/// What escript prints for an uncaught exception, after `escript: `
+/// (the words live in runtime::explain).
 pub fn format_exception(p: &Process) -> String {
-    let [class, reason, mut trace] = p.exception();
-    let heap = &p.heap;
-    let show = |t: Term| crate::bif::fmt::print(heap, t);
-    let class_name = class.as_atom().map_or("error", |a| a.name());
-    let tagged = |tag: Atom| -> Option<Term> {
-        let t = heap.as_tuple(reason)?;
-        (t.len() == 2 && t[0] == Term::atom(tag)).then(|| t[1])
-    };
-    let mut text = if class_name != "error" {
-        format!("exception {class_name}: {}", show(reason))
-    } else if reason == Term::atom(Atom::BADARITH) {
-        "exception error: an error occurred when evaluating an arithmetic expression".into()
-    } else if reason == Term::atom(Atom::BADARG) {
-        "exception error: bad argument".into()
-    } else if reason == Term::atom(Atom::IF_CLAUSE) {
-        "exception error: no true branch found when evaluating an if expression".into()
-    } else if reason == Term::atom(Atom::FUNCTION_CLAUSE) {
-        "exception error: no function clause matching".into()
-    } else if reason == Term::atom(Atom::UNDEF) {
-        // The first entry is the function that does not exist: it is
-        // named in the message, not listed as a place.
-        match undefined_call(heap, trace) {
-            Some((mfa, rest)) => {
-                trace = rest;
-                format!("exception error: undefined function {mfa}")
-            }
-            None => "exception error: undefined function".into(),
-        }
-    } else if reason == Term::atom(Atom::SYSTEM_LIMIT) {
-        "exception error: a system limit has been reached".into()
-    } else if let Some(v) = tagged(Atom::BADMATCH) {
-        format!(
-            "exception error: no match of right hand side value {}",
-            show(v)
-        )
-    } else if let Some(v) = tagged(Atom::CASE_CLAUSE) {
-        format!("exception error: no case clause matching {}", show(v))
-    } else if let Some(v) = tagged(Atom::TRY_CLAUSE) {
-        format!("exception error: no try clause matching {}", show(v))
-    } else if let Some(v) = tagged(Atom::BADFUN) {
-        format!("exception error: bad function {}", show(v))
-    } else if let Some(v) = tagged(Atom::BADKEY) {
-        format!("exception error: bad key: {}", show(v))
-    } else {
-        format!("exception error: {}", show(reason))
-    };
-    text.push('\n');
-    let entries = crate::bif::erlang::list_elements(heap, trace).unwrap_or_default();
-    for (i, e) in entries.iter().enumerate() {
-        let Some(t) = heap.as_tuple(*e) else { continue };
-        if t.len() != 4 {
-            continue;
-        }
-        let (m, f) = (show(t[0]), show(t[1]));
-        let arity = match t[2].as_small() {
-            Some(a) => format!("{m}:{f}/{a}"),
-            None => {
-                let args = crate::bif::erlang::list_elements(heap, t[2]).unwrap_or_default();
-                let shown: Vec<String> = args.iter().map(|&a| show(a)).collect();
-                format!("{m}:{f}({})", shown.join(","))
-            }
-        };
-        let mut place = String::new();
-        if let Some(loc) = crate::bif::erlang::list_elements(heap, t[3]) {
-            let mut file = String::new();
-            let mut line = 0;
-            for l in loc {
-                if let Some(pair) = heap.as_tuple(l) {
-                    if pair.len() == 2 && pair[0] == Term::atom(Atom::FILE) {
-                        file = crate::bif::erlang::char_list(heap, pair[1]).unwrap_or_default();
-                    } else if pair.len() == 2 && pair[0] == Term::atom(Atom::LINE) {
-                        line = pair[1].as_small().unwrap_or(0);
-                    }
-                }
-            }
-            place = format!(" ({file}, line {line})");
-        }
-        let lead = if i == 0 {
-            "in function "
-        } else {
-            "in call from"
-        };
-        text.push_str(&format!("  {lead} {arity}{place}\n"));
-    }
-    text
+    let [class, reason, trace] = p.exception();
+    crate::runtime::explain::format_exception(&p.heap, class, reason, trace, 0)
 }

@@ -263,24 +263,41 @@ fn interpret(
                 }
             }};
         }
-        macro_rules! fail_or_raise {
-            ($fail:expr, $reason:expr) => {{
-                let fail: Label = $fail;
-                if fail != Label::RAISE {
-                    ip = fail.0 as usize;
-                    continue;
-                }
-                raise!(Class::Error, $reason)
-            }};
-        }
         macro_rules! error_tuple {
             ($tag:expr, $value:expr) => {{
                 let value = $value;
                 flow!(raise_error_tuple(p, x, module, ip_slot, $tag, value))
             }};
         }
+        // An operator that fails outside a guard names itself and its
+        // operands on top of the trace, as BEAM's `{erlang, '+', [A, B], _}`.
+        // The operands are read again: the failed attempt may have collected.
+        macro_rules! arith_fail {
+            ($fail:expr, $reason:expr, $op:expr, $a:expr, $b:expr) => {{
+                let fail: Label = $fail;
+                if fail != Label::RAISE {
+                    ip = fail.0 as usize;
+                    continue;
+                }
+                let args = [get!(p, x, m, $a), get!(p, x, m, $b)];
+                let unary =
+                    $op == "-" && $a.kind() == crate::code::SRC_LIT && args[0] == Term::small(0);
+                let args = if unary { &args[1..] } else { &args[..] };
+                flow!(exception::raise_bif(
+                    p,
+                    x,
+                    module,
+                    ip_slot,
+                    Class::Error,
+                    $reason,
+                    Atom::ERLANG,
+                    Atom::intern($op),
+                    args
+                ))
+            }};
+        }
         macro_rules! arith_arm {
-            ($a:ident, $b:ident, $fail:ident, $dst:ident, $fast:ident, $slow:ident) => {{
+            ($a:ident, $b:ident, $fail:ident, $dst:ident, $fast:ident, $slow:ident, $op:literal) => {{
                 let (va, vb) = (get!(p, x, m, $a), get!(p, x, m, $b));
                 if let Some(r) = arith::$fast(va, vb) {
                     put!(p, x, $dst, r);
@@ -288,7 +305,7 @@ fn interpret(
                 }
                 match arith_number(p, x, &m, FloatOp::$slow, va, vb) {
                     Ok(v) => put!(p, x, $dst, v),
-                    Err(reason) => fail_or_raise!($fail, reason),
+                    Err(reason) => arith_fail!($fail, reason, $op, $a, $b),
                 }
             }};
         }
@@ -501,16 +518,23 @@ fn interpret(
                                 ip = fail.0 as usize;
                                 continue;
                             }
-                            flow!(bif_error(p, x, module, ip_slot, e))
+                            flow!(bif_error(
+                                p,
+                                x,
+                                module,
+                                ip_slot,
+                                e,
+                                Some((index, &a[..arity]))
+                            ))
                         }
                     }
                 }
 
                 // x[dst] := x[a] op x[b]: the small-integer fast path
                 // inline, anything else through `arith` and the heap.
-                Instr::Add { a, b, fail, dst } => arith_arm!(a, b, fail, dst, add_small, add),
-                Instr::Sub { a, b, fail, dst } => arith_arm!(a, b, fail, dst, sub_small, sub),
-                Instr::Mul { a, b, fail, dst } => arith_arm!(a, b, fail, dst, mul_small, mul),
+                Instr::Add { a, b, fail, dst } => arith_arm!(a, b, fail, dst, add_small, add, "+"),
+                Instr::Sub { a, b, fail, dst } => arith_arm!(a, b, fail, dst, sub_small, sub, "-"),
+                Instr::Mul { a, b, fail, dst } => arith_arm!(a, b, fail, dst, mul_small, mul, "*"),
                 Instr::Arith {
                     op,
                     a,
@@ -530,7 +554,9 @@ fn interpret(
                     };
                     match result {
                         Ok(v) => put!(p, x, dst, v),
-                        Err(reason) => fail_or_raise!(fail, reason),
+                        Err(reason) => {
+                            arith_fail!(fail, reason, crate::runtime::explain::arith_name(op), a, b)
+                        }
                     }
                 }
                 Instr::Compare { op, a, b, dst } => {
@@ -806,7 +832,8 @@ fn interpret(
                     }
                     match t.as_small() {
                         Some(0) => {}
-                        Some(ms) if ms > 0 => {
+                        // OTP 25 takes at most 2^32-1 ms (about 49 days).
+                        Some(ms) if ms > 0 && ms <= 0xFFFF_FFFF => {
                             p.timeout_ip = ip as u32;
                             ip = to.0 as usize;
                             {
@@ -953,12 +980,18 @@ fn make_fun(
     p.heap.fun(module.fun_base + fun, &items)
 }
 
+/// Raises the error of a BIF called with `bif`'s arguments. A BIF's own
+/// failure puts the BIF on top of the trace (as BEAM); `error/2` puts its
+/// argument list in the caller's frame.
+#[cold]
+#[inline(never)]
 fn bif_error(
     p: &mut Process,
     x: &mut [Term],
     module: &mut ModuleRef,
     ip: &mut usize,
     e: BifError,
+    bif: Option<(u16, &[Term])>,
 ) -> Flow {
     let (class, reason) = match e {
         BifError::Badarg => (Class::Error, Term::atom(Atom::BADARG)),
@@ -967,6 +1000,17 @@ fn bif_error(
         BifError::Raise(class, reason) => (class, reason),
         BifError::Halt(status) => return Flow::Stop(Outcome::Halt(status)),
     };
+    if let Some((index, args)) = bif {
+        match crate::runtime::explain::bif_frame(index, e, &p.heap, args) {
+            crate::runtime::explain::BifFrame::Top(m, f) => {
+                return exception::raise_bif(p, x, module, ip, class, reason, m, f, args);
+            }
+            crate::runtime::explain::BifFrame::CallerArgs(list) => {
+                return exception::raise(p, x, module, ip, class, reason, Some(list));
+            }
+            crate::runtime::explain::BifFrame::None => {}
+        }
+    }
     exception::raise(p, x, module, ip, class, reason, None)
 }
 
@@ -1050,7 +1094,7 @@ fn call_mfa(
                 x[0] = v;
                 after_inline_call(p, module, ip, tail)
             }
-            Err(e) => bif_error(p, x, module, ip, e),
+            Err(e) => bif_error(p, x, module, ip, e, Some((index, &a[..arity]))),
         };
     }
     call_export(p, x, module, ip, m, f, arity, tail)

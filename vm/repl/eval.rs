@@ -32,7 +32,6 @@
 use super::server::{Reply, Server};
 use crate::heap::{Heap, MessageBuffer};
 use crate::heap::{copy_term, size_of};
-use crate::interp;
 use crate::process::Process;
 use crate::syntax::ast::{Expr, ExprKind, Form};
 use crate::syntax::span::Span;
@@ -588,7 +587,9 @@ fn render_user(generated: &Generated, diagnostics: &[Diagnostic], input: &str) -
 /// An uncaught exception as erl shows it: `** exception error: ...`, with
 /// the stack trace minus the shell's own frames.
 fn format_error(process: &Process) -> String {
-    let text = interp::format_exception(process);
+    let [class, reason, trace] = process.exception();
+    // erl indents the trace under `** ` by three columns.
+    let text = crate::runtime::explain::format_exception(&process.heap, class, reason, trace, 3);
     let mut out = String::new();
     for (i, line) in text.lines().enumerate() {
         if i == 0 {

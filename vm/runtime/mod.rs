@@ -5,6 +5,7 @@
 //! append-only, so a fun's index stays valid forever.
 
 pub mod ets;
+pub mod explain;
 pub mod links;
 pub mod output;
 pub mod processes;

@@ -105,11 +105,27 @@ pub fn compile_source_in(
 }
 
 /// Finds module `name`: the embedded stdlib, then `name.act` in `dir`.
+/// Every module act provides is sealed: a file of that name beside the
+/// script is not loaded (escript loads no source beside a script, and
+/// OTP refuses to reload a sticky module). Says so once, on stderr.
 pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module, String>> {
-    if let Some((_, source)) = STDLIB.iter().find(|(n, _)| *n == name) {
+    let valid = !name.is_empty() && !name.contains(['/', '\\', '.']);
+    let stdlib = STDLIB.iter().find(|(n, _)| *n == name);
+    let builtin = stdlib.is_some() || crate::bif::TABLE.iter().any(|b| b.module == name);
+    if builtin && valid && dir.join(format!("{name}.act")).is_file() {
+        let note = format!(
+            "act: {name}.act beside the script is not loaded: {name} is a built-in module\n"
+        );
+        if stdlib.is_none() {
+            // A module of BIFs only: a call it lacks is undef after this note.
+            return Some(Err(note));
+        }
+        output::write_stderr(note.as_bytes());
+    }
+    if let Some((_, source)) = stdlib {
         return Some(compile_source(source, &format!("{name}.act"), name));
     }
-    if name.is_empty() || name.contains(['/', '\\', '.']) {
+    if !valid {
         return None;
     }
     let path = dir.join(format!("{name}.act"));
@@ -128,8 +144,22 @@ pub fn load_module(dir: &Path, name: &str) -> Option<Result<crate::code::Module,
 }
 
 /// Compiles `file` only (for `act disasm`).
+/// The diagnostic for a source file that is not UTF-8, at its first bad
+/// byte, and the text to show it in (the same for `act check` and a run).
+pub fn not_utf8(error: std::string::FromUtf8Error) -> (String, Diagnostic) {
+    let at = error.utf8_error().valid_up_to();
+    let source = String::from_utf8_lossy(error.as_bytes()).into_owned();
+    let diagnostic = Diagnostic {
+        severity: syntax::diagnostic::Severity::Error,
+        message: "the file is not valid UTF-8".to_string(),
+        span: syntax::span::Span::new(at, at + 1),
+        hint: Some("act source files are UTF-8 text".to_string()),
+    };
+    (source, diagnostic)
+}
+
 pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
-    let source = std::fs::read_to_string(file).map_err(|e| {
+    let bytes = std::fs::read(file).map_err(|e| {
         let reason = e.to_string();
         let reason = reason
             .split(" (os error")
@@ -138,8 +168,18 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
             .to_string();
         format!("act: cannot read {file}: {reason}\n")
     })?;
-    // An empty script is one without main/1, not a module to compile.
-    if syntax::parse_module(&source).0.forms.is_empty() {
+    let source = match String::from_utf8(bytes) {
+        Ok(source) => source,
+        Err(error) => {
+            let (source, diagnostic) = not_utf8(error);
+            let sources = syntax::Sources::single(file, &source);
+            return Err(syntax::render_sources(&[diagnostic], &sources));
+        }
+    };
+    // An empty script is one without main/1, not a module to compile; a
+    // script whose only form did not even scan is not empty.
+    let (parsed, problems) = syntax::parse_module(&source);
+    if parsed.forms.is_empty() && problems.is_empty() {
         return Err(NO_MAIN.to_string());
     }
     let path = Path::new(file);
@@ -169,7 +209,13 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
         Ok(m) => m,
         Err(text) => {
             output::write_stderr(text.as_bytes());
-            return if text == NO_MAIN { 127 } else { 1 };
+            // escript: 127 for a script it cannot compile (a directory
+            // too), 1 only for a file it cannot open.
+            return if text.starts_with("act: cannot read ") && !Path::new(file).is_dir() {
+                1
+            } else {
+                127
+            };
         }
     };
     let dir: PathBuf = Path::new(file).parent().map_or(PathBuf::from("."), |d| {

@@ -101,10 +101,18 @@ fn render_one(
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
-    out.push_str(&format!(
-        "{file_name}:{line}:{column}: {kind}: {}\n",
-        diagnostic.message
-    ));
+    let mut message = diagnostic.message.clone();
+    if message == "unexpected character"
+        && let Some(c) = source[start..].chars().next()
+    {
+        // Name the character, escaped when it would not show.
+        if c.is_ascii_graphic() {
+            message.push_str(&format!(" '{c}'"));
+        } else {
+            message.push_str(&format!(" \\x{{{:X}}}", c as u32));
+        }
+    }
+    out.push_str(&format!("{file_name}:{line}:{column}: {kind}: {message}\n"));
 
     // The snippet shows only the first line of the span, and only a window
     // of that line when it is long; `OneLine` presents that window to
@@ -125,9 +133,10 @@ fn render_one(
     }
     let label_start = start - window_start;
     let label_end = end - window_start;
+    let shown = visible(&source[window_start..window_end]);
     let file = OneLine {
         name: file_name,
-        text: &source[window_start..window_end],
+        text: &shown,
         line_index: line as usize - 1,
     };
     let codespan = match diagnostic.severity {
@@ -147,6 +156,25 @@ fn render_one(
             out.push('\n');
         }
     }
+}
+
+/// `text` with every character that would not show (or would reorder the
+/// line on a terminal: controls, zero-width and bidirectional marks)
+/// replaced by a visible one of the same length in bytes, so that spans
+/// stay valid and carets point at it.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let hidden = (c.is_control() && c != '\t' && c != '\r')
+                || matches!(c as u32, 0xAD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF);
+            match (hidden, c.len_utf8()) {
+                (false, _) => c,
+                (true, 1) => '?',
+                (true, 2) => '\u{BF}',
+                (true, _) => '\u{FFFD}',
+            }
+        })
+        .collect()
 }
 
 /// One line of a file (or a window of it) shown under its true line number.

@@ -1,0 +1,915 @@
+//! The text of an uncaught exception, as OTP 25's erl_error writes it for
+//! escript and erl: the reason in words, the stack trace, and for a BIF or
+//! operator on top of it the call with its arguments and, as
+//! erl_erts_errors explains them, what was wrong with each argument.
+
+use crate::bif::{self, BifError};
+use crate::code::ArithOp;
+use crate::heap::Heap;
+use crate::process::Class;
+use crate::term::view::View;
+use crate::term::{Atom, Term, print};
+
+/// The operator an arithmetic instruction stands for.
+pub fn arith_name(op: ArithOp) -> &'static str {
+    match op {
+        ArithOp::Div => "/",
+        ArithOp::IntDiv => "div",
+        ArithOp::Rem => "rem",
+        ArithOp::Band => "band",
+        ArithOp::Bor => "bor",
+        ArithOp::Bxor => "bxor",
+        ArithOp::Bsl => "bsl",
+        ArithOp::Bsr => "bsr",
+    }
+}
+
+/// What a failing BIF puts in the stack trace.
+pub enum BifFrame {
+    /// BEAM's top frame `{M, F, Args, [{error_info, _}]}`.
+    Top(Atom, Atom),
+    /// `error(Reason, Args)`: the caller's frame shows `Args`.
+    CallerArgs(Vec<Term>),
+    None,
+}
+
+/// The frame BIF `index` adds when it fails with `e` on `args`.
+pub fn bif_frame(index: u16, e: BifError, heap: &Heap, args: &[Term]) -> BifFrame {
+    let Some(entry) = bif::TABLE.get(index as usize) else {
+        return BifFrame::None;
+    };
+    // Internal helpers of library code written in act: the act function
+    // that called them is the place to show.
+    if entry.module.starts_with('$') || entry.name.starts_with('$') {
+        return BifFrame::None;
+    }
+    let raises = matches!(
+        (entry.module, entry.name),
+        ("erlang", "error" | "exit" | "throw" | "raise")
+    );
+    match e {
+        BifError::Halt(_) => BifFrame::None,
+        BifError::Raise(Class::Error, _) if entry.module == "erlang" && entry.name == "error" => {
+            if entry.arity >= 2
+                && let Some(list) = bif::erlang::list_elements(heap, args[1])
+            {
+                return BifFrame::CallerArgs(list);
+            }
+            BifFrame::None
+        }
+        BifError::Raise(_, _) if raises => BifFrame::None,
+        BifError::Raise(class, _) if class != Class::Error => BifFrame::None,
+        _ => {
+            // What OTP 25 compiles these calls to.
+            let (m, f) = match (entry.module, entry.name, entry.arity) {
+                ("erlang", "!", 2) => ("erlang", "send"),
+                ("maps", "get", 2) => ("erlang", "map_get"),
+                (m, f, _) => (m, f),
+            };
+            BifFrame::Top(Atom::intern(m), Atom::intern(f))
+        }
+    }
+}
+
+/// The text after `escript: ` (indent 0) or `** ` (the shell, indent 3)
+/// for an uncaught `class:reason` with stack trace `trace`.
+pub fn format_exception(
+    heap: &Heap,
+    class: Term,
+    reason: Term,
+    trace: Term,
+    indent: usize,
+) -> String {
+    let s0 = " ".repeat(indent);
+    let class_name = class.as_atom().map_or("error", |a| a.name());
+    let exited = format!("exception {class_name}: ");
+    let mut frames = stack_frames(heap, trace);
+    let is_trace = frames.is_some();
+    let frames_list = frames.take().unwrap_or_default();
+    let mut rest: &[Frame] = &frames_list;
+    let mut header = String::new();
+    header.push_str(&exited);
+    let error = class_name == "error";
+    let reason_text = if !is_trace {
+        // Not a stack trace: erl_error shows `{Reason, Trace}` as the reason.
+        None
+    } else if error
+        && reason == Term::atom(Atom::FUNCTION_CLAUSE)
+        && !rest.is_empty()
+        && rest[0].args.is_some()
+    {
+        let top = &rest[0];
+        rest = &rest[1..];
+        let err = "no function clause matching ";
+        let pre1 = format!("{s0}{}", " ".repeat(exited.len()));
+        let call = format_call(heap, err, &pre1, top);
+        Some(format!("{err}{call} {}", location(&top.location)))
+    } else if error && reason == Term::atom(Atom::UNDEF) && !rest.is_empty() {
+        let top = &rest[0];
+        rest = &rest[1..];
+        Some(format!("undefined function {}", mfa_to_string(top)))
+    } else if error {
+        explain_reason(heap, reason, &s0, exited.len())
+    } else {
+        None
+    };
+    let reason_text = match reason_text {
+        Some(t) => t,
+        None => {
+            let shown = if is_trace {
+                reason
+            } else {
+                // Printed as the pair; a trace that is no list is rare
+                // enough to show both terms side by side.
+                return format!(
+                    "{exited}{{{},{}}}\n",
+                    print::print_with(heap, reason, 0, 80, -1, true),
+                    print::print_with(heap, trace, 0, 80, -1, true)
+                );
+            };
+            pretty(heap, shown, s0.len() + exited.len())
+        }
+    };
+    header.push_str(&reason_text);
+    let mut out = header;
+    out.push('\n');
+    let s = format!("  {s0}");
+    for (n, frame) in rest.iter().enumerate() {
+        let origin = if n == 0 {
+            if is_operator(frame) {
+                "in operator "
+            } else {
+                "in function "
+            }
+        } else {
+            "in call from"
+        };
+        let errors = if n == 0 {
+            argument_errors(heap, reason, frame, &s)
+        } else {
+            String::new()
+        };
+        match &frame.args {
+            None => {
+                out.push_str(&format!(
+                    "{s}{origin} {} {}{errors}\n",
+                    mfa_to_string(frame),
+                    location(&frame.location)
+                ));
+            }
+            Some(_) => {
+                let called_as = format!("{s}   called as ");
+                let call = format_call(heap, "", &called_as, frame);
+                out.push_str(&format!(
+                    "{s}{origin} {}\n{called_as}{call}{errors}\n",
+                    mfa_to_string(frame)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// One `{M, F, ArityOrArgs, Location}` of a stack trace.
+struct Frame {
+    module: Term,
+    function: Term,
+    arity: usize,
+    /// The argument list (a heap list) when the frame has one.
+    args: Option<(Term, Vec<Term>)>,
+    location: Vec<(String, String)>,
+}
+
+/// The frames of `trace`, or `None` when it is not a stack trace.
+fn stack_frames(heap: &Heap, trace: Term) -> Option<Vec<Frame>> {
+    let entries = bif::erlang::list_elements(heap, trace)?;
+    let mut out = Vec::new();
+    for e in entries {
+        let t = heap.as_tuple(e)?;
+        if t.len() != 4 || t[0].as_atom().is_none() || t[1].as_atom().is_none() {
+            return None;
+        }
+        let (arity, args) = match t[2].as_small() {
+            Some(a) if a >= 0 => (a as usize, None),
+            _ => {
+                let list = bif::erlang::list_elements(heap, t[2])?;
+                (list.len(), Some((t[2], list)))
+            }
+        };
+        let mut location = Vec::new();
+        for item in bif::erlang::list_elements(heap, t[3])? {
+            if let Some(pair) = heap.as_tuple(item)
+                && pair.len() == 2
+                && let Some(key) = pair[0].as_atom()
+            {
+                let value = match key.name() {
+                    "file" => bif::erlang::char_list(heap, pair[1]).unwrap_or_default(),
+                    _ => print::write(heap, pair[1]),
+                };
+                location.push((key.name().to_string(), value));
+            }
+        }
+        out.push(Frame {
+            module: t[0],
+            function: t[1],
+            arity,
+            args,
+            location,
+        });
+    }
+    Some(out)
+}
+
+fn location(loc: &[(String, String)]) -> String {
+    let get = |k: &str| loc.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    match (get("file"), get("line")) {
+        (Some(file), Some(line)) => format!("({file}, line {line})"),
+        _ => String::new(),
+    }
+}
+
+fn atom_text(t: Term) -> String {
+    let mut s = String::new();
+    if let Some(a) = t.as_atom() {
+        print::write_atom(&mut s, a);
+    }
+    s
+}
+
+fn operator(name: &str, arity: usize) -> bool {
+    matches!(
+        (name, arity),
+        ("+" | "-" | "bnot" | "not", 1)
+            | (
+                "+" | "-"
+                    | "*"
+                    | "/"
+                    | "div"
+                    | "rem"
+                    | "band"
+                    | "bor"
+                    | "bxor"
+                    | "bsl"
+                    | "bsr"
+                    | "and"
+                    | "or"
+                    | "xor"
+                    | "=="
+                    | "/="
+                    | "=<"
+                    | "<"
+                    | ">="
+                    | ">"
+                    | "=:="
+                    | "=/="
+                    | "++"
+                    | "--"
+                    | "!",
+                2
+            )
+    )
+}
+
+fn is_operator(frame: &Frame) -> bool {
+    frame.module == Term::atom(Atom::ERLANG)
+        && frame
+            .function
+            .as_atom()
+            .is_some_and(|f| operator(f.name(), frame.arity))
+}
+
+/// `M:F` as erl_error names it: a BIF the compiler imports by itself is
+/// named alone, an operator by its symbol.
+fn mf_to_string(frame: &Frame) -> String {
+    let name = frame.function.as_atom().map_or("", |a| a.name());
+    if frame.module == Term::atom(Atom::ERLANG) {
+        if is_operator(frame) {
+            // erl_error writes `/` as an atom, the others bare.
+            return if name == "/" {
+                "'/'".into()
+            } else {
+                name.to_string()
+            };
+        }
+        if bif::lookup("erlang", name, frame.arity as u32).is_some_and(bif::is_auto_imported) {
+            return atom_text(frame.function);
+        }
+    }
+    format!("{}:{}", atom_text(frame.module), atom_text(frame.function))
+}
+
+fn mfa_to_string(frame: &Frame) -> String {
+    format!("{}/{}", mf_to_string(frame), frame.arity)
+}
+
+/// `~p` of `t` whose first character goes at `column` (0-based), erl_error's
+/// depth of 30.
+fn pretty(heap: &Heap, t: Term, column: usize) -> String {
+    print::print_with(heap, t, column, 80, 30, true)
+}
+
+fn lines(s: &str) -> usize {
+    s.matches('\n').count()
+}
+
+/// The arguments `(A1,A2)` printed from `column` as a list is, brackets
+/// turned into parentheses.
+fn arguments(heap: &Heap, list: Term, items: &[Term], column: usize) -> String {
+    let printed = if !items.is_empty() && print::printable_list(heap, list).is_some() {
+        // A list of character codes would print as a string; erl_error
+        // keeps them numbers.
+        let parts: Vec<String> = items.iter().map(|&a| pretty(heap, a, column + 1)).collect();
+        format!("[{}]", parts.join(","))
+    } else {
+        pretty(heap, list, column + 1)
+    };
+    let inner = printed
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(&printed);
+    format!("({inner})")
+}
+
+/// erl_error's `format_call`: the call of `frame` written after `pre` and
+/// `err`, on a line of its own when the arguments fit better there.
+fn format_call(heap: &Heap, err: &str, pre: &str, frame: &Frame) -> String {
+    let Some((list, items)) = &frame.args else {
+        return mfa_to_string(frame);
+    };
+    if is_operator(frame) {
+        let op = frame.function.as_atom().map_or("", |a| a.name());
+        let i1 = err.chars().count() + pre.chars().count();
+        return match items.as_slice() {
+            [a] => format!("{op} {}", pretty(heap, *a, i1 + op.len() + 1)),
+            [a, b] => {
+                let s1 = pretty(heap, *a, i1);
+                let s2 = pretty(heap, *b, i1);
+                let nl = format!("\n{}", " ".repeat(i1));
+                if lines(&s1) > 0 {
+                    return format!("{s1}{nl}{op}{nl}{s2}");
+                }
+                let col = i1 + op.len() + 2 + s1.chars().count();
+                let s2b = pretty(heap, *b, col);
+                if lines(&s2) < lines(&s2b) {
+                    format!("{s1}{nl}{op}{nl}{s2}")
+                } else {
+                    format!("{s1} {op} {s2b}")
+                }
+            }
+            _ => mfa_to_string(frame),
+        };
+    }
+    let mfs = mf_to_string(frame);
+    let i1 = pre.chars().count() + err.chars().count() + mfs.chars().count();
+    let s1 = arguments(heap, *list, items, i1);
+    let i2 = pre.chars().count() + mfs.chars().count();
+    let s2 = arguments(heap, *list, items, i2);
+    // erl_error's probe: two 5-letter atoms that do not fit mean the
+    // arguments start too far right.
+    let long = i1 + 1 + "[a2345,b2345]".len() >= 80;
+    if long || lines(&s2) < lines(&s1) {
+        format!("\n{pre}{mfs}{s2}")
+    } else {
+        format!("{mfs}{s1}")
+    }
+}
+
+/// The words for a reason of class error (erl_error's explain_reason),
+/// or `None` to print the reason as a term.
+fn explain_reason(heap: &Heap, reason: Term, s0: &str, exited: usize) -> Option<String> {
+    let fixed = |a: Atom| -> Option<&'static str> {
+        Some(match a.name() {
+            "badarg" => "bad argument",
+            "badarith" => "an error occurred when evaluating an arithmetic expression",
+            "if_clause" => "no true branch found when evaluating an if expression",
+            "noproc" => "no such process or port",
+            "notalive" => "the node cannot be part of a distributed system",
+            "system_limit" => "a system limit has been reached",
+            "timeout_value" => "bad receive timeout value",
+            _ => return None,
+        })
+    };
+    if let Some(a) = reason.as_atom() {
+        return fixed(a).map(str::to_string);
+    }
+    let t = heap.as_tuple(reason)?;
+    if t.len() != 2 {
+        return None;
+    }
+    let tag = t[0].as_atom()?;
+    let value = t[1];
+    let err = match tag.name() {
+        "badarg" => "bad argument: ",
+        "badkey" => "bad key: ",
+        "badmap" => "bad map: ",
+        "badfun" => "bad function ",
+        "badmatch" => "no match of right hand side value ",
+        "case_clause" => "no case clause matching ",
+        "else_clause" => "no else clause matching ",
+        "try_clause" => "no try clause matching ",
+        "bad_filter" => "bad filter ",
+        "bad_generator" => "bad generator ",
+        "badarity" => {
+            let pair = heap.as_tuple(value)?;
+            if pair.len() != 2 {
+                return None;
+            }
+            let n = bif::erlang::list_elements(heap, pair[1])?.len();
+            if !matches!(
+                heap.view(pair[0]),
+                View::Fun { .. } | View::ExternalFun { .. }
+            ) {
+                return None;
+            }
+            let count = match n {
+                0 => "no arguments".to_string(),
+                1 => "one argument".to_string(),
+                2 => "two arguments".to_string(),
+                n => format!("{n} arguments"),
+            };
+            return Some(format!(
+                "{} called with {count}",
+                print::write(heap, pair[0])
+            ));
+        }
+        _ => return None,
+    };
+    // erl_error's format_value: on the next line when that takes fewer lines.
+    let first = pretty(heap, value, exited + s0.len() + err.len());
+    if lines(&first) > 1 {
+        let below = pretty(heap, value, s0.len() + exited);
+        if lines(&below) < lines(&first) {
+            return Some(format!("{err}\n{s0}{}{below}", " ".repeat(exited)));
+        }
+    }
+    Some(format!("{err}{first}"))
+}
+
+/// The `*** argument N: ...` lines under a failed BIF's call.
+fn argument_errors(heap: &Heap, reason: Term, frame: &Frame, s: &str) -> String {
+    let Some((_, args)) = &frame.args else {
+        return String::new();
+    };
+    if !frame.location.iter().any(|(k, _)| k == "error_info") {
+        return String::new();
+    }
+    let (Some(m), Some(f)) = (frame.module.as_atom(), frame.function.as_atom()) else {
+        return String::new();
+    };
+    if reason == Term::atom(Atom::SYSTEM_LIMIT) {
+        return String::new();
+    }
+    let causes = causes(heap, m.name(), f.name(), args, reason);
+    let mut out = String::new();
+    for (i, cause) in causes.iter().enumerate() {
+        if let Some(text) = cause {
+            if i < args.len() {
+                out.push_str(&format!("\n{s}   *** argument {}: {text}", i + 1));
+            } else {
+                out.push_str(&format!("\n{s}   *** {text}"));
+            }
+        }
+    }
+    out
+}
+
+/// erl_erts_errors's facts: for each argument, what was wrong with it.
+/// An entry past the last argument is a general remark.
+fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Option<String>> {
+    let v = |t: Term| heap.view(t);
+    let is_atom = |t: Term| t.as_atom().is_some();
+    let is_int = |t: Term| matches!(v(t), View::Small(_) | View::Big(_));
+    let is_float = |t: Term| matches!(v(t), View::Float(_));
+    let is_list = |t: Term| matches!(v(t), View::Cons(..) | View::Nil);
+    let is_proper = |t: Term| bif::erlang::list_elements(heap, t).is_some();
+    let is_tuple = |t: Term| matches!(v(t), View::Tuple(_));
+    let is_binary = |t: Term| matches!(v(t), View::Binary(_));
+    let is_map = |t: Term| matches!(v(t), View::Map { .. });
+    let is_pid = |t: Term| matches!(v(t), View::Pid(_));
+    let is_ref = |t: Term| matches!(v(t), View::Ref(_));
+    let is_fun = |t: Term| matches!(v(t), View::Fun { .. } | View::ExternalFun { .. });
+    let s = |t: &str| Some(t.to_string());
+    let must = |ok: bool, err: &str| if ok { None } else { s(err) };
+    let textual = |what: &str| format!("not a textual representation of {what}");
+    let list_to = |t: Term, what: &str| {
+        if is_proper(t) {
+            Some(textual(what))
+        } else {
+            s("not a list")
+        }
+    };
+    let must_list = |t: Term, otherwise: Option<String>| {
+        if !is_list(t) {
+            s("not a list")
+        } else if !is_proper(t) {
+            s("not a proper list")
+        } else {
+            otherwise
+        }
+    };
+    let base_ok = |t: Term| t.as_small().is_some_and(|b| (2..=36).contains(&b));
+    let bad_base = "not an integer in the range 2 through 36";
+    let index_err = |i: Term, t: Term| {
+        if !is_int(i) {
+            s("not an integer")
+        } else {
+            let size = heap.as_tuple(t).map_or(0, |t| t.len() as i64);
+            match i.as_small() {
+                Some(k) if k >= 1 && k <= size => None,
+                _ => s("out of range"),
+            }
+        }
+    };
+    let time_err = |t: Term| match v(t) {
+        View::Small(n) if n >= 0 => None,
+        View::Small(_) => s("out of range"),
+        View::Big(b) if !b.negative => s("exceeds the maximum supported time value"),
+        View::Big(_) => s("out of range"),
+        _ => s("not an integer"),
+    };
+    let a = |i: usize| args.get(i).copied().unwrap_or(Term::NIL);
+    if m == "io" && matches!(f, "format" | "fwrite") && !args.is_empty() {
+        let (device, format, data) = match args.len() {
+            1 => (None, a(0), Term::NIL),
+            2 => (None, a(0), a(1)),
+            _ => (Some(a(0)), a(1), a(2)),
+        };
+        let shift = usize::from(device.is_some());
+        let mut out = vec![None; shift];
+        let text = if let Some(a) = format.as_atom() {
+            Some(a.name().to_string())
+        } else if let Some(bytes) = heap.binary_bytes(format) {
+            String::from_utf8(bytes.to_vec()).ok()
+        } else {
+            bif::erlang::char_list(heap, format)
+        };
+        let Some(text) = text else {
+            out.push(s("not a valid format string"));
+            return out;
+        };
+        let Some(items) = bif::erlang::list_elements(heap, data) else {
+            out.extend([None, s("not a list")]);
+            return out;
+        };
+        match format_problem(heap, &text, &items) {
+            Some((true, why)) => out.push(Some(why)),
+            Some((false, why)) => out.extend([None, Some(why)]),
+            // Format and arguments are fine: the device was at fault (an
+            // unregistered name, a dead process).
+            None if device.is_some() => out[0] = s("the device does not exist"),
+            None => {}
+        }
+        return out;
+    }
+    if m == "erlang" {
+        return match (f, args.len()) {
+            ("abs" | "float" | "trunc" | "round" | "ceil" | "floor", 1) => vec![s("not a number")],
+            ("atom_to_list" | "atom_to_binary", 1) => vec![s("not an atom")],
+            ("atom_to_binary", 2) => vec![
+                must(is_atom(a(0)), "not an atom"),
+                must(
+                    matches!(
+                        a(1).as_atom().map(|x| x.name()),
+                        Some("latin1" | "unicode" | "utf8")
+                    ),
+                    "is an invalid encoding option",
+                ),
+            ],
+            ("binary_to_atom" | "binary_to_existing_atom", 1 | 2) => {
+                let enc = if args.len() == 2 {
+                    a(1).as_atom().map(|x| x.name())
+                } else {
+                    Some("utf8")
+                };
+                match enc {
+                    Some("latin1") => vec![must(is_binary(a(0)), "not a binary")],
+                    Some("unicode" | "utf8") => {
+                        if !is_binary(a(0)) {
+                            vec![s("not a binary")]
+                        } else if heap
+                            .binary_bytes(a(0))
+                            .is_some_and(|b| std::str::from_utf8(b).is_err())
+                        {
+                            vec![s("invalid UTF8 encoding")]
+                        } else if f == "binary_to_existing_atom" {
+                            vec![s("not an already existing atom")]
+                        } else {
+                            vec![None]
+                        }
+                    }
+                    _ => vec![
+                        must(is_binary(a(0)), "not a binary"),
+                        s("not one of the atoms: latin1, utf8, or unicode"),
+                    ],
+                }
+            }
+            ("binary_to_float", 1) => vec![Some(if is_binary(a(0)) {
+                textual("a float")
+            } else {
+                "not a binary".into()
+            })],
+            ("binary_to_integer", 1) => vec![Some(if is_binary(a(0)) {
+                textual("an integer")
+            } else {
+                "not a binary".into()
+            })],
+            ("binary_to_integer", 2) => {
+                if base_ok(a(1)) {
+                    vec![Some(if is_binary(a(0)) {
+                        textual("an integer")
+                    } else {
+                        "not a binary".into()
+                    })]
+                } else {
+                    vec![must(is_binary(a(0)), "not a binary"), s(bad_base)]
+                }
+            }
+            ("binary_to_list" | "binary_to_term", 1) if !is_binary(a(0)) => vec![s("not a binary")],
+            ("binary_to_term", 1) => vec![s("invalid external representation of a term")],
+            ("bit_size" | "byte_size" | "bitstring_to_list", 1) => vec![s("not a bitstring")],
+            ("element", 2) => vec![index_err(a(0), a(1)), must(is_tuple(a(1)), "not a tuple")],
+            ("setelement", 3) | ("insert_element", 3) | ("delete_element", 2) => {
+                vec![index_err(a(0), a(1)), must(is_tuple(a(1)), "not a tuple")]
+            }
+            ("append_element", 2) => vec![s("not a tuple")],
+            ("exit", 2) => vec![s("not a pid")],
+            ("float_to_list" | "float_to_binary", 1) => vec![s("not a float")],
+            ("float_to_list" | "float_to_binary", 2) => {
+                let first = must(is_float(a(0)), "not a float");
+                let second = if first.is_none() {
+                    must_list(a(1), s("invalid option in list"))
+                } else {
+                    must_list(a(1), None)
+                };
+                vec![first, second]
+            }
+            ("fun_info", 1) => vec![s("not a fun")],
+            ("fun_info", 2) => {
+                if is_fun(a(0)) {
+                    vec![None, s("invalid item")]
+                } else {
+                    vec![s("not a fun")]
+                }
+            }
+            ("hd" | "tl", 1) => vec![s("not a nonempty list")],
+            ("integer_to_list" | "integer_to_binary", 1) => vec![s("not an integer")],
+            ("integer_to_list" | "integer_to_binary", 2) => {
+                vec![
+                    must(is_int(a(0)), "not an integer"),
+                    must(base_ok(a(1)), bad_base),
+                ]
+            }
+            ("iolist_size" | "iolist_to_binary", 1) => vec![s("not an iodata term")],
+            ("is_function", 2) => vec![
+                None,
+                Some(if is_int(a(1)) {
+                    "out of range".into()
+                } else {
+                    "not an integer".into()
+                }),
+            ],
+            ("is_map_key", 2) => vec![None, s("not a map")],
+            ("is_process_alive" | "unlink", 1) => vec![s("not a pid")],
+            ("length", 1) => vec![s("not a list")],
+            ("link", 1) => vec![Some(if is_pid(a(0)) {
+                "the pid does not refer to an existing process".into()
+            } else {
+                "not a pid".into()
+            })],
+            ("list_to_atom", 1) => vec![must_list(a(0), s("not a list of characters"))],
+            ("list_to_existing_atom", 1) => {
+                let flat = bif::erlang::char_list(heap, a(0)).is_some();
+                vec![if flat {
+                    s("not an already existing atom")
+                } else {
+                    must_list(a(0), s("not a list of characters"))
+                }]
+            }
+            ("list_to_binary", 1) => vec![s("not an iolist term")],
+            ("list_to_bitstring", 1) => vec![s("not a bitstring list")],
+            ("list_to_float", 1) => vec![list_to(a(0), "a float")],
+            ("list_to_integer", 1) => vec![list_to(a(0), "an integer")],
+            ("list_to_integer", 2) => {
+                if base_ok(a(1)) {
+                    vec![must_list(a(0), Some(textual("an integer")))]
+                } else {
+                    vec![must_list(a(0), None), s(bad_base)]
+                }
+            }
+            ("list_to_pid", 1) => vec![list_to(a(0), "a pid")],
+            ("list_to_ref", 1) => vec![list_to(a(0), "a reference")],
+            ("list_to_tuple", 1) => vec![s("not a list")],
+            ("make_tuple", 2) => vec![s("out of range")],
+            ("map_size", 1) => vec![s("not a map")],
+            ("map_get", 2) => {
+                if is_map(a(1)) {
+                    vec![s("not present in map")]
+                } else {
+                    vec![None, s("not a map")]
+                }
+            }
+            ("node", 1) => vec![s("not a pid")],
+            ("phash" | "phash2", 2) => vec![
+                None,
+                must(
+                    a(1).as_small().is_some_and(|n| n >= 1),
+                    if is_int(a(1)) {
+                        "out of range"
+                    } else {
+                        "not an integer"
+                    },
+                ),
+            ],
+            ("pid_to_list", 1) => vec![s("not a pid")],
+            ("ref_to_list", 1) => vec![s("not a reference")],
+            ("register", 2) => {
+                let name = a(0).as_atom();
+                let first = match name {
+                    Some(n) if n.name() == "undefined" => s("'undefined' is not a valid name"),
+                    Some(_) => None,
+                    None => s("not an atom"),
+                };
+                let second = must(is_pid(a(1)), "not a pid or port");
+                if first.is_none() && second.is_none() {
+                    vec![s("name is in use")]
+                } else {
+                    vec![first, second]
+                }
+            }
+            ("send", 2) => vec![s("invalid destination")],
+            ("send_after" | "start_timer", 3 | 4) => {
+                let dest = a(1);
+                vec![
+                    time_err(a(0)),
+                    must(is_pid(dest) || is_atom(dest), "not a pid or an atom"),
+                ]
+            }
+            ("cancel_timer" | "read_timer", 1) => vec![s("not a reference")],
+            ("size", 1) => vec![s("not tuple or binary")],
+            ("spawn" | "spawn_link" | "spawn_monitor", 1) => vec![s("not a fun")],
+            ("spawn" | "spawn_link" | "spawn_monitor", 3) => vec![
+                must(is_atom(a(0)), "not an atom"),
+                must(is_atom(a(1)), "not an atom"),
+                must_list(a(2), None),
+            ],
+            ("split_binary", 2) => {
+                if !is_binary(a(0)) {
+                    vec![s("not a binary"), None]
+                } else if !a(1).as_small().is_some_and(|n| n >= 0) {
+                    vec![
+                        None,
+                        Some(if is_int(a(1)) {
+                            "out of range".into()
+                        } else {
+                            "not an integer".into()
+                        }),
+                    ]
+                } else {
+                    vec![None, s("out of range")]
+                }
+            }
+            ("binary_part", 3) => {
+                let e = [
+                    must(is_binary(a(0)), "not a binary"),
+                    if !is_int(a(1)) {
+                        s("not an integer")
+                    } else if a(1).as_small().is_some_and(|n| n >= 0) {
+                        None
+                    } else {
+                        s("out of range")
+                    },
+                    must(is_int(a(2)), "not an integer"),
+                ];
+                if e.iter().all(Option::is_none) {
+                    let size = heap.binary_bytes(a(0)).map_or(0, |b| b.len() as i64);
+                    if a(1).as_small().is_some_and(|p| p > size) {
+                        vec![None, s("out of range")]
+                    } else {
+                        vec![None, None, s("out of range")]
+                    }
+                } else {
+                    e.to_vec()
+                }
+            }
+            ("subtract" | "--" | "++", 2) => vec![must_list(a(0), None), must_list(a(1), None)],
+            ("tuple_size" | "tuple_to_list", 1) => vec![s("not a tuple")],
+            ("whereis", 1) => vec![s("not an atom")],
+            ("unregister", 1) => vec![s("not a pid")],
+            ("system_info", 1) => vec![s("invalid system info item")],
+            ("statistics", 1) => vec![s("invalid statistics item")],
+            ("process_info", 1) => vec![must(is_pid(a(0)), "not a pid")],
+            ("process_info", 2) => {
+                if is_pid(a(0)) {
+                    vec![None, s("invalid item or item list")]
+                } else {
+                    vec![s("not a pid")]
+                }
+            }
+            ("monitor", 2) => match a(0).as_atom().map(|x| x.name()) {
+                Some("process") => vec![
+                    None,
+                    must(is_pid(a(1)) || is_atom(a(1)) || is_tuple(a(1)), "not a pid"),
+                ],
+                _ => vec![s("invalid monitor type")],
+            },
+            ("demonitor", 1) => vec![s("not a reference")],
+            ("convert_time_unit", 3) => vec![must(is_int(a(0)), "not an integer"), None, None],
+            ("make_ref", 0) | ("self", 0) => vec![],
+            ("unique_integer", 1) => vec![must_list(a(0), s("invalid modifier"))],
+            ("bump_reductions", 1) => vec![must(
+                a(0).as_small().is_some_and(|n| n >= 0),
+                "out of range",
+            )],
+            ("is_record", 2) => vec![s("not an atom")],
+            _ => {
+                let _ = (is_ref, reason);
+                vec![]
+            }
+        };
+    }
+    vec![]
+}
+
+/// What io_lib finds wrong with format `text` and its arguments: `true`
+/// for a fault of the format itself, `false` for one of the arguments.
+fn format_problem(heap: &Heap, text: &str, items: &[Term]) -> Option<(bool, String)> {
+    let mut chars = text.chars().peekable();
+    let mut needed: Vec<Option<&'static str>> = Vec::new();
+    while let Some(c) = chars.next() {
+        if c != '~' {
+            continue;
+        }
+        // Field width, precision and pad character, then modifiers.
+        let mut dots = 0;
+        while let Some(&n) = chars.peek() {
+            if n.is_ascii_digit() || n == '-' {
+                chars.next();
+            } else if n == '*' {
+                chars.next();
+                needed.push(Some("integer"));
+            } else if n == '.' {
+                chars.next();
+                dots += 1;
+                if dots == 2 {
+                    chars.next();
+                }
+            } else {
+                break;
+            }
+        }
+        while matches!(chars.peek(), Some('t' | 'l' | 'k' | 'K')) {
+            chars.next();
+        }
+        let Some(control) = chars.next() else {
+            return Some((true, "format string invalid (truncated)".into()));
+        };
+        match control {
+            'n' | '~' => {}
+            'c' | 'B' | '#' | 'b' | '+' => needed.push(Some("integer")),
+            'X' | 'x' => needed.extend([Some("integer"), None]),
+            'f' | 'e' | 'g' => needed.push(Some("float")),
+            's' => needed.push(Some("string")),
+            'w' | 'p' | 'i' => needed.push(None),
+            'W' | 'P' => needed.extend([None, Some("integer")]),
+            other => {
+                return Some((
+                    true,
+                    format!("format string invalid (invalid control ~{other})"),
+                ));
+            }
+        }
+    }
+    if needed.len() != items.len() {
+        return Some((true, "wrong number of arguments".into()));
+    }
+    for (i, (want, &item)) in needed.iter().zip(items).enumerate() {
+        let ok = match want {
+            Some("integer") => matches!(heap.view(item), View::Small(_) | View::Big(_)),
+            Some("float") => matches!(heap.view(item), View::Float(_)),
+            Some("string") => {
+                item.as_atom().is_some()
+                    || crate::term::iolist::iolist_size(heap, item).is_some()
+                    || bif::erlang::char_list(heap, item).is_some()
+            }
+            _ => true,
+        };
+        if !ok {
+            let want = want.unwrap_or("term");
+            return Some((false, format!("element {} must be of type {want}", i + 1)));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_operators_have_their_symbols() {
+        assert_eq!(arith_name(ArithOp::IntDiv), "div");
+        assert!(operator("div", 2));
+        assert!(operator("-", 1));
+        assert!(!operator("element", 2));
+    }
+}
