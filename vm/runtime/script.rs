@@ -84,7 +84,7 @@ pub fn compile_source_in(
     }
     let sources = &program.sources;
     syntax::with_big_stack(|| {
-        crate::compile::compile_module(&program.module, default_name, file, source)
+        crate::compile::compile_module_in(&program.module, default_name, file, sources)
     })
     .map_err(|e| {
         let d = Diagnostic::error(e.message, e.span);
@@ -126,8 +126,10 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
             .to_string();
         format!("act: cannot read {file}: {reason}\n")
     })?;
-    // An empty script is one without main/1, not a module to compile.
-    if syntax::parse_module(&source).0.forms.is_empty() {
+    // An empty script is one without main/1, not a module to compile;
+    // a script whose every form failed to parse gets its errors.
+    let (parsed, errors) = syntax::parse_module(&source);
+    if parsed.forms.is_empty() && errors.is_empty() {
         return Err(NO_MAIN.to_string());
     }
     let path = Path::new(file);
