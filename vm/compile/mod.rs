@@ -417,7 +417,7 @@ mod tests {
     use crate::code::Dst;
 
     fn compiler() -> ModuleCompiler {
-        ModuleCompiler::new(Atom::intern("t"), "t.act", "")
+        ModuleCompiler::new(Atom::intern("t"), "t.act", &Sources::single("t.act", ""))
     }
 
     fn mv(from: u32, to: u16) -> Instr {
