@@ -8,7 +8,7 @@ use crate::term::bits::{
     BitWriter, Packed, TY_BINARY, TY_FLOAT, TY_INTEGER, write_bigint, write_float, write_int,
     write_utf,
 };
-use crate::term::object::Kind;
+use crate::term::object::{HEAP_BINARY_MAX, Kind};
 use crate::term::view::View;
 use crate::term::{Term, arith};
 
@@ -40,61 +40,114 @@ fn segment_bits(heap: &Heap, size: Term, unit: usize) -> Result<Option<usize>, B
 
 /// `<<Segments>>`: a tuple of `{Value, Size, Type}` per segment (see
 /// `compile::bits`). A bad value or size is `badarg`, as in OTP.
+///
+/// When the first segment is a whole bitstring (`<<Acc/binary, ...>>`),
+/// the result is appendable (see `heap::append`): the next append to it
+/// writes in place, so a loop of appends takes linear time in all.
 pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let segments = heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
+    let append = match segments.first().and_then(|&s| heap.as_tuple(s)) {
+        Some(&[value, size, spec]) if size.is_none() => {
+            let spec = Packed::of(spec.as_small().ok_or(BifError::Badarg)? as u32);
+            (spec.ty == TY_BINARY).then_some((value, spec.unit))
+        }
+        _ => None,
+    };
+    if let Some((acc, unit)) = append
+        && let Some((base, _)) = heap.append_target(acc)
+        && heap.bit_size(acc).is_some_and(|n| n % unit == 0)
+        && !segments[1..].iter().any(|&s| uses_buffer(heap, s, base))
+    {
+        ctx.ensure(heap::SUB_BINARY_WORDS, args)?;
+        let heap = ctx.heap();
+        // The collection may have moved the terms.
+        let all = args[0];
+        let acc = heap.tuple_elements(heap.tuple_elements(all)[0])[0];
+        let done = heap.append_in_place(acc, |heap, out| {
+            for &s in &heap.tuple_elements(all)[1..] {
+                write_segment(heap, s, out)?;
+            }
+            Ok(())
+        });
+        if let Some(result) = done {
+            return result;
+        }
+    }
     let heap = &ctx.process.heap;
     let segments = heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
     let mut out = BitWriter::default();
     for &s in segments {
-        let t = heap.as_tuple(s).ok_or(BifError::Badarg)?;
-        let (value, size, spec) = (t[0], t[1], t[2]);
-        let spec = Packed::of(spec.as_small().ok_or(BifError::Badarg)? as u32);
-        match spec.ty {
-            TY_INTEGER => {
-                let n = segment_bits(heap, size, spec.unit)?.unwrap_or(8);
-                match heap.view(value) {
-                    View::Small(i) => write_int(&mut out, i, n, spec.little),
-                    View::Big(b) => write_bigint(&mut out, &b.to_bigint(), n, spec.little),
-                    _ => return Err(BifError::Badarg),
-                }
-            }
-            TY_FLOAT => {
-                let f = arith::to_f64(heap, value).map_err(|_| BifError::Badarg)?;
-                let n = segment_bits(heap, size, spec.unit)?.unwrap_or(64);
-                if !write_float(&mut out, f, n, spec.little) {
-                    return Err(BifError::Badarg);
-                }
-            }
-            TY_BINARY => {
-                let bits = heap.bits_of(value).ok_or(BifError::Badarg)?;
-                match segment_bits(heap, size, spec.unit)? {
-                    None => {
-                        if bits.len % spec.unit != 0 {
-                            return Err(BifError::Badarg);
-                        }
-                        out.push_bits(bits);
-                    }
-                    Some(n) => {
-                        if n > bits.len {
-                            return Err(BifError::Badarg);
-                        }
-                        out.push_bits(bits.slice(0, n));
-                    }
-                }
-            }
-            ty => {
-                let c = value.as_small().ok_or(BifError::Badarg)?;
-                if !write_utf(&mut out, ty, c, spec.little) {
-                    return Err(BifError::Badarg);
-                }
-            }
-        }
-        if out.bits > MAX_BITS {
-            return Err(BifError::SystemLimit);
-        }
+        write_segment(heap, s, &mut out)?;
     }
     let bits = out.bits;
+    if append.is_some() && out.bytes.len() > HEAP_BINARY_MAX {
+        ctx.ensure(heap::APPENDABLE_WORDS, args)?;
+        return Ok(ctx.heap().appendable_binary(out.bytes, bits));
+    }
     ctx.ensure(heap::words_for_bitstring(bits), args)?;
     Ok(ctx.heap().bitstring_from_vec(out.bytes, bits))
+}
+
+/// Whether the segment `{Value, Size, Type}` reads the buffer `base`.
+fn uses_buffer(heap: &Heap, segment: Term, base: Term) -> bool {
+    match heap.as_tuple(segment) {
+        Some(&[value, _, _]) => heap.bitstring_parts(value).is_some_and(|p| p.0 == base),
+        _ => false,
+    }
+}
+
+/// Writes one segment `{Value, Size, Type}`.
+fn write_segment(heap: &Heap, s: Term, out: &mut BitWriter) -> Result<(), BifError> {
+    let t = heap.as_tuple(s).ok_or(BifError::Badarg)?;
+    let &[value, size, spec] = t else {
+        return Err(BifError::Badarg);
+    };
+    let spec = Packed::of(spec.as_small().ok_or(BifError::Badarg)? as u32);
+    match spec.ty {
+        TY_INTEGER => {
+            let n = segment_bits(heap, size, spec.unit)?.unwrap_or(8);
+            match heap.view(value) {
+                View::Small(i) => write_int(out, i, n, spec.little),
+                View::Big(b) => write_bigint(out, &b.to_bigint(), n, spec.little),
+                _ => return Err(BifError::Badarg),
+            }
+        }
+        TY_FLOAT => {
+            let f = arith::to_f64(heap, value).map_err(|_| BifError::Badarg)?;
+            let n = segment_bits(heap, size, spec.unit)?.unwrap_or(64);
+            if !write_float(out, f, n, spec.little) {
+                return Err(BifError::Badarg);
+            }
+        }
+        TY_BINARY => {
+            let bits = heap.bits_of(value).ok_or(BifError::Badarg)?;
+            match segment_bits(heap, size, spec.unit)? {
+                None => {
+                    if bits.len % spec.unit != 0 {
+                        return Err(BifError::Badarg);
+                    }
+                    out.push_bits(bits);
+                }
+                Some(n) => {
+                    if n > bits.len {
+                        return Err(BifError::Badarg);
+                    }
+                    out.push_bits(bits.slice(0, n));
+                }
+            }
+        }
+        ty => {
+            let c = value.as_small().ok_or(BifError::Badarg)?;
+            if !write_utf(out, ty, c, spec.little) {
+                return Err(BifError::Badarg);
+            }
+        }
+    }
+    if out.bits > MAX_BITS {
+        return Err(BifError::SystemLimit);
+    }
+    Ok(())
 }
 
 pub fn bit_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {

@@ -49,8 +49,12 @@ pub struct Module {
     /// The source file name, for stack traces.
     pub file: String,
     pub code: Vec<Instr>,
-    /// Source line of each instruction (same length as `code`).
+    /// Source line of each instruction (same length as `code`); a line of
+    /// an included file carries its number in `include_files` (from 1)
+    /// above `LINE_BITS` (see `location`).
     pub lines: Vec<u32>,
+    /// The included files (`.hrl`) that code of this module comes from.
+    pub include_files: Vec<String>,
     /// Literal terms referred to by `Src::lit`.
     pub literals: Vec<Term>,
     /// Variable-length operand lists (tuple elements, BIF arguments).
@@ -84,6 +88,9 @@ pub struct Module {
     /// native tier, read by the engine at calls and returns).
     pub tier: TierSlots,
 }
+
+/// Bits of a line number in `Module::lines`; the file's number is above.
+pub const LINE_BITS: u32 = 24;
 
 /// The native tier's tables of one module version. They only remember
 /// what the tier compiled: code that finds nothing here is interpreted,
@@ -196,6 +203,7 @@ impl Module {
             file,
             code,
             lines,
+            include_files: Vec::new(),
             literals,
             operand_lists,
             select_tables,
@@ -224,9 +232,20 @@ impl Module {
             .max_by_key(|f| f.entry)
     }
 
-    /// The source line of instruction `ip` (0 if unknown).
+    /// The source line of instruction `ip` (0 if unknown), with its file
+    /// (see `location`).
     pub fn line_at(&self, ip: u32) -> u32 {
         self.lines.get(ip as usize).copied().unwrap_or(0)
+    }
+
+    /// The file and line of a `line_at` value, as stack traces show them.
+    pub fn location(&self, line: u32) -> (&str, u32) {
+        let file = (line >> LINE_BITS) as usize;
+        let name = match file.checked_sub(1).and_then(|i| self.include_files.get(i)) {
+            Some(name) => name,
+            None => &self.file,
+        };
+        (name, line & ((1 << LINE_BITS) - 1))
     }
 
     /// The entry instruction of exported `name/arity`.

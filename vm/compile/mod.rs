@@ -23,7 +23,9 @@ mod expr;
 mod lower;
 mod pattern;
 
+use crate::code::module::LINE_BITS;
 use crate::code::{FunDef, FunctionInfo, Import, Instr, Label, Module, SelectTable, Src};
+use crate::syntax::Sources;
 use crate::syntax::ast;
 use crate::syntax::span::{LineIndex, Span};
 use crate::term::{Atom, Constant, Term};
@@ -65,7 +67,10 @@ struct PendingFunction {
 pub struct ModuleCompiler {
     name: Atom,
     file: String,
-    lines: LineIndex,
+    /// Per source file (see `Sources`): its base offset, its lines and its
+    /// number in `include_files` (0: the module's own file).
+    lines: Vec<(usize, LineIndex, u32)>,
+    include_files: Vec<String>,
     code: Vec<Instr>,
     code_lines: Vec<u32>,
     current_line: u32,
@@ -100,6 +105,17 @@ pub fn compile_module(
     file: &str,
     source: &str,
 ) -> std::result::Result<Module, CompileError> {
+    compile_module_in(module, default_name, file, &Sources::single(file, source))
+}
+
+/// `compile_module` of a module read from `sources` (a script and the
+/// files it includes), so code from an included file has its lines.
+pub fn compile_module_in(
+    module: &ast::Module,
+    default_name: &str,
+    file: &str,
+    sources: &Sources,
+) -> std::result::Result<Module, CompileError> {
     let mut name = default_name.to_string();
     let mut exports = Vec::new();
     let mut export_all = false;
@@ -108,7 +124,7 @@ pub fn compile_module(
             match &a.kind {
                 ast::AttributeKind::Module(m) => name = m.clone(),
                 ast::AttributeKind::Export(list) => exports.extend(list.iter().cloned()),
-                ast::AttributeKind::ExportAll => export_all = true,
+                ast::AttributeKind::ExportAll { .. } => export_all = true,
                 ast::AttributeKind::Record(_)
                 | ast::AttributeKind::Import(..)
                 | ast::AttributeKind::Other(_) => {}
@@ -126,7 +142,7 @@ pub fn compile_module(
             }
         }
     }
-    let mut mc = ModuleCompiler::new(Atom::intern(&name), file, source);
+    let mut mc = ModuleCompiler::new(Atom::intern(&name), file, sources);
     // Declare every source function first so calls can refer to any.
     let mut sources = Vec::new();
     for form in &module.forms {
@@ -185,12 +201,26 @@ fn fuse(first: Instr, second: Instr) -> Option<Instr> {
 }
 
 impl ModuleCompiler {
-    /// An empty compiler for module `name` of `source`.
-    fn new(name: Atom, file: &str, source: &str) -> ModuleCompiler {
+    /// An empty compiler for module `name` read from `sources`.
+    fn new(name: Atom, file: &str, sources: &Sources) -> ModuleCompiler {
+        let mut include_files: Vec<String> = Vec::new();
+        let mut lines = Vec::new();
+        for (i, f) in sources.files.iter().enumerate() {
+            let number = if i == 0 {
+                0
+            } else if let Some(k) = include_files.iter().position(|n| *n == f.name) {
+                k as u32 + 1
+            } else {
+                include_files.push(f.name.clone());
+                include_files.len() as u32
+            };
+            lines.push((f.base, LineIndex::new(&f.text), number));
+        }
         ModuleCompiler {
             name,
             file: file.to_string(),
-            lines: LineIndex::new(source),
+            lines,
+            include_files,
             code: Vec::new(),
             code_lines: Vec::new(),
             current_line: 0,
@@ -255,7 +285,17 @@ impl ModuleCompiler {
     }
 
     fn set_line(&mut self, span: Span) {
-        self.current_line = self.lines.line(span.start);
+        let i = self
+            .lines
+            .partition_point(|l| l.0 <= span.start as usize)
+            .saturating_sub(1);
+        self.current_line = match self.lines.get(i) {
+            Some((base, lines, number)) => {
+                let line = lines.line(span.start - *base as u32);
+                line.min((1 << LINE_BITS) - 1) | number << LINE_BITS
+            }
+            None => 0,
+        };
     }
 
     /// The literal operand for an immediate or constant term.
@@ -360,6 +400,10 @@ impl ModuleCompiler {
             self.funs,
             self.max_x + 1,
         )
+        .map(|mut m| {
+            m.include_files = self.include_files;
+            m
+        })
         .map_err(|e| CompileError {
             span: Span::default(),
             message: format!("internal: {e}"),
@@ -373,7 +417,7 @@ mod tests {
     use crate::code::Dst;
 
     fn compiler() -> ModuleCompiler {
-        ModuleCompiler::new(Atom::intern("t"), "t.act", "")
+        ModuleCompiler::new(Atom::intern("t"), "t.act", &Sources::single("t.act", ""))
     }
 
     fn mv(from: u32, to: u16) -> Instr {

@@ -37,12 +37,14 @@
 //! `ACT_GC_STRESS=1` in the environment, or `Heap::set_gc_stress` makes
 //! every `ensure` collect.
 
+mod append;
 pub mod budget;
 mod copy;
 pub mod footprint;
 #[cfg(test)]
 mod tests;
 
+pub use append::APPENDABLE_WORDS;
 pub use budget::SystemLimit;
 pub use copy::{MessageBuffer, copy_term, size_of};
 
@@ -135,14 +137,30 @@ fn gc_stress() -> bool {
 /// A binary too big for the heap: shared by reference count between heaps
 /// and message buffers. Its bytes are accounted in the memory budget until
 /// the last reference goes.
+///
+/// An appendable binary (see `append`) has room to grow at its end and is
+/// only ever seen through sub-binaries, each with its own length, so the
+/// bytes past its `bits` belong to no term and an append may fill them.
 pub struct SharedBinary {
-    bytes: Box<[u8]>,
+    bytes: Vec<u8>,
+    /// Bits in use: `bytes.len() == bits.div_ceil(8)`.
+    bits: usize,
+    appendable: bool,
+    /// Bytes drawn from the budget (the capacity of `bytes`).
+    reserved: usize,
 }
 
 impl SharedBinary {
-    fn new(bytes: Box<[u8]>) -> Arc<SharedBinary> {
-        budget::force_reserve(bytes.len());
-        Arc::new(SharedBinary { bytes })
+    fn new(mut bytes: Vec<u8>) -> Arc<SharedBinary> {
+        bytes.shrink_to_fit();
+        let reserved = bytes.capacity();
+        budget::force_reserve(reserved);
+        Arc::new(SharedBinary {
+            bits: bytes.len() * 8,
+            bytes,
+            appendable: false,
+            reserved,
+        })
     }
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
@@ -151,7 +169,7 @@ impl SharedBinary {
 
 impl Drop for SharedBinary {
     fn drop(&mut self) {
-        budget::release(self.bytes.len());
+        budget::release(self.reserved);
     }
 }
 
@@ -306,7 +324,7 @@ impl Heap {
     /// Bytes this heap accounts for (words and off-heap binaries, which
     /// may be shared).
     pub fn memory_bytes(&self) -> usize {
-        self.reserved + self.off_heap.iter().map(|b| b.bytes.len()).sum::<usize>()
+        self.reserved + self.off_heap.iter().map(|b| b.reserved).sum::<usize>()
     }
 
     /// Lists this heap's allocations (see `footprint`).
@@ -621,7 +639,7 @@ impl Heap {
         if bytes.len() <= HEAP_BINARY_MAX || self.inline_binaries {
             self.heap_binary(bytes)
         } else {
-            self.shared_binary(SharedBinary::new(bytes.into()))
+            self.shared_binary(SharedBinary::new(bytes.to_vec()))
         }
     }
 
@@ -630,7 +648,7 @@ impl Heap {
         if bytes.len() <= HEAP_BINARY_MAX || self.inline_binaries {
             self.heap_binary(&bytes)
         } else {
-            self.shared_binary(SharedBinary::new(bytes.into_boxed_slice()))
+            self.shared_binary(SharedBinary::new(bytes))
         }
     }
 

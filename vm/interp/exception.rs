@@ -92,8 +92,8 @@ fn raise_traced(
     let arg_count = args.as_ref().map_or(0, |a| a.len());
     // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of one.
     let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(1);
-    for (m, _, _) in &entries {
-        words += 5 + 4 + 6 + 2 * m.file.chars().count() + 2;
+    for (m, _, line) in &entries {
+        words += 5 + 4 + 6 + 2 * m.location(*line).0.chars().count() + 2;
     }
     let used = regs_used(module).min(x.len());
     let mut args = args.unwrap_or_default();
@@ -102,9 +102,10 @@ fn raise_traced(
         for (k, (m, f, line)) in entries.iter().enumerate().rev() {
             let info = &m.functions[*f as usize];
             let heap = &mut p.heap;
-            let file = heap.string(&m.file);
+            let (file, line) = m.location(*line);
+            let file = heap.string(file);
             let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
-            let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(*line as i64)]);
+            let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
             let location = heap.list(&[file, line]);
             let arity = if k == 0 && called.is_none() && (arg_count > 0 || !args.is_empty()) {
                 heap.list(&args)

@@ -123,8 +123,8 @@ pub fn format_exception(
                 // enough to show both terms side by side.
                 return format!(
                     "{exited}{{{},{}}}\n",
-                    print::print_with(heap, reason, 0, 80, -1, true),
-                    print::print_with(heap, trace, 0, 80, -1, true)
+                    print::print_with(heap, reason, 0, 80, -1, print::Strings::Latin1),
+                    print::print_with(heap, trace, 0, 80, -1, print::Strings::Latin1)
                 );
             };
             pretty(heap, shown, s0.len() + exited.len())
@@ -305,7 +305,7 @@ fn mfa_to_string(frame: &Frame) -> String {
 /// `~p` of `t` whose first character goes at `column` (0-based), erl_error's
 /// depth of 30.
 fn pretty(heap: &Heap, t: Term, column: usize) -> String {
-    print::print_with(heap, t, column, 80, 30, true)
+    print::print_with(heap, t, column, 80, 30, print::Strings::Latin1)
 }
 
 fn lines(s: &str) -> usize {

@@ -96,7 +96,7 @@ pub fn compile_source_in(
     }
     let sources = &program.sources;
     syntax::with_big_stack(|| {
-        crate::compile::compile_module(&program.module, default_name, file, source)
+        crate::compile::compile_module_in(&program.module, default_name, file, sources)
     })
     .map_err(|e| {
         let d = Diagnostic::error(e.message, e.span);

@@ -42,7 +42,10 @@ pub enum AttributeKind {
     /// `-import(lists, [reverse/1]).`
     Import(String, Vec<FunctionName>),
     /// `-compile(export_all).` or a `-compile` list holding `export_all`.
-    ExportAll,
+    ExportAll {
+        /// No `nowarn_export_all` beside it: erlc warns.
+        warn: bool,
+    },
     /// `-mode(compile).`, `-spec ...`, `-type ...` and every other
     /// attribute: parsed to its dot and otherwise ignored.
     Other(String),

@@ -378,9 +378,42 @@ impl Checker<'_> {
 
     fn forms(&mut self, module: &Module) {
         let mut seen: BTreeSet<(String, u32)> = BTreeSet::new();
+        // `-compile(nowarn_export_all)` anywhere silences the warning.
+        let nowarn = module.forms.iter().any(|f| {
+            matches!(f, Form::Attribute(Attribute { kind: AttributeKind::Other(o), .. })
+                if o == "nowarn_export_all")
+        });
+        let mut after_functions = false;
         for form in &module.forms {
             match form {
                 Form::Attribute(attribute) => {
+                    let name = match &attribute.kind {
+                        AttributeKind::Module(_) => "module",
+                        AttributeKind::Export(_) => "export",
+                        AttributeKind::Import(..) => "import",
+                        AttributeKind::Other(name) => name.as_str(),
+                        AttributeKind::Record(_) | AttributeKind::ExportAll { .. } => "record",
+                    };
+                    // As erl_lint: after the first function only these
+                    // may come (`-compile` options are read up front).
+                    let late = [
+                        "record", "type", "opaque", "spec", "dialyzer", "compile", "file",
+                    ];
+                    if after_functions && !late.contains(&name) && name != "nowarn_export_all" {
+                        let at = attribute.span.start as usize + 1;
+                        self.error(
+                            format!("attribute {name} after function definitions"),
+                            Span::new(at, at + name.len()),
+                        );
+                    }
+                    if attribute.kind == (AttributeKind::ExportAll { warn: true }) && !nowarn {
+                        // erlc's wording, at the attribute's name.
+                        let at = attribute.span.start as usize + 1;
+                        self.warning(
+                            "export_all flag enabled - all functions will be exported",
+                            Span::new(at, at + "compile".len()),
+                        );
+                    }
                     if let AttributeKind::Export(names) = &attribute.kind {
                         for name in names {
                             if !self.table.is_defined(&name.name, name.arity) {
@@ -393,6 +426,7 @@ impl Checker<'_> {
                     }
                 }
                 Form::Function(function) => {
+                    after_functions = true;
                     let key = (function.name.clone(), function.arity);
                     if let Some(first) = function.clauses.first()
                         && !seen.insert(key)
@@ -443,7 +477,7 @@ impl Checker<'_> {
                     roots.extend(names.iter().map(|n| (n.name.clone(), n.arity)));
                 }
                 Form::Attribute(Attribute {
-                    kind: AttributeKind::ExportAll,
+                    kind: AttributeKind::ExportAll { .. },
                     ..
                 }) => roots.extend(self.table.defined.keys().cloned()),
                 Form::Attribute(_) => {}

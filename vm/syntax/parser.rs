@@ -415,6 +415,21 @@ fn parse_tokens_here(tokens: &[Spanned], source_len: usize) -> ParsedModule {
 
 fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
     let errors = pre_check(form);
+    if errors
+        .iter()
+        .any(|d| d.message.starts_with("nested too deeply"))
+    {
+        // The parser keeps its own stack, so it may still find the real
+        // syntax error; the deep tree it builds otherwise is taken apart
+        // without recursion.
+        return match grammar::FormParser::new().parse(form.tokens.iter().cloned()) {
+            Ok(tree) => {
+                walk::dismantle_form(tree);
+                Err(errors)
+            }
+            Err(error) => Err(vec![parse_error_to_diagnostic(error, form)]),
+        };
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -494,15 +509,21 @@ fn meaningful_attribute(
         })()),
         "compile" => Some((|| {
             let exprs = parse_expr_tokens(inner.unwrap_or_default())?;
-            let export_all = exprs.iter().any(|e| match &e.kind {
-                ExprKind::Atom(a) => a == "export_all",
-                ExprKind::List(items, _) => items
-                    .iter()
-                    .any(|i| matches!(&i.kind, ExprKind::Atom(a) if a == "export_all")),
-                _ => false,
-            });
-            attribute(if export_all {
-                AttributeKind::ExportAll
+            let has = |option: &str| {
+                exprs.iter().any(|e| match &e.kind {
+                    ExprKind::Atom(a) => a == option,
+                    ExprKind::List(items, _) => items
+                        .iter()
+                        .any(|i| matches!(&i.kind, ExprKind::Atom(a) if a == option)),
+                    _ => false,
+                })
+            };
+            attribute(if has("export_all") {
+                AttributeKind::ExportAll {
+                    warn: !has("nowarn_export_all"),
+                }
+            } else if has("nowarn_export_all") {
+                AttributeKind::Other("nowarn_export_all".to_string())
             } else {
                 AttributeKind::Other("compile".to_string())
             })

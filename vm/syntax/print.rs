@@ -59,7 +59,7 @@ pub fn form_to_string(form: &Form) -> String {
                     .collect();
                 let _ = writeln!(out, "-import({}, [{}]).", atom(module), names.join(", "));
             }
-            AttributeKind::ExportAll => out.push_str("-compile(export_all).\n"),
+            AttributeKind::ExportAll { .. } => out.push_str("-compile(export_all).\n"),
         },
         Form::Function(function) => {
             let _ = writeln!(out, "function {}/{}", atom(&function.name), function.arity);

@@ -202,6 +202,22 @@ impl BitWriter {
         }
     }
 
+    /// Drops every bit from `bits` on, keeping the invariant (the unused
+    /// low bits of the last byte zero).
+    pub fn truncate(&mut self, bits: usize) {
+        if bits >= self.bits {
+            return;
+        }
+        self.bytes.truncate(bits.div_ceil(8));
+        let rest = bits % 8;
+        if let Some(last) = self.bytes.last_mut()
+            && rest != 0
+        {
+            *last &= 0xffu8 << (8 - rest);
+        }
+        self.bits = bits;
+    }
+
     /// The bits written so far.
     pub fn view(&self) -> Bits<'_> {
         Bits {
