@@ -573,6 +573,23 @@ bifs! {
     }
 }
 
+/// The most arguments a BIF takes (callers keep them in an array this long).
+pub const MAX_ARITY: usize = 8;
+
+#[cfg(test)]
+#[test]
+fn every_bif_fits_the_argument_array() {
+    for b in TABLE.iter() {
+        assert!(
+            b.arity as usize <= MAX_ARITY,
+            "{}:{}/{}",
+            b.module,
+            b.name,
+            b.arity
+        );
+    }
+}
+
 fn index() -> &'static HashMap<(&'static str, &'static str, u32), u16> {
     static INDEX: OnceLock<HashMap<(&'static str, &'static str, u32), u16>> = OnceLock::new();
     INDEX.get_or_init(|| {

@@ -488,7 +488,7 @@ fn interpret(
                 } => {
                     let entry = &bif::TABLE[index as usize];
                     let arity = entry.arity as usize;
-                    let mut a = [Term::NIL; 4];
+                    let mut a = [Term::NIL; bif::MAX_ARITY];
                     for (i, slot) in a.iter_mut().enumerate().take(arity) {
                         *slot = get!(p, x, m, m.operand_lists[args as usize + i]);
                     }
@@ -1079,7 +1079,7 @@ fn call_mfa(
     if let Some(index) = bif::lookup_atoms(m, f, arity as u32) {
         p.reductions += cost::CALL;
         let entry = &bif::TABLE[index as usize];
-        let mut a = [Term::NIL; 4];
+        let mut a = [Term::NIL; bif::MAX_ARITY];
         a[..arity].copy_from_slice(&x[..arity]);
         let used = regs_used(module);
         let result = {

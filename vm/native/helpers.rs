@@ -302,7 +302,7 @@ pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, ip: u32) -> u32 {
     };
     let entry = &bif::TABLE[index as usize];
     let arity = entry.arity as usize;
-    let mut a = [Term::NIL; 4];
+    let mut a = [Term::NIL; bif::MAX_ARITY];
     for (i, slot) in a.iter_mut().enumerate().take(arity) {
         *slot = read(p, x, m.get(), m.get().operand_lists[args as usize + i]);
     }
