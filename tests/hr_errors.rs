@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use support::{Output, run_with_timeout};
 
@@ -21,7 +21,7 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-fn run(path: &PathBuf) -> Output {
+fn run(path: &Path) -> Output {
     let dir = path.parent().expect("a directory");
     let name = path
         .file_name()

@@ -755,7 +755,7 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
             ("split_binary", 2) => {
                 if !is_binary(a(0)) {
                     vec![s("not a binary"), None]
-                } else if !a(1).as_small().is_some_and(|n| n >= 0) {
+                } else if a(1).as_small().is_none_or(|n| n < 0) {
                     vec![
                         None,
                         Some(if is_int(a(1)) {
