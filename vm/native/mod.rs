@@ -301,7 +301,7 @@ pub mod stats {
             out.push('\n');
         }
         let mut bails = s.bails.clone();
-        bails.sort_by(|a, b| b.1.cmp(&a.1));
+        bails.sort_by_key(|b| std::cmp::Reverse(b.1));
         if !bails.is_empty() {
             out.push_str("bail-outs to the interpreter, by instruction:\n");
         }

@@ -705,6 +705,56 @@ fn deeper(d: i64) -> i64 {
     if d < 0 { d } else { d - 1 }
 }
 
+/// `<<"..."/utf8>>`, out of line (see `measure_map`).
+#[inline(never)]
+fn utf8_leaf(chars: Vec<u32>) -> Doc {
+    let mut s = String::from("<<");
+    write_string(&mut s, chars);
+    s.push_str("/utf8>>");
+    Doc::leaf(s)
+}
+
+/// `measure` of a non-empty map, out of line: it keeps `measure`'s own
+/// stack frame small, which bounds how deep `MAX_PRETTY_DEPTH` may go on
+/// a small stack.
+#[inline(never)]
+fn measure_map(
+    heap: &Heap,
+    keys: &[Term],
+    values: &[Term],
+    nest: usize,
+    d: i64,
+    strings: Strings,
+) -> Doc {
+    let mut pairs = Vec::with_capacity(keys.len());
+    let mut d = d;
+    let (keys, values) = super::hamt::walk(heap, keys, values);
+    for (i, (&k, &v)) in keys.iter().zip(&values).enumerate() {
+        if i > 0 && d == 1 {
+            pairs.push(Pair {
+                key: Doc::leaf("...".into()),
+                value: None,
+                len: 3,
+            });
+            break;
+        }
+        let key = measure(heap, k, nest + 1, deeper(d), strings);
+        let value = measure(heap, v, nest + 1, deeper(d), strings);
+        let len = key.len + 4 + value.len;
+        pairs.push(Pair {
+            key,
+            value: Some(value),
+            len,
+        });
+        d = deeper(d);
+    }
+    let len = 3 + pairs.iter().map(|p| p.len).sum::<i64>() + pairs.len() as i64 - 1;
+    Doc {
+        node: Node::Map(pairs),
+        len,
+    }
+}
+
 /// Measures `t` for `~p`: `nest` counts the nesting (to bound recursion),
 /// `d` is the depth limit of `~P` (negative: none), `strings` which
 /// lists and binaries print as text (none with the `l` modifier).
@@ -778,33 +828,7 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
         View::Tuple(_) => Doc::leaf("{}".into()),
         View::Map { keys, .. } if !keys.is_empty() && d == 1 => Doc::leaf("#{...}".into()),
         View::Map { keys, values } if !keys.is_empty() => {
-            let mut pairs = Vec::with_capacity(keys.len());
-            let mut d = d;
-            let (keys, values) = super::hamt::walk(heap, keys, values);
-            for (i, (&k, &v)) in keys.iter().zip(&values).enumerate() {
-                if i > 0 && d == 1 {
-                    pairs.push(Pair {
-                        key: Doc::leaf("...".into()),
-                        value: None,
-                        len: 3,
-                    });
-                    break;
-                }
-                let key = measure(heap, k, nest + 1, deeper(d), strings);
-                let value = measure(heap, v, nest + 1, deeper(d), strings);
-                let len = key.len + 4 + value.len;
-                pairs.push(Pair {
-                    key,
-                    value: Some(value),
-                    len,
-                });
-                d = deeper(d);
-            }
-            let len = 3 + pairs.iter().map(|p| p.len).sum::<i64>() + pairs.len() as i64 - 1;
-            Doc {
-                node: Node::Map(pairs),
-                len,
-            }
+            measure_map(heap, keys, values, nest, d, strings)
         }
         View::Map { .. } => Doc::leaf("#{}".into()),
         View::Binary(bytes) if !bytes.is_empty() && d == 1 => Doc::leaf("<<...>>".into()),
@@ -812,10 +836,7 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
             if strings == Strings::Unicode
                 && let Some(chars) = printable_utf8(bytes) =>
         {
-            let mut s = String::from("<<");
-            write_string(&mut s, chars);
-            s.push_str("/utf8>>");
-            Doc::leaf(s)
+            utf8_leaf(chars)
         }
         View::Binary(bytes)
             if strings != Strings::Off && !bytes.is_empty() && printable_bytes(bytes) =>
