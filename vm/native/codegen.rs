@@ -383,14 +383,20 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(go_on);
     }
 
-    /// `cond` true goes on; false jumps to `fail`.
-    fn branch(&mut self, cond: Value, fail: Label, ip: usize) {
-        let go_on = self.b.create_block();
-        let fail = if fail == Label::RAISE {
+    /// Where a failed test or operation goes: its fail label, or with
+    /// none a bail-out, so that the interpreter runs it again and raises.
+    fn fail_target(&mut self, fail: Label, ip: usize) -> Block {
+        if fail == Label::RAISE {
             self.bail_block(ip as u32)
         } else {
             self.target(fail)
-        };
+        }
+    }
+
+    /// `cond` true goes on; false jumps to `fail`.
+    fn branch(&mut self, cond: Value, fail: Label, ip: usize) {
+        let go_on = self.b.create_block();
+        let fail = self.fail_target(fail, ip);
         self.b.ins().brif(cond, go_on, &[], fail, &[]);
         self.b.switch_to_block(go_on);
     }
@@ -544,15 +550,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.switch_to_block(collect);
                 let w = self.b.ins().iconst(I64, words as i64);
                 let sig = self.sigs.ctx_word;
-                let ok = self
-                    .call(
-                        sig,
-                        helpers::test_heap as *const () as usize,
-                        &[self.ctx, w],
-                    )
-                    .unwrap();
-                let failed = self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0);
-                self.bail_if(failed, ip);
+                let f = helpers::test_heap as *const () as usize;
+                self.call_or_bail(ip, sig, f, &[self.ctx, w]);
                 self.b.ins().jump(go_on, &[]);
                 self.b.switch_to_block(go_on);
                 true
@@ -598,11 +597,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.ins().brif(is_ok, ok, &[], not_ok, &[]);
                 self.b.switch_to_block(not_ok);
                 let failed = self.b.ins().icmp_imm_s(IntCC::Equal, status, 1);
-                let fail_block = if fail == Label::RAISE {
-                    self.bail_block(ip as u32)
-                } else {
-                    self.target(fail)
-                };
+                let fail_block = self.fail_target(fail, ip);
                 let other = self.b.create_block();
                 self.b.ins().brif(failed, fail_block, &[], other, &[]);
                 self.b.switch_to_block(other);
@@ -742,11 +737,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     .copied()
                     .zip(t.targets.iter().copied())
                     .collect();
-                let fail_block = if fail == Label::RAISE {
-                    self.bail_block(ip as u32)
-                } else {
-                    self.target(fail)
-                };
+                let fail_block = self.fail_target(fail, ip);
                 let v = self.get(src);
                 let boxed = self.tag_is(v, TAG_BOXED);
                 let check = self.b.create_block();
@@ -1206,12 +1197,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             )
             .unwrap();
         let failed = self.b.ins().icmp_imm_s(IntCC::Equal, r, 0);
-        let failure = if fail == Label::RAISE {
-            // The interpreter runs the instruction again and raises.
-            self.bail_block(ip as u32)
-        } else {
-            self.target(fail)
-        };
+        let failure = self.fail_target(fail, ip);
         self.b
             .ins()
             .brif(failed, failure, &[], done, &[BlockArg::Value(r)]);
