@@ -504,8 +504,11 @@ fn info_pair(ctx: &mut Context, args: &mut [Term], pid: Pid, item: Term) -> BifR
     let name = item.as_atom().ok_or(BifError::Badarg)?;
     let value = info_value(ctx, args, pid, name.name())?;
     // `registered_name` of an unnamed process is `[]` in the item form.
-    let mut keep = [value];
+    // The caller's terms in `args` stay roots too (they may be pairs
+    // built before this one).
+    let mut keep: Vec<Term> = std::iter::once(value).chain(args.iter().copied()).collect();
     ctx.ensure(3, &mut keep)?;
+    args.copy_from_slice(&keep[1..]);
     Ok(ctx.heap().tuple(&[Term::atom(name), keep[0]]))
 }
 

@@ -24,8 +24,10 @@
 //! any; a process that only passes immediates (a ring node) never
 //! allocates one. A collection copies into
 //! a new space big enough for everything plus `need`; afterwards the heap
-//! grows when the live data fill more than 3/4 of it, and shrinks when
-//! they fill less than 1/4, so its size follows the live data. A heap
+//! grows when the live data fill more than half of it, to four times the
+//! live data (twice for heaps past a million words), and shrinks when they
+//! fill less than a sixteenth (an eighth), so its size follows the live
+//! data and copying costs at most a third of a word per word allocated. A heap
 //! that keeps collecting at its floor raises the floor (up to 256 words),
 //! so a process churning short-lived data does not collect every few
 //! allocations, while an idle process stays tiny.
@@ -64,6 +66,8 @@ pub const MIN_HEAP_WORDS: usize = 32;
 /// The most a heap's floor rises to when it keeps collecting (BEAM's
 /// default heap is 233 words).
 const GROWN_MIN_HEAP_WORDS: usize = 256;
+/// Live data from which a heap is kept at twice, not four times, its size.
+const LARGE_HEAP_WORDS: usize = 1 << 20;
 
 pub const CONS_WORDS: usize = 2;
 pub const FLOAT_WORDS: usize = 2;
@@ -368,6 +372,16 @@ impl Heap {
         if grown { Ok(()) } else { Err(SystemLimit) }
     }
 
+    /// As `grow_unrooted`, but past the budget if it must: for the few
+    /// words native code boxes between safepoints (where it cannot
+    /// collect), so that the next collection checks the budget again.
+    pub fn grow_unrooted_past_budget(&mut self, need: usize) {
+        if self.grow_unrooted(need).is_err() {
+            self.words.reserve(need);
+            self.account_capacity();
+        }
+    }
+
     /// Drops every word from `top` up (a scratch heap giving back what it
     /// built for a candidate that did not match). Nothing may still refer
     /// to them.
@@ -486,8 +500,14 @@ impl Heap {
             self.min_words = (min_words * 2).min(GROWN_MIN_HEAP_WORDS).max(min_words) as u32;
         }
         let min_words = self.min_words as usize;
-        let target = size_class(wanted.saturating_mul(2)).max(min_words);
-        if target > capacity && (wanted > capacity / 4 * 3 || capacity < min_words) {
+        // A copying collection costs the live data; the words allocated
+        // until the next one are the free space. Keeping a small heap at
+        // four times its live data bounds the copying at a third of a
+        // word per word allocated (at 3/4 full it was three words); a
+        // large heap settles for twice, to spare memory.
+        let factor = if wanted < LARGE_HEAP_WORDS { 4 } else { 2 };
+        let target = size_class(wanted.saturating_mul(factor)).max(min_words);
+        if target > capacity && (wanted > capacity / 2 || capacity < min_words) {
             // Growing is optional: the space for `need` is already there.
             let extra = target - self.words.len();
             if budget::reserve((target - capacity) * 8).is_ok() {
@@ -498,7 +518,7 @@ impl Heap {
                     budget::release((target - capacity) * 8);
                 }
             }
-        } else if wanted < capacity / 4 && target < capacity {
+        } else if wanted < capacity / (4 * factor) && target < capacity {
             self.words.shrink_to(target);
             self.account_capacity();
         }

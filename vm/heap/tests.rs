@@ -118,11 +118,11 @@ fn structures_survive_many_collections() {
     let mut heap = Heap::new();
     heap.set_gc_stress(false); // counts collections / grows large: not under ACT_GC_STRESS
     let mut roots = [Term::NIL];
-    build_list(&mut heap, 3000, &mut roots);
+    build_list(&mut heap, 30000, &mut roots);
     assert!(heap.collections > 5, "the test should have collected");
-    check_list(&heap, roots[0], 3000);
+    check_list(&heap, roots[0], 30000);
     heap.collect(0, &mut [&mut roots]).unwrap();
-    check_list(&heap, roots[0], 3000);
+    check_list(&heap, roots[0], 30000);
 }
 
 #[test]

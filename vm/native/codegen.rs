@@ -154,6 +154,40 @@ fn pushes_frame(i: &Instr) -> bool {
 }
 
 /// `TypeTest` as the number passed to `helpers::type_test`.
+/// Instructions that work with pending (unboxed) floats in registers;
+/// before any other, they are boxed (`Gen::flush`).
+fn keeps_floats(i: &Instr) -> bool {
+    matches!(
+        i,
+        Instr::Add { .. }
+            | Instr::Sub { .. }
+            | Instr::Mul { .. }
+            | Instr::Arith {
+                op: crate::code::ArithOp::Div,
+                ..
+            }
+            | Instr::Move { .. }
+            | Instr::Move2 { .. }
+            | Instr::GetTupleElement { .. }
+            | Instr::GetHd { .. }
+            | Instr::GetTl { .. }
+            | Instr::GetList { .. }
+            | Instr::Compare { .. }
+            | Instr::IsLt { .. }
+            | Instr::IsGe { .. }
+            | Instr::IsEq { .. }
+            | Instr::IsNe { .. }
+            | Instr::IsEqExact { .. }
+            | Instr::IsNeExact { .. }
+    ) || matches!(i, Instr::Bif { bif, .. } if is_sqrt(*bif))
+}
+
+/// Whether BIF number `bif` is `math:sqrt/1` (generated inline).
+fn is_sqrt(bif: u16) -> bool {
+    static SQRT: std::sync::OnceLock<Option<u16>> = std::sync::OnceLock::new();
+    *SQRT.get_or_init(|| crate::bif::lookup("math", "sqrt", 1)) == Some(bif)
+}
+
 fn type_test_number(t: TypeTest) -> u32 {
     TYPE_TESTS.iter().position(|&x| x == t).unwrap_or(0) as u32
 }
@@ -201,6 +235,20 @@ struct Sigs {
     ctx_ret: SigRef,
     native: SigRef,
     remote: SigRef,
+    box_float: SigRef,
+}
+
+/// A float result kept out of the heap (the "unboxed floats"):
+/// while `isf` (an i8) is set, X register `reg` holds `[]` or a box of
+/// `f`, and `f` is its value; with `isf` clear the register holds the
+/// result as always. Only a run of instructions that falls through
+/// (no jump target inside) carries these; the value is boxed where
+/// anything else may look at the register (see `Gen::flush`).
+#[derive(Clone, Copy)]
+struct Pending {
+    reg: u16,
+    f: Value,
+    isf: Value,
 }
 
 struct Gen<'a, 'b> {
@@ -214,6 +262,11 @@ struct Gen<'a, 'b> {
     sigs: Sigs,
     /// This function's entry block for entry 0 (self tail calls jump here).
     body: Block,
+    /// Float results not boxed yet, in the current fall-through run.
+    pending: Vec<Pending>,
+    /// Instructions that something jumps to (a run of fall-through code
+    /// ends before each).
+    targets: Vec<bool>,
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
@@ -240,6 +293,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             ctx_ret: b.import_signature(sig(&[I64], &[I32])),
             native: b.import_signature(native_signature(call_conv)),
             remote: b.import_signature(sig(&[I64, I32], &[I64])),
+            box_float: b.import_signature(sig(&[I64, types::F64], &[I64])),
         };
         let blocks = (start..end).map(|_| b.create_block()).collect::<Vec<_>>();
         let entry = b.create_block();
@@ -258,6 +312,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             x,
             sigs,
             body,
+            pending: Vec::new(),
+            targets: vec![false; end - start],
         }
     }
 
@@ -296,19 +352,149 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         self.b.ins().jump(first, &[]);
 
+        self.find_targets(entries);
         for ip in self.start..self.end {
             let block = self.block(ip);
             self.b.switch_to_block(block);
             let instr = self.m.get().code[ip];
+            if !keeps_floats(&instr) {
+                self.flush();
+            }
             if self.instruction(ip, instr) {
                 if ip + 1 < self.end {
+                    if self.targets[ip + 1 - self.start] {
+                        self.flush();
+                    }
                     let next = self.block(ip + 1);
                     self.b.ins().jump(next, &[]);
                 } else {
+                    self.flush();
                     self.exit_at(ip as u32 + 1, exit::BAIL);
+                }
+            } else {
+                // Every way out of the instruction flushed before it left.
+                self.pending.clear();
+            }
+        }
+    }
+
+    fn find_targets(&mut self, entries: &[u32]) {
+        let module = self.m.get();
+        let (start, end) = (self.start, self.end);
+        let mark = |l: Label, targets: &mut Vec<bool>| {
+            let ip = l.0 as usize;
+            if (start..end).contains(&ip) {
+                targets[ip - start] = true;
+            }
+        };
+        for &e in entries {
+            mark(Label(e), &mut self.targets);
+        }
+        for instr in &module.code[start..end] {
+            instr.visit_operands(&mut |o| {
+                if let crate::code::Operands::Label(l) = o {
+                    mark(l, &mut self.targets);
+                }
+            });
+            if let Instr::SelectVal { table, .. } | Instr::SelectTupleArity { table, .. } = instr {
+                for &l in &module.select_tables[*table as usize].targets {
+                    mark(l, &mut self.targets);
                 }
             }
         }
+    }
+
+    // Unboxed floats.
+
+    fn pending_of(&self, s: Src) -> Option<Pending> {
+        if s.kind() != SRC_X {
+            return None;
+        }
+        self.pending
+            .iter()
+            .rev()
+            .find(|p| p.reg as usize == s.index())
+            .copied()
+    }
+
+    /// `d` is written: what it held before is no longer pending.
+    fn forget(&mut self, d: Dst) {
+        if !d.is_y() {
+            self.pending.retain(|p| p.reg as usize != d.index());
+        }
+    }
+
+    /// Boxes `p`'s float into its register if it is one (the entry
+    /// stays: the register then holds a box of it, which is allowed).
+    fn materialize(&mut self, p: Pending) {
+        let boxing = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.ins().brif(p.isf, boxing, &[], join, &[]);
+        self.b.switch_to_block(boxing);
+        let t = self.box_float(p.f);
+        self.store_reg(Dst::x(p.reg), t);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
+    /// Boxes the pending values among `srcs` into their registers.
+    fn materialize_srcs(&mut self, srcs: &[Src]) {
+        for &s in srcs {
+            if let Some(p) = self.pending_of(s) {
+                self.materialize(p);
+            }
+        }
+    }
+
+    /// Boxes every pending value, keeping the entries (for a side path
+    /// that leaves the run: a failure, a bail-out, a helper).
+    fn materialize_all(&mut self) {
+        for p in self.pending.clone() {
+            self.materialize(p);
+        }
+    }
+
+    /// Boxes every pending value and ends their run: before anything
+    /// that may look at registers other than as float operands.
+    fn flush(&mut self) {
+        self.materialize_all();
+        self.pending.clear();
+    }
+
+    /// A box of `f` at the heap top, or through the helper when the heap
+    /// is full (it grows; no collection between safepoints).
+    fn box_float(&mut self, f: Value) -> Value {
+        let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
+        let limit = self.b.ins().load(I64, flags(), self.ctx, off!(hlimit));
+        let new = self.b.ins().iadd_imm_s(top, 16);
+        let room = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, new, limit);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let t = self.b.append_block_param(join, I64);
+        self.b.ins().brif(room, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        self.b.ins().store(flags(), new, self.ctx, off!(htop));
+        let h = self.konst(header(Kind::Float, 1));
+        self.b.ins().store(flags(), h, top, 0);
+        self.b.ins().store(flags(), f, top, 8);
+        let boxed = self.pointer(top, TAG_BOXED);
+        self.b.ins().jump(join, &[BlockArg::Value(boxed)]);
+        self.b.switch_to_block(slow);
+        let sig = self.sigs.box_float;
+        let r = self
+            .call(
+                sig,
+                helpers::box_float as *const () as usize,
+                &[self.ctx, f],
+            )
+            .expect("box_float returns");
+        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(join);
+        t
     }
 
     // Operands.
@@ -331,6 +517,12 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     fn put(&mut self, d: Dst, v: Value) {
+        self.forget(d);
+        self.store_reg(d, v);
+    }
+
+    /// Stores into a register without touching the pending floats.
+    fn store_reg(&mut self, d: Dst, v: Value) {
         if d.is_y() {
             let y = self.b.ins().load(I64, flags(), self.ctx, off!(y));
             self.b.ins().store(flags(), v, y, d.index() as i32 * 8);
@@ -495,15 +687,12 @@ impl<'a, 'b> Gen<'a, 'b> {
                 false
             }
             Instr::Move { src, dst } => {
-                let v = self.get(src);
-                self.put(dst, v);
+                self.move_reg(src, dst);
                 true
             }
             Instr::Move2 { a, to_a, b, to_b } => {
-                let v = self.get(a);
-                self.put(to_a, v);
-                let v = self.get(b);
-                self.put(to_b, v);
+                self.move_reg(a, to_a);
+                self.move_reg(b, to_b);
                 true
             }
             Instr::Swap { a, b } => {
@@ -581,36 +770,13 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.remote_call(ip, true);
                 false
             }
+            Instr::Bif { bif, args, dst, .. } if is_sqrt(bif) => {
+                let src = self.m.get().operand_lists[args as usize];
+                self.sqrt(ip, instr, src, dst);
+                true
+            }
             Instr::Bif { fail, .. } => {
-                let at = self.b.ins().iconst(I32, ip as i64);
-                let sig = self.sigs.ctx_u32;
-                let status = self
-                    .call(
-                        sig,
-                        helpers::call_bif as *const () as usize,
-                        &[self.ctx, at],
-                    )
-                    .unwrap();
-                let ok = self.b.create_block();
-                let not_ok = self.b.create_block();
-                let is_ok = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
-                self.b.ins().brif(is_ok, ok, &[], not_ok, &[]);
-                self.b.switch_to_block(not_ok);
-                let failed = self.b.ins().icmp_imm_s(IntCC::Equal, status, 1);
-                let fail_block = self.fail_target(fail, ip);
-                let other = self.b.create_block();
-                self.b.ins().brif(failed, fail_block, &[], other, &[]);
-                self.b.switch_to_block(other);
-                // 3: done, and the slice ends (output); 2: bail out.
-                let yields = self.b.ins().icmp_imm_s(IntCC::Equal, status, 3);
-                let yield_block = self.b.create_block();
-                let bail_block = self.b.create_block();
-                self.b.ins().brif(yields, yield_block, &[], bail_block, &[]);
-                self.b.switch_to_block(yield_block);
-                self.exit_at(ip as u32 + 1, exit::YIELD);
-                self.b.switch_to_block(bail_block);
-                self.exit_at(ip as u32, exit::BAIL);
-                self.b.switch_to_block(ok);
+                self.bif_call(ip, fail);
                 true
             }
             Instr::Add { a, b, fail, dst } => self.arith(ip, 0, a, b, fail, dst),
@@ -636,6 +802,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.arith(ip, n, a, b, fail, dst)
             }
             Instr::Compare { op, a, b, dst } => {
+                self.materialize_for_compare(op, a, b);
                 let va = self.get(a);
                 let vb = self.get(b);
                 let r = self.comparison(op, (a, va), (b, vb));
@@ -761,6 +928,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 false
             }
             Instr::GetList { src, head, tail } => {
+                self.materialize_srcs(&[src]);
                 let v = self.get(src);
                 self.get_list(v, head, tail);
                 true
@@ -778,6 +946,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 true
             }
             Instr::GetHd { src, dst } => {
+                self.materialize_srcs(&[src]);
                 let v = self.get(src);
                 let addr = self.deref(v);
                 let h = self.b.ins().load(I64, flags(), addr, 0);
@@ -785,6 +954,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 true
             }
             Instr::GetTl { src, dst } => {
+                self.materialize_srcs(&[src]);
                 let v = self.get(src);
                 let addr = self.deref(v);
                 let t = self.b.ins().load(I64, flags(), addr, 8);
@@ -792,6 +962,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 true
             }
             Instr::GetTupleElement { src, index, dst } => {
+                self.materialize_srcs(&[src]);
                 let v = self.get(src);
                 let addr = self.deref(v);
                 let e = self
@@ -836,6 +1007,133 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.exit_at(ip as u32, exit::BAIL);
                 false
             }
+        }
+    }
+
+    /// `bif`: the helper calls it with the operands; a failure goes to
+    /// `fail`, a full output buffer ends the slice after it.
+    fn bif_call(&mut self, ip: usize, fail: Label) {
+        let at = self.b.ins().iconst(I32, ip as i64);
+        let sig = self.sigs.ctx_u32;
+        let status = self
+            .call(
+                sig,
+                helpers::call_bif as *const () as usize,
+                &[self.ctx, at],
+            )
+            .unwrap();
+        let ok = self.b.create_block();
+        let not_ok = self.b.create_block();
+        let is_ok = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
+        self.b.ins().brif(is_ok, ok, &[], not_ok, &[]);
+        self.b.switch_to_block(not_ok);
+        let failed = self.b.ins().icmp_imm_s(IntCC::Equal, status, 1);
+        let fail_block = self.fail_target(fail, ip);
+        let other = self.b.create_block();
+        self.b.ins().brif(failed, fail_block, &[], other, &[]);
+        self.b.switch_to_block(other);
+        // 3: done, and the slice ends (output); 2: bail out.
+        let yields = self.b.ins().icmp_imm_s(IntCC::Equal, status, 3);
+        let yield_block = self.b.create_block();
+        let bail_block = self.b.create_block();
+        self.b.ins().brif(yields, yield_block, &[], bail_block, &[]);
+        self.b.switch_to_block(yield_block);
+        self.exit_at(ip as u32 + 1, exit::YIELD);
+        self.b.switch_to_block(bail_block);
+        self.exit_at(ip as u32, exit::BAIL);
+        self.b.switch_to_block(ok);
+    }
+
+    /// `math:sqrt/1` inline on a float (or small integer): its result
+    /// stays unboxed like arithmetic's; anything else (a negative
+    /// number, another type) takes the BIF's own path.
+    fn sqrt(&mut self, ip: usize, instr: Instr, src: Src, dst: Dst) {
+        let Instr::Bif { fail, .. } = instr else {
+            unreachable!("sqrt of a bif instruction")
+        };
+        let v = self.get(src);
+        let general = self.b.create_block();
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        let result_f = self.b.append_block_param(done, types::F64);
+        let result_isf = self.b.append_block_param(done, types::I8);
+        let f = self.float_of(src, v, general);
+        let r = self.b.ins().sqrt(f);
+        // NaN (a negative operand) is the BIF's badarith.
+        let ordered = self.b.ins().fcmp(FloatCC::Equal, r, r);
+        let fits = self.b.create_block();
+        self.b.ins().brif(ordered, fits, &[], general, &[]);
+        self.b.switch_to_block(fits);
+        let (t, rf, isf) = if dst.is_y() {
+            let t = self.box_float(r);
+            let zero = self.b.ins().f64const(0.0);
+            (t, zero, self.b.ins().iconst(types::I8, 0))
+        } else {
+            (self.konst(Term::NIL), r, self.b.ins().iconst(types::I8, 1))
+        };
+        self.b.ins().jump(
+            done,
+            &[
+                BlockArg::Value(t),
+                BlockArg::Value(rf),
+                BlockArg::Value(isf),
+            ],
+        );
+        self.b.switch_to_block(general);
+        self.materialize_all();
+        self.bif_call(ip, fail);
+        let t = self.get(dst.src());
+        let zero = self.b.ins().f64const(0.0);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().jump(
+            done,
+            &[
+                BlockArg::Value(t),
+                BlockArg::Value(zero),
+                BlockArg::Value(no),
+            ],
+        );
+        self.b.switch_to_block(done);
+        self.put(dst, result);
+        if !dst.is_y() {
+            self.pending.push(Pending {
+                reg: dst.index() as u16,
+                f: result_f,
+                isf: result_isf,
+            });
+        }
+    }
+
+    /// `dst := src`; a pending float moves as one (both registers then
+    /// hold `[]` or a box of it while it is a float).
+    fn move_reg(&mut self, src: Src, dst: Dst) {
+        match self.pending_of(src) {
+            Some(p) if !dst.is_y() => {
+                let v = self.get(src);
+                self.put(dst, v);
+                self.pending.push(Pending {
+                    reg: dst.index() as u16,
+                    ..p
+                });
+            }
+            Some(p) => {
+                self.materialize(p);
+                let v = self.get(src);
+                self.put(dst, v);
+            }
+            None => {
+                let v = self.get(src);
+                self.put(dst, v);
+            }
+        }
+    }
+
+    /// Equality compares words first, so its pending operands are boxed;
+    /// an ordering reads pending floats as they are (`float_of`) and boxes
+    /// only on its general path.
+    fn materialize_for_compare(&mut self, op: CmpOp, a: Src, b: Src) {
+        if !matches!(op, CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge) {
+            self.materialize_srcs(&[a, b]);
         }
     }
 
@@ -1141,11 +1439,19 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     fn arith(&mut self, ip: usize, op: u32, a: Src, b: Src, fail: Label, dst: Dst) -> bool {
+        // A pending operand's register holds `[]` (not a small integer)
+        // while it is a float, so the integer paths pass it by.
         let va = self.get(a);
         let vb = self.get(b);
         let slow = self.b.create_block();
+        // `done` takes the result term, and for a float result kept
+        // unboxed the float and a set flag instead.
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, I64);
+        let result_f = self.b.append_block_param(done, types::F64);
+        let result_isf = self.b.append_block_param(done, types::I8);
+        let term_done = self.b.create_block();
+        let t = self.b.append_block_param(term_done, I64);
         if op <= 2 {
             let small = self.both_small(va, vb);
             let fast = self.b.create_block();
@@ -1173,20 +1479,30 @@ impl<'a, 'b> Gen<'a, 'b> {
             };
             self.b
                 .ins()
-                .brif(of, slow, &[], done, &[BlockArg::Value(r)]);
+                .brif(of, slow, &[], term_done, &[BlockArg::Value(r)]);
         } else if op >= 4 {
             let small = self.both_small(va, vb);
             let fast = self.b.create_block();
             self.b.ins().brif(small, fast, &[], slow, &[]);
             self.b.switch_to_block(fast);
-            self.integer_op(op, va, vb, slow, done);
+            self.integer_op(op, va, vb, slow, term_done);
         } else {
             self.b.ins().jump(slow, &[]);
         }
         self.b.switch_to_block(slow);
+        // Keep the result unboxed when it goes to an X register.
+        let defer = !dst.is_y();
         if op <= 3 {
-            self.float_arith(op, (a, va), (b, vb), done);
+            self.float_arith(op, (a, va), (b, vb), done, defer);
         }
+        // The general path: pending floats are boxed first (the helper
+        // reads its operands as terms; a failure leaves the run).
+        let (va, vb) = if self.pending.is_empty() {
+            (va, vb)
+        } else {
+            self.materialize_all();
+            (self.get(a), self.get(b))
+        };
         let opv = self.b.ins().iconst(I32, op as i64);
         let sig = self.sigs.arith;
         let r = self
@@ -1200,9 +1516,27 @@ impl<'a, 'b> Gen<'a, 'b> {
         let failure = self.fail_target(fail, ip);
         self.b
             .ins()
-            .brif(failed, failure, &[], done, &[BlockArg::Value(r)]);
+            .brif(failed, failure, &[], term_done, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(term_done);
+        let zero = self.b.ins().f64const(0.0);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().jump(
+            done,
+            &[
+                BlockArg::Value(t),
+                BlockArg::Value(zero),
+                BlockArg::Value(no),
+            ],
+        );
         self.b.switch_to_block(done);
         self.put(dst, result);
+        if defer && op <= 3 {
+            self.pending.push(Pending {
+                reg: dst.index() as u16,
+                f: result_f,
+                isf: result_isf,
+            });
+        }
         true
     }
 
@@ -1267,7 +1601,14 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// integers for `/`), inline: the result is boxed at the heap top and
     /// `done` gets it. Anything else, a result that is not finite or a
     /// full heap falls through to the general path after this code.
-    fn float_arith(&mut self, op: u32, (sa, a): (Src, Value), (sb, b): (Src, Value), done: Block) {
+    fn float_arith(
+        &mut self,
+        op: u32,
+        (sa, a): (Src, Value),
+        (sb, b): (Src, Value),
+        done: Block,
+        defer: bool,
+    ) {
         let general = self.b.create_block();
         if op != 3 {
             // Two small integers here overflowed: that is for bignums.
@@ -1291,6 +1632,20 @@ impl<'a, 'b> Gen<'a, 'b> {
         let fits = self.b.create_block();
         self.b.ins().brif(finite, fits, &[], general, &[]);
         self.b.switch_to_block(fits);
+        if defer {
+            let nil = self.konst(Term::NIL);
+            let yes = self.b.ins().iconst(types::I8, 1);
+            self.b.ins().jump(
+                done,
+                &[
+                    BlockArg::Value(nil),
+                    BlockArg::Value(r),
+                    BlockArg::Value(yes),
+                ],
+            );
+            self.b.switch_to_block(general);
+            return;
+        }
         let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
         let limit = self.b.ins().load(I64, flags(), self.ctx, off!(hlimit));
         let new = self.b.ins().iadd_imm_s(top, 16);
@@ -1306,7 +1661,16 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().store(flags(), h, top, 0);
         self.b.ins().store(flags(), r, top, 8);
         let t = self.pointer(top, TAG_BOXED);
-        self.b.ins().jump(done, &[BlockArg::Value(t)]);
+        let zero = self.b.ins().f64const(0.0);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().jump(
+            done,
+            &[
+                BlockArg::Value(t),
+                BlockArg::Value(zero),
+                BlockArg::Value(no),
+            ],
+        );
         self.b.switch_to_block(general);
     }
 
@@ -1314,6 +1678,24 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// integer within 2^53 (converted exactly); anything else jumps to
     /// `other`. A literal operand is converted here, once.
     fn float_of(&mut self, s: Src, v: Value, other: Block) -> Value {
+        let Some(p) = self.pending_of(s) else {
+            return self.float_of_term(s, v, other);
+        };
+        let join = self.b.create_block();
+        let f = self.b.append_block_param(join, types::F64);
+        let term = self.b.create_block();
+        self.b
+            .ins()
+            .brif(p.isf, join, &[BlockArg::Value(p.f)], term, &[]);
+        self.b.switch_to_block(term);
+        let g = self.float_of_term(s, v, other);
+        self.b.ins().jump(join, &[BlockArg::Value(g)]);
+        self.b.switch_to_block(join);
+        f
+    }
+
+    /// `float_of` for a register that holds its term.
+    fn float_of_term(&mut self, s: Src, v: Value, other: Block) -> Value {
         if s.kind() != SRC_X && s.kind() != SRC_Y {
             let t = self.m.get().literals[s.index()];
             let known = match t.as_small() {
@@ -1443,6 +1825,13 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let t = self.b.ins().fcmp(fcc, fa, fb);
                 self.b.ins().jump(join, &[BlockArg::Value(t)]);
                 self.b.switch_to_block(helper);
+                // A pending float reads as `[]` in its register: box it.
+                let (a, b) = if self.pending_of(sa).is_some() || self.pending_of(sb).is_some() {
+                    self.materialize_srcs(&[sa, sb]);
+                    (self.get(sa), self.get(sb))
+                } else {
+                    (a, b)
+                };
                 let sig = self.sigs.cmp;
                 let o = self
                     .call(
@@ -1469,6 +1858,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     fn cmp_test(&mut self, ip: usize, op: CmpOp, a: Src, b: Src, fail: Label) -> bool {
+        self.materialize_for_compare(op, a, b);
         let va = self.get(a);
         let vb = self.get(b);
         let equality = match op {
@@ -1481,12 +1871,28 @@ impl<'a, 'b> Gen<'a, 'b> {
             && (self.word_literal(a, exact) || self.word_literal(b, exact))
         {
             let r = self.b.ins().icmp(cc, va, vb);
-            self.branch(r, fail, ip);
+            self.branch_boxing(r, fail, ip);
             return true;
         }
         let r = self.comparison(op, (a, va), (b, vb));
-        self.branch(r, fail, ip);
+        self.branch_boxing(r, fail, ip);
         true
+    }
+
+    /// `branch`, boxing the pending floats on the way to `fail` (the run
+    /// of fall-through code ends there).
+    fn branch_boxing(&mut self, cond: Value, fail: Label, ip: usize) {
+        if self.pending.is_empty() {
+            return self.branch(cond, fail, ip);
+        }
+        let go_on = self.b.create_block();
+        let failing = self.b.create_block();
+        self.b.ins().brif(cond, go_on, &[], failing, &[]);
+        self.b.switch_to_block(failing);
+        self.materialize_all();
+        let fail = self.fail_target(fail, ip);
+        self.b.ins().jump(fail, &[]);
+        self.b.switch_to_block(go_on);
     }
 
     fn type_test(&mut self, test: TypeTest, v: Value) -> Value {

@@ -159,6 +159,17 @@ pub(super) unsafe extern "C" fn test_heap(ctx: *mut Ctx, words: u64) -> u32 {
     ok as u32
 }
 
+/// Boxes a float native code kept unboxed, when the heap is full. The
+/// heap grows rather than collects: registers may hold floats not yet
+/// boxed, so this is no safepoint. Offsets stay valid when words move.
+pub(super) unsafe extern "C" fn box_float(ctx: *mut Ctx, f: f64) -> u64 {
+    let (ctx, p, _) = unsafe { parts(ctx) };
+    p.heap.grow_unrooted_past_budget(crate::heap::FLOAT_WORDS);
+    let t = p.heap.float(f);
+    leave(ctx, p);
+    t.0
+}
+
 /// Makes room for `slots` more Y slots (native code then pushes them);
 /// 0 past the budget.
 pub(super) unsafe extern "C" fn grow_stack(ctx: *mut Ctx, slots: u32) -> u32 {
