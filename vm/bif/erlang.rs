@@ -251,9 +251,7 @@ pub fn append_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         return Ok(args[1]);
     }
     ctx.ensure(2 * n, args)?;
-    let heap = &mut ctx.process.heap;
-    let elements = list_elements(heap, args[0]).unwrap_or_default();
-    Ok(heap.list_with_tail(&elements, args[1]))
+    Ok(ctx.process.heap.copy_list_front(args[0], n, args[1]))
 }
 
 /// `A -- B`: A without the first occurrence of each element of B.

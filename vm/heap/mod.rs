@@ -903,6 +903,34 @@ impl Heap {
             .fold(tail, |tail, &head| self.cons(head, tail))
     }
 
+    /// A copy of the first `n` cells of `list` (a list of at least `n`
+    /// cells) ending in `tail`, in one pass and in order on the heap
+    /// (`2 * n` words, ensured before): `++` without a buffer.
+    pub fn copy_list_front(&mut self, list: Term, n: usize, tail: Term) -> Term {
+        if n == 0 {
+            return tail;
+        }
+        let first = self.words.len();
+        self.words.reserve(2 * n);
+        let mut t = list;
+        for i in 0..n {
+            let (head, rest) = self.cons_parts(t);
+            let next = if i + 1 == n {
+                tail
+            } else {
+                Term::heap_pointer(TAG_CONS, first + 2 * (i + 1))
+            };
+            let free = self.words.spare_capacity_mut();
+            free[2 * i].write(head);
+            free[2 * i + 1].write(next);
+            t = rest;
+        }
+        // SAFETY: the loop wrote the 2n words past the old length, within
+        // the capacity reserved above.
+        unsafe { self.words.set_len(first + 2 * n) };
+        Term::heap_pointer(TAG_CONS, first)
+    }
+
     /// A string as a list of character codes (`2 * chars` words).
     pub fn string(&mut self, s: &str) -> Term {
         let chars: Vec<Term> = s.chars().map(|c| Term::small(c as i64)).collect();
