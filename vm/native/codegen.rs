@@ -92,7 +92,20 @@ impl Jit {
             if pushes_frame(&module.code[ip]) && ip + 1 < end {
                 entries.push(ip as u32 + 1);
             }
+            // A receive resumes at its loop head after a wait, and after
+            // the instruction that set a timer when the timer fires.
+            match module.code[ip] {
+                Instr::Wait { to } => entries.push(to.0),
+                Instr::WaitTimeout { to, .. } => {
+                    entries.push(to.0);
+                    entries.push(ip as u32 + 1);
+                }
+                _ => {}
+            }
         }
+        entries.retain(|&e| (start..end).contains(&(e as usize)));
+        entries[1..].sort_unstable();
+        entries.dedup();
         if entries.len() > MAX_ENTRIES {
             return Err("too many calls for one function".into());
         }
@@ -236,6 +249,7 @@ struct Sigs {
     native: SigRef,
     remote: SigRef,
     box_float: SigRef,
+    wait: SigRef,
 }
 
 /// A float result kept out of the heap (the "unboxed floats"):
@@ -294,6 +308,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             native: b.import_signature(native_signature(call_conv)),
             remote: b.import_signature(sig(&[I64, I32], &[I64])),
             box_float: b.import_signature(sig(&[I64, types::F64], &[I64])),
+            wait: b.import_signature(sig(&[I64, I64, I32], &[I64])),
         };
         let blocks = (start..end).map(|_| b.create_block()).collect::<Vec<_>>();
         let entry = b.create_block();
@@ -1002,6 +1017,40 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.put(dst, v);
                 true
             }
+            Instr::LoopRec { fail, dst } => {
+                let sig = self.sigs.literal;
+                let f = helpers::loop_rec as *const () as usize;
+                let m = self.call(sig, f, &[self.ctx]).expect("loop_rec returns");
+                let some = self.b.ins().icmp_imm_s(IntCC::NotEqual, m, 0);
+                self.branch(some, fail, ip);
+                self.put(dst, m);
+                true
+            }
+            Instr::LoopRecEnd { to } => {
+                let f = helpers::loop_rec_end as *const () as usize;
+                self.call(self.sigs.ctx_ret, f, &[self.ctx]);
+                let t = self.target(to);
+                self.b.ins().jump(t, &[]);
+                false
+            }
+            Instr::RemoveMessage {} => {
+                let f = helpers::remove_message as *const () as usize;
+                self.call(self.sigs.ctx_ret, f, &[self.ctx]);
+                true
+            }
+            Instr::Timeout {} => {
+                let f = helpers::receive_timeout as *const () as usize;
+                self.call(self.sigs.ctx_ret, f, &[self.ctx]);
+                true
+            }
+            Instr::Wait { to } => {
+                self.exit_at(to.0, exit::WAIT);
+                false
+            }
+            Instr::WaitTimeout { to, timeout } => {
+                self.wait_timeout(ip, to, timeout);
+                true
+            }
             // Everything else: the interpreter runs it.
             _ => {
                 self.exit_at(ip as u32, exit::BAIL);
@@ -1102,6 +1151,43 @@ impl<'a, 'b> Gen<'a, 'b> {
                 isf: result_isf,
             });
         }
+    }
+
+    /// `wait_timeout`: `after 0` falls through to the timeout code; a
+    /// wait (with or without a timer) leaves for the scheduler and
+    /// resumes at the loop head `to`; a bad value bails out for the
+    /// interpreter to raise `timeout_value`.
+    fn wait_timeout(&mut self, ip: usize, to: Label, timeout: Src) {
+        use helpers::wait;
+        let t = self.get(timeout);
+        let resume = self.b.ins().iconst(I32, ip as i64 + 1);
+        let f = helpers::wait_timeout as *const () as usize;
+        let r = self
+            .call(self.sigs.wait, f, &[self.ctx, t, resume])
+            .expect("wait_timeout returns");
+        let now = self.b.ins().icmp_imm_s(IntCC::Equal, r, wait::NOW as i64);
+        let later = self.b.create_block();
+        let go_on = self.b.create_block();
+        self.b.ins().brif(now, go_on, &[], later, &[]);
+        self.b.switch_to_block(later);
+        let bad = self.b.ins().icmp_imm_s(IntCC::Equal, r, wait::BAD as i64);
+        let bail = self.bail_block(ip as u32);
+        let valid = self.b.create_block();
+        self.b.ins().brif(bad, bail, &[], valid, &[]);
+        self.b.switch_to_block(valid);
+        let forever = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, r, wait::FOREVER as i64);
+        let plain = self.b.create_block();
+        let timed = self.b.create_block();
+        self.b.ins().brif(forever, plain, &[], timed, &[]);
+        self.b.switch_to_block(plain);
+        self.exit_at(to.0, exit::WAIT);
+        self.b.switch_to_block(timed);
+        self.store_ctx(r, off!(wait_ms));
+        self.exit_at(to.0, exit::WAIT_TIMEOUT);
+        self.b.switch_to_block(go_on);
     }
 
     /// `dst := src`; a pending float moves as one (both registers then

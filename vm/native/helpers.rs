@@ -170,6 +170,83 @@ pub(super) unsafe extern "C" fn box_float(ctx: *mut Ctx, f: f64) -> u64 {
     t.0
 }
 
+// Receive. The mailbox and the save position belong to the process;
+// these helpers touch nothing else (no heap, no registers), so they skip
+// `enter`/`leave`. They do what the interpreter's instructions do.
+
+/// `loop_rec`: the message at the save position, or 0 (no term) when
+/// the mailbox has no more.
+pub(super) unsafe extern "C" fn loop_rec(ctx: *mut Ctx) -> u64 {
+    // SAFETY: as for `parts`: the process is live and only this thread
+    // touches it while native code runs.
+    let p = unsafe { &*(*ctx).process };
+    if p.save < p.mailbox.len() {
+        p.mailbox[p.save].0
+    } else {
+        0
+    }
+}
+
+/// `loop_rec_end`: the message at the save position did not match.
+pub(super) unsafe extern "C" fn loop_rec_end(ctx: *mut Ctx) -> u32 {
+    // SAFETY: as in `loop_rec`.
+    let p = unsafe { &mut *(*ctx).process };
+    p.save += 1;
+    1
+}
+
+/// `remove_message`: the matched message leaves the mailbox.
+pub(super) unsafe extern "C" fn remove_message(ctx: *mut Ctx) -> u32 {
+    // SAFETY: as in `loop_rec`.
+    let p = unsafe { &mut *(*ctx).process };
+    if p.save < p.mailbox.len() {
+        p.mailbox.remove(p.save);
+    }
+    p.save = 0;
+    p.in_timed_receive = false;
+    1
+}
+
+/// `timeout`: the receive timed out.
+pub(super) unsafe extern "C" fn receive_timeout(ctx: *mut Ctx) -> u32 {
+    // SAFETY: as in `loop_rec`.
+    let p = unsafe { &mut *(*ctx).process };
+    p.save = 0;
+    p.in_timed_receive = false;
+    1
+}
+
+/// What `wait_timeout` tells native code besides a timer in milliseconds.
+pub(super) mod wait {
+    /// `after 0`: fall through to the timeout code.
+    pub const NOW: u64 = 0;
+    /// `after infinity`: a plain wait.
+    pub const FOREVER: u64 = u64::MAX - 1;
+    /// Not a timeout value: the interpreter raises `timeout_value`.
+    pub const BAD: u64 = u64::MAX;
+}
+
+/// `wait_timeout` at `ip` with timeout `t`: one of `wait`'s codes, or the
+/// milliseconds to wait (the resume point of the timeout noted, as the
+/// interpreter does).
+pub(super) unsafe extern "C" fn wait_timeout(ctx: *mut Ctx, t: u64, ip: u32) -> u64 {
+    // SAFETY: as in `loop_rec`.
+    let p = unsafe { &mut *(*ctx).process };
+    let t = Term(t);
+    if t == Term::atom(crate::term::Atom::INFINITY) {
+        return wait::FOREVER;
+    }
+    match t.as_small() {
+        Some(0) => wait::NOW,
+        // OTP 25 takes at most 2^32-1 ms (about 49 days).
+        Some(ms) if ms > 0 && ms <= 0xFFFF_FFFF => {
+            p.timeout_ip = ip;
+            ms as u64
+        }
+        _ => wait::BAD,
+    }
+}
+
 /// Makes room for `slots` more Y slots (native code then pushes them);
 /// 0 past the budget.
 pub(super) unsafe extern "C" fn grow_stack(ctx: *mut Ctx, slots: u32) -> u32 {

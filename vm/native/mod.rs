@@ -74,6 +74,8 @@ pub struct Ctx {
     pub frames: *mut Frame,
     pub frames_len: u64,
     pub frames_cap: u64,
+    /// The timer of an `exit::WAIT_TIMEOUT`.
+    pub wait_ms: u64,
 }
 
 /// Exit codes of native code.
@@ -91,6 +93,11 @@ pub mod exit {
     pub const DONE: u32 = 3;
     /// The interpreter runs the instruction at `Ctx::ip` (and goes on).
     pub const BAIL: u32 = 4;
+    /// The process waits for a message, then resumes at `Ctx::ip` (a
+    /// receive's loop head).
+    pub const WAIT: u32 = 5;
+    /// The same with a timer of `Ctx::wait_ms` milliseconds.
+    pub const WAIT_TIMEOUT: u32 = 6;
 }
 
 /// Native calls on the machine stack before a call goes through `run`.
@@ -198,6 +205,7 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             frames: std::ptr::null_mut(),
             frames_len: 0,
             frames_cap: 0,
+            wait_ms: 0,
         };
         helpers::leave(&mut ctx, p);
         // SAFETY: `code` is a function the code generator made for this
@@ -219,6 +227,8 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
                 return Some(Outcome::Yield);
             }
             exit::DONE => return Some(Outcome::Exit(ExitKind::Normal)),
+            exit::WAIT => return Some(Outcome::Wait),
+            exit::WAIT_TIMEOUT => return Some(Outcome::WaitTimeout(ctx.wait_ms)),
             _ => {
                 if stats::ENABLED.load(Ordering::Relaxed) {
                     stats::bailed(&p.module, p.ip);
