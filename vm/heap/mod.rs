@@ -25,9 +25,10 @@
 //! allocates one. A collection copies into
 //! a new space big enough for everything plus `need`; afterwards the heap
 //! grows when the live data fill more than half of it, to four times the
-//! live data (twice for heaps past a million words), and shrinks when they
+//! live data (past 2K words: more than 3/4, to twice), and shrinks when they
 //! fill less than a sixteenth (an eighth), so its size follows the live
-//! data and copying costs at most a third of a word per word allocated. A heap
+//! data and a small heap churning short-lived data copies at most a word
+//! per word allocated. A heap
 //! that keeps collecting at its floor raises the floor (up to 256 words),
 //! so a process churning short-lived data does not collect every few
 //! allocations, while an idle process stays tiny.
@@ -66,8 +67,9 @@ pub const MIN_HEAP_WORDS: usize = 32;
 /// The most a heap's floor rises to when it keeps collecting (BEAM's
 /// default heap is 233 words).
 const GROWN_MIN_HEAP_WORDS: usize = 256;
-/// Live data from which a heap is kept at twice, not four times, its size.
-const LARGE_HEAP_WORDS: usize = 1 << 20;
+/// Live data from which a heap grows at 3/4 full to twice its live data,
+/// not at half full to four times.
+const LARGE_HEAP_WORDS: usize = 1 << 11;
 
 pub const CONS_WORDS: usize = 2;
 pub const FLOAT_WORDS: usize = 2;
@@ -502,12 +504,17 @@ impl Heap {
         let min_words = self.min_words as usize;
         // A copying collection costs the live data; the words allocated
         // until the next one are the free space. Keeping a small heap at
-        // four times its live data bounds the copying at a third of a
-        // word per word allocated (at 3/4 full it was three words); a
-        // large heap settles for twice, to spare memory.
-        let factor = if wanted < LARGE_HEAP_WORDS { 4 } else { 2 };
+        // two to four times its live data bounds the copying at one word
+        // per word allocated (at 3/4 full it was three words); a larger
+        // heap (a process with real state, of which there may be many)
+        // grows at 3/4 full to twice, to spare memory.
+        let (factor, full) = if wanted < LARGE_HEAP_WORDS {
+            (4, capacity / 2)
+        } else {
+            (2, capacity / 4 * 3)
+        };
         let target = size_class(wanted.saturating_mul(factor)).max(min_words);
-        if target > capacity && (wanted > capacity / 2 || capacity < min_words) {
+        if target > capacity && (wanted > full || capacity < min_words) {
             // Growing is optional: the space for `need` is already there.
             let extra = target - self.words.len();
             if budget::reserve((target - capacity) * 8).is_ok() {
