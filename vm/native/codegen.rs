@@ -281,6 +281,12 @@ struct Gen<'a, 'b> {
     /// Instructions that something jumps to (a run of fall-through code
     /// ends before each).
     targets: Vec<bool>,
+    /// Addresses of the objects registers point at, found in this run of
+    /// fall-through code: (register, address, epoch). An entry holds
+    /// until the register is written or a helper or native call may have
+    /// moved the heap (`epoch` counts the calls emitted).
+    addrs: Vec<(Src, Value, u32)>,
+    epoch: u32,
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
@@ -329,6 +335,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             body,
             pending: Vec::new(),
             targets: vec![false; end - start],
+            addrs: Vec::new(),
+            epoch: 0,
         }
     }
 
@@ -372,6 +380,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             let block = self.block(ip);
             self.b.switch_to_block(block);
             let instr = self.m.get().code[ip];
+            if self.targets[ip - self.start]
+                || matches!(instr, Instr::Allocate { .. } | Instr::Deallocate {})
+            {
+                // Another way in, or the Y slots renumbered.
+                self.addrs.clear();
+            }
             if !keeps_floats(&instr) {
                 self.flush();
             }
@@ -389,6 +403,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             } else {
                 // Every way out of the instruction flushed before it left.
                 self.pending.clear();
+                self.addrs.clear();
             }
         }
     }
@@ -538,6 +553,8 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// Stores into a register without touching the pending floats.
     fn store_reg(&mut self, d: Dst, v: Value) {
+        let written = d.src();
+        self.addrs.retain(|(r, ..)| *r != written);
         if d.is_y() {
             let y = self.b.ins().load(I64, flags(), self.ctx, off!(y));
             self.b.ins().store(flags(), v, y, d.index() as i32 * 8);
@@ -562,6 +579,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     fn call(&mut self, sig: SigRef, f: usize, args: &[Value]) -> Option<Value> {
+        self.epoch += 1;
         let callee = self.b.ins().iconst(I64, f as i64);
         let call = self.b.ins().call_indirect(sig, callee, args);
         self.b.inst_results(call).first().copied()
@@ -623,37 +641,59 @@ impl<'a, 'b> Gen<'a, 'b> {
         let a = self.b.ins().iadd(base, bytes);
         self.b.ins().jump(join, &[BlockArg::Value(a)]);
         self.b.switch_to_block(literal);
+        // Not `call`: finding a literal moves nothing.
         let sig = self.sigs.literal;
-        let a = self
-            .call(sig, helpers::literal as *const () as usize, &[off])
-            .expect("literal returns");
+        let f = self
+            .b
+            .ins()
+            .iconst(I64, helpers::literal as *const () as i64);
+        let call = self.b.ins().call_indirect(sig, f, &[off]);
+        let a = self.b.inst_results(call)[0];
         self.b.ins().jump(join, &[BlockArg::Value(a)]);
         self.b.switch_to_block(join);
+        addr
+    }
+
+    /// `deref` of the term `v` read from `s`, once per run of fall-through
+    /// code while `s` and the heap stay as they are.
+    fn addr_of(&mut self, s: Src, v: Value) -> Value {
+        let register = s.kind() == SRC_X || s.kind() == SRC_Y;
+        if register
+            && let Some(&(_, a, _)) = self
+                .addrs
+                .iter()
+                .find(|&&(r, _, e)| r == s && e == self.epoch)
+        {
+            return a;
+        }
+        let a = self.deref(v);
+        if register {
+            self.addrs.retain(|(r, ..)| *r != s);
+            self.addrs.push((s, a, self.epoch));
+        }
+        a
+    }
+
+    /// Goes on when `v` (read from `s`) points at an object with header
+    /// `want`, else to `fail`; returns the object's address.
+    fn test_boxed_header(&mut self, s: Src, v: Value, want: Term, fail: Label, ip: usize) -> Value {
+        let is_boxed = self.tag_is(v, TAG_BOXED);
+        let check = self.b.create_block();
+        let fail = self.fail_target(fail, ip);
+        self.b.ins().brif(is_boxed, check, &[], fail, &[]);
+        self.b.switch_to_block(check);
+        let addr = self.addr_of(s, v);
+        let h = self.b.ins().load(I64, flags(), addr, 0);
+        let yes = self.b.ins().icmp_imm_s(IntCC::Equal, h, want.0 as i64);
+        let go_on = self.b.create_block();
+        self.b.ins().brif(yes, go_on, &[], fail, &[]);
+        self.b.switch_to_block(go_on);
         addr
     }
 
     fn tag_is(&mut self, v: Value, tag: u64) -> Value {
         let t = self.b.ins().band_imm_s(v, TAG_MASK as i64);
         self.b.ins().icmp_imm_s(IntCC::Equal, t, tag as i64)
-    }
-
-    /// Whether `v` points at a boxed object whose header is `header`.
-    fn boxed_header_is(&mut self, v: Value, want: Term) -> Value {
-        let is_boxed = self.tag_is(v, TAG_BOXED);
-        let check = self.b.create_block();
-        let join = self.b.create_block();
-        let r = self.b.append_block_param(join, types::I8);
-        let no = self.b.ins().iconst(types::I8, 0);
-        self.b
-            .ins()
-            .brif(is_boxed, check, &[], join, &[BlockArg::Value(no)]);
-        self.b.switch_to_block(check);
-        let addr = self.deref(v);
-        let h = self.b.ins().load(I64, flags(), addr, 0);
-        let yes = self.b.ins().icmp_imm_s(IntCC::Equal, h, want.0 as i64);
-        self.b.ins().jump(join, &[BlockArg::Value(yes)]);
-        self.b.switch_to_block(join);
-        r
     }
 
     /// Whether both words are small integers.
@@ -851,8 +891,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             Instr::IsTuple { src, arity, fail } => {
                 let v = self.get(src);
-                let r = self.boxed_header_is(v, header(Kind::Tuple, arity as usize));
-                self.branch(r, fail, ip);
+                self.test_boxed_header(src, v, header(Kind::Tuple, arity as usize), fail, ip);
                 true
             }
             Instr::IsTaggedTuple {
@@ -862,9 +901,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 fail,
             } => {
                 let v = self.get(src);
-                let r = self.boxed_header_is(v, header(Kind::Tuple, arity as usize));
-                self.branch(r, fail, ip);
-                let addr = self.deref(v);
+                let want = header(Kind::Tuple, arity as usize);
+                let addr = self.test_boxed_header(src, v, want, fail, ip);
                 let first = self.b.ins().load(I64, flags(), addr, 8);
                 let want = Term::atom(tag).0 as i64;
                 let r = self.b.ins().icmp_imm_s(IntCC::Equal, first, want);
@@ -945,7 +983,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::GetList { src, head, tail } => {
                 self.materialize_srcs(&[src]);
                 let v = self.get(src);
-                self.get_list(v, head, tail);
+                self.get_list(src, v, head, tail);
                 true
             }
             Instr::IsConsGetList {
@@ -957,13 +995,13 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let v = self.get(src);
                 let r = self.tag_is(v, TAG_CONS);
                 self.branch(r, fail, ip);
-                self.get_list(v, head, tail);
+                self.get_list(src, v, head, tail);
                 true
             }
             Instr::GetHd { src, dst } => {
                 self.materialize_srcs(&[src]);
                 let v = self.get(src);
-                let addr = self.deref(v);
+                let addr = self.addr_of(src, v);
                 let h = self.b.ins().load(I64, flags(), addr, 0);
                 self.put(dst, h);
                 true
@@ -971,7 +1009,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::GetTl { src, dst } => {
                 self.materialize_srcs(&[src]);
                 let v = self.get(src);
-                let addr = self.deref(v);
+                let addr = self.addr_of(src, v);
                 let t = self.b.ins().load(I64, flags(), addr, 8);
                 self.put(dst, t);
                 true
@@ -979,7 +1017,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::GetTupleElement { src, index, dst } => {
                 self.materialize_srcs(&[src]);
                 let v = self.get(src);
-                let addr = self.deref(v);
+                let addr = self.addr_of(src, v);
                 let e = self
                     .b
                     .ins()
@@ -1223,8 +1261,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    fn get_list(&mut self, v: Value, head: Dst, tail: Dst) {
-        let addr = self.deref(v);
+    fn get_list(&mut self, src: Src, v: Value, head: Dst, tail: Dst) {
+        let addr = self.addr_of(src, v);
         let h = self.b.ins().load(I64, flags(), addr, 0);
         let t = self.b.ins().load(I64, flags(), addr, 8);
         self.put(head, h);
@@ -1425,6 +1463,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.store_ctx(deeper, off!(depth));
         let zero = self.b.ins().iconst(I32, 0);
         let sig = self.sigs.native;
+        self.epoch += 1;
         let call = self.b.ins().call_indirect(sig, r, &[self.ctx, zero]);
         let result = self.b.inst_results(call)[0];
         self.store_ctx(depth, off!(depth));
@@ -1518,6 +1557,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().store(flags(), deeper, self.ctx, off!(depth));
         let zero = self.b.ins().iconst(I32, 0);
         let sig = self.sigs.native;
+        self.epoch += 1;
         let call = self.b.ins().call_indirect(sig, code, &[self.ctx, zero]);
         let result = self.b.inst_results(call)[0];
         self.b.ins().store(flags(), depth, self.ctx, off!(depth));
@@ -1870,6 +1910,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     helpers::eq as *const () as usize
                 };
                 let callee = self.b.ins().iconst(I64, f as i64);
+                self.epoch += 1;
                 let call = self.b.ins().call_indirect(sig, callee, &[self.ctx, a, b]);
                 let v = self.b.inst_results(call)[0];
                 let t = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
