@@ -54,11 +54,14 @@ pub struct BigView<'a> {
 
 impl BigView<'_> {
     pub fn to_bigint(&self) -> BigInt {
-        let mut bytes = Vec::with_capacity(self.limbs.len() * 8);
+        // As 32-bit digits, which num-bigint packs straight into its own
+        // (from bytes it goes through a general radix conversion).
+        let mut digits = Vec::with_capacity(self.limbs.len() * 2);
         for limb in self.limbs {
-            bytes.extend_from_slice(&limb.0.to_le_bytes());
+            digits.push(limb.0 as u32);
+            digits.push((limb.0 >> 32) as u32);
         }
-        let magnitude = BigUint::from_bytes_le(&bytes);
+        let magnitude = BigUint::new(digits);
         BigInt::from_biguint(
             if self.negative {
                 Sign::Minus
