@@ -195,10 +195,25 @@ fn keeps_floats(i: &Instr) -> bool {
     ) || matches!(i, Instr::Bif { bif, .. } if is_sqrt(*bif))
 }
 
+/// The BIFs generated inline, by their numbers in the BIF table.
+struct InlineBifs {
+    sqrt: Option<u16>,
+    element: Option<u16>,
+    tuple_size: Option<u16>,
+}
+
+fn inline_bifs() -> &'static InlineBifs {
+    static BIFS: std::sync::OnceLock<InlineBifs> = std::sync::OnceLock::new();
+    BIFS.get_or_init(|| InlineBifs {
+        sqrt: crate::bif::lookup("math", "sqrt", 1),
+        element: crate::bif::lookup("erlang", "element", 2),
+        tuple_size: crate::bif::lookup("erlang", "tuple_size", 1),
+    })
+}
+
 /// Whether BIF number `bif` is `math:sqrt/1` (generated inline).
 fn is_sqrt(bif: u16) -> bool {
-    static SQRT: std::sync::OnceLock<Option<u16>> = std::sync::OnceLock::new();
-    *SQRT.get_or_init(|| crate::bif::lookup("math", "sqrt", 1)) == Some(bif)
+    inline_bifs().sqrt == Some(bif)
 }
 
 fn type_test_number(t: TypeTest) -> u32 {
@@ -830,6 +845,21 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.sqrt(ip, instr, src, dst);
                 true
             }
+            Instr::Bif {
+                bif,
+                args,
+                fail,
+                dst,
+                ..
+            } if Some(bif) == inline_bifs().element || Some(bif) == inline_bifs().tuple_size => {
+                let module = self.m.get();
+                let element = Some(bif) == inline_bifs().element;
+                let operands: Vec<Src> = module.operand_lists
+                    [args as usize..args as usize + if element { 2 } else { 1 }]
+                    .to_vec();
+                self.tuple_bif(ip, fail, &operands, dst);
+                true
+            }
             Instr::Bif { fail, .. } => {
                 self.bif_call(ip, fail);
                 true
@@ -1129,6 +1159,63 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(bail_block);
         self.exit_at(ip as u32, exit::BAIL);
         self.b.switch_to_block(ok);
+    }
+
+    /// `element(I, T)` (two operands) or `tuple_size(T)` (one) inline on
+    /// a tuple; anything else takes the BIF's own path.
+    fn tuple_bif(&mut self, ip: usize, fail: Label, operands: &[Src], dst: Dst) {
+        let tuple_src = *operands.last().expect("a tuple operand");
+        let vt = self.get(tuple_src);
+        let vi = (operands.len() == 2).then(|| self.get(operands[0]));
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        let general = self.b.create_block();
+        let check = self.b.create_block();
+        let boxed = self.tag_is(vt, TAG_BOXED);
+        let fine = match vi {
+            Some(i) => {
+                let small = self.tag_is(i, TAG_SMALL);
+                self.b.ins().band(boxed, small)
+            }
+            None => boxed,
+        };
+        self.b.ins().brif(fine, check, &[], general, &[]);
+        self.b.switch_to_block(check);
+        let addr = self.deref(vt);
+        let h = self.b.ins().load(I64, flags(), addr, 0);
+        // A tuple's header: tag and kind 0 in the low byte, arity above.
+        let low = self.b.ins().band_imm_s(h, 0xff);
+        let is_tuple = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
+        let arity = self.b.ins().ushr_imm_s(h, 8);
+        match vi {
+            Some(vi) => {
+                let i = self.b.ins().sshr_imm_s(vi, 3);
+                // 1 =< I =< arity: (I - 1) below the arity, unsigned.
+                let i0 = self.b.ins().iadd_imm_s(i, -1);
+                let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i0, arity);
+                let ok = self.b.ins().band(is_tuple, inside);
+                let fetch = self.b.create_block();
+                self.b.ins().brif(ok, fetch, &[], general, &[]);
+                self.b.switch_to_block(fetch);
+                let bytes = self.b.ins().ishl_imm_s(i, 3);
+                let at = self.b.ins().iadd(addr, bytes);
+                let e = self.b.ins().load(I64, flags(), at, 0);
+                self.b.ins().jump(done, &[BlockArg::Value(e)]);
+            }
+            None => {
+                let shifted = self.b.ins().ishl_imm_s(arity, 3);
+                let n = self.b.ins().bor_imm_s(shifted, TAG_SMALL as i64);
+                self.b
+                    .ins()
+                    .brif(is_tuple, done, &[BlockArg::Value(n)], general, &[]);
+            }
+        }
+        self.b.switch_to_block(general);
+        self.bif_call(ip, fail);
+        let v = self.get(dst.src());
+        self.b.ins().jump(done, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(done);
+        self.put(dst, result);
     }
 
     /// `math:sqrt/1` inline on a float (or small integer): its result
