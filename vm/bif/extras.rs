@@ -503,9 +503,11 @@ fn info_pair_keeping(
 fn info_pair(ctx: &mut Context, args: &mut [Term], pid: Pid, item: Term) -> BifResult {
     let name = item.as_atom().ok_or(BifError::Badarg)?;
     let value = info_value(ctx, args, pid, name.name())?;
-    // `registered_name` of an unnamed process is `[]` in the item form.
-    let mut keep = [value];
+    // The value and every root the caller gave stay live across the
+    // collection the tuple may need (the earlier pairs are among them).
+    let mut keep: Vec<Term> = std::iter::once(value).chain(args.iter().copied()).collect();
     ctx.ensure(3, &mut keep)?;
+    args.copy_from_slice(&keep[1..]);
     Ok(ctx.heap().tuple(&[Term::atom(name), keep[0]]))
 }
 
