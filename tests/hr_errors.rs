@@ -296,3 +296,52 @@ fn files_that_cannot_run_say_why_with_escripts_status() {
         check.stderr
     );
 }
+
+/// Runs `source` as a script under `--max-memory 100M`.
+fn run_budgeted(name: &str, source: &str) -> Output {
+    let path = write(name, source.as_bytes());
+    let dir = path.parent().expect("a directory");
+    run_with_timeout(
+        support::act_binary(),
+        &["--max-memory", "100M", name],
+        "",
+        Some(dir),
+        Duration::from_secs(60),
+    )
+}
+
+#[test]
+fn hr_binaries_past_the_memory_budget_are_system_limit_in_the_process_that_asked() {
+    // Caught: each way of making a big binary fails alone, and the
+    // process goes on (a smaller binary still fits).
+    let out = run_budgeted(
+        "hr_budget_caught.erl",
+        "#!/usr/bin/env escript\nmain(_) ->\n    B = binary:copy(<<1>>, 1000000),\n\
+         T = fun(F) -> try F(), fits catch error:R -> R end end,\n\
+         io:format(\"~p~n\", [T(fun() -> binary:copy(B, 500) end)]),\n\
+         io:format(\"~p~n\", [T(fun() -> list_to_binary(lists:duplicate(500, B)) end)]),\n\
+         io:format(\"~p~n\", [T(fun() -> iolist_to_binary([B, [B, B] | lists:duplicate(400, B)]) end)]),\n\
+         Big = binary:copy(B, 40),\n\
+         io:format(\"~p~n\", [T(fun() -> <<Big/binary, Big/binary, Big/binary>> end)]),\n\
+         io:format(\"~p~n\", [byte_size(binary:copy(B, 20))]).\n",
+    );
+    assert_eq!(out.status, Some(0), "{}", out.render());
+    assert_eq!(
+        out.stdout,
+        "system_limit\nsystem_limit\nsystem_limit\nsystem_limit\n20000000\n"
+    );
+    // Uncaught: the usual report and status 127, not a killed runtime.
+    let out = run_budgeted(
+        "hr_budget_uncaught.erl",
+        "#!/usr/bin/env escript\nmain(_) ->\n    B = binary:copy(<<0>>, 500000000),\n\
+         io:format(\"~p~n\", [byte_size(B)]).\n",
+    );
+    assert_eq!(out.status, Some(127), "{}", out.render());
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr
+            .starts_with("act: exception error: a system limit has been reached\n"),
+        "{}",
+        out.render()
+    );
+}

@@ -335,7 +335,11 @@ pub fn copy_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if total > 1 << 32 {
         return Err(BifError::SystemLimit);
     }
-    make_binary(ctx, bytes.repeat(n), args)
+    let mut out = super::erlang::binary_buffer(total)?;
+    for _ in 0..n {
+        out.extend_from_slice(&bytes);
+    }
+    make_binary(ctx, out, args)
 }
 
 pub fn first_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {

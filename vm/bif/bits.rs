@@ -81,6 +81,7 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         write_segment(heap, s, &mut out)?;
     }
     let bits = out.bits;
+    super::erlang::room_for_binary(out.bytes.len())?;
     if append.is_some() && out.bytes.len() > HEAP_BINARY_MAX {
         ctx.ensure(heap::APPENDABLE_WORDS, args)?;
         return Ok(ctx.heap().appendable_binary(out.bytes, bits));
@@ -122,6 +123,8 @@ fn write_segment(heap: &Heap, s: Term, out: &mut BitWriter) -> Result<(), BifErr
         }
         TY_BINARY => {
             let bits = heap.bits_of(value).ok_or(BifError::Badarg)?;
+            // A segment past the memory budget fails before its copy.
+            super::erlang::room_for_binary(bits.len / 8)?;
             match segment_bits(heap, size, spec.unit)? {
                 None => {
                     if bits.len % spec.unit != 0 {

@@ -115,8 +115,31 @@ pub fn make_string(ctx: &mut Context, s: &str, args: &mut [Term]) -> BifResult {
     Ok(ctx.heap().string(s))
 }
 
+/// Whether a binary of `len` bytes may be made: one too big for a heap
+/// lives off-heap and draws on the memory budget (`--max-memory`), so
+/// past it the process that asked gets `system_limit`, as on BEAM.
+pub fn room_for_binary(len: usize) -> Result<(), BifError> {
+    if len > crate::term::object::HEAP_BINARY_MAX && !heap::budget::has_room(len) {
+        return Err(BifError::SystemLimit);
+    }
+    Ok(())
+}
+
+/// An empty buffer with room for `len` bytes of a binary to be: checked
+/// against the budget first, and an allocation the OS refuses is
+/// `system_limit` too, never an abort of the VM.
+pub fn binary_buffer(len: usize) -> Result<Vec<u8>, BifError> {
+    room_for_binary(len)?;
+    let mut buffer = Vec::new();
+    buffer
+        .try_reserve_exact(len)
+        .map_err(|_| BifError::SystemLimit)?;
+    Ok(buffer)
+}
+
 /// Builds a binary on the heap.
 pub fn make_binary(ctx: &mut Context, bytes: Vec<u8>, args: &mut [Term]) -> BifResult {
+    room_for_binary(bytes.len())?;
     ctx.ensure(heap::words_for_binary(bytes.len()), args)?;
     Ok(ctx.heap().binary_from_vec(bytes))
 }
@@ -711,7 +734,13 @@ pub fn iolist_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if ctx.process.heap.is_binary(args[0]) {
         return Ok(args[0]);
     }
-    let bytes = iolist::iolist_bytes(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let bytes = iolist::iolist_bytes_within(&ctx.process.heap, args[0], |len| {
+        room_for_binary(len).is_ok()
+    })
+    .map_err(|e| match e {
+        iolist::TooBig::NotIolist => BifError::Badarg,
+        iolist::TooBig::SystemLimit => BifError::SystemLimit,
+    })?;
     make_binary(ctx, bytes, args)
 }
 

@@ -37,10 +37,18 @@ fn timer_delay(ctx: &Context, t: Term, absolute: bool) -> Result<u64, BifError> 
         let now_ms = (services(|s| s.now_ns()) / 1_000_000) as i64;
         return Ok(ms.saturating_sub(now_ms).max(0) as u64 * 1_000_000);
     }
-    if ms < 0 || ms > u32::MAX as i64 * 4 {
-        return Err(BifError::Badarg);
-    }
-    Ok(ms as u64 * 1_000_000)
+    // BEAM takes any time whose end still fits its nanosecond clock (a
+    // signed 64-bit count, about 292 years): above 2^32 ms too.
+    let now_ns = services(|s| s.now_ns());
+    let after = u64::try_from(ms)
+        .ok()
+        .and_then(|ms| ms.checked_mul(1_000_000))
+        .filter(|ns| {
+            ns.checked_add(now_ns)
+                .is_some_and(|end| end <= i64::MAX as u64)
+        })
+        .ok_or(BifError::Badarg)?;
+    Ok(after)
 }
 
 fn destination(t: Term) -> Result<Destination, BifError> {
@@ -503,9 +511,8 @@ fn info_pair_keeping(
 fn info_pair(ctx: &mut Context, args: &mut [Term], pid: Pid, item: Term) -> BifResult {
     let name = item.as_atom().ok_or(BifError::Badarg)?;
     let value = info_value(ctx, args, pid, name.name())?;
-    // `registered_name` of an unnamed process is `[]` in the item form.
-    // The caller's terms in `args` stay roots too (they may be pairs
-    // built before this one).
+    // The value and every root the caller gave stay live across the
+    // collection the tuple may need (the earlier pairs are among them).
     let mut keep: Vec<Term> = std::iter::once(value).chain(args.iter().copied()).collect();
     ctx.ensure(3, &mut keep)?;
     args.copy_from_slice(&keep[1..]);

@@ -715,6 +715,18 @@ pub fn list_dir_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     ok_tuple(ctx, list)
 }
 
+/// `file:set_cwd(Dir)`: `ok`, or `{error, Posix}`; a name that is no
+/// file name is `{error, badarg}`, as OTP answers (no exception).
+pub fn set_cwd_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let Some(path) = file_name(&ctx.process.heap, args[0]) else {
+        return reply_error(ctx, "badarg", args);
+    };
+    match std::env::set_current_dir(&path) {
+        Ok(()) => Ok(Term::atom(Atom::OK)),
+        Err(e) => os_error(ctx, &e, args),
+    }
+}
+
 pub fn get_cwd_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     match std::env::current_dir() {
         Ok(dir) => {

@@ -20,6 +20,7 @@ pub mod io;
 pub mod io_device;
 pub mod library;
 pub mod lists;
+pub mod loaded;
 pub mod maps;
 pub mod math;
 pub mod more;
@@ -487,6 +488,11 @@ bifs! {
         "list_dir", 1 => file::list_dir_1;
         "get_cwd", 0 => file::get_cwd_0;
         "read_file_info", 1 => file::read_file_info_1;
+        "set_cwd", 1 => file::set_cwd_1;
+    }
+    "code" => {
+        "all_loaded", 0 => loaded::all_loaded_0;
+        "is_loaded", 1 => loaded::is_loaded_1;
     }
     "os" => {
         "getenv", 0 => file::getenv_0;

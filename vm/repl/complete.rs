@@ -27,14 +27,23 @@ pub struct Names {
 pub const COMMANDS: &[(&str, u32)] = &[
     ("b", 0),
     ("c", 1),
+    ("cd", 1),
+    ("e", 1),
     ("f", 0),
     ("f", 1),
     ("flush", 0),
+    ("h", 0),
     ("halt", 0),
     ("help", 0),
+    ("i", 0),
     ("l", 1),
+    ("ls", 0),
+    ("ls", 1),
+    ("m", 0),
     ("m", 1),
+    ("pwd", 0),
     ("q", 0),
+    ("regs", 0),
     ("v", 1),
 ];
 
@@ -62,7 +71,19 @@ pub fn module_functions(module: &str) -> BTreeSet<(String, u32)> {
             out.insert((b.name.to_string(), b.arity));
         }
     }
-    if let Some(atom) = crate::term::Atom::existing(module)
+    // A library module or one beside the shell may not be loaded (nor
+    // its name made an atom) yet: looking it up loads it.
+    let loadable = crate::runtime::script::STDLIB
+        .iter()
+        .any(|(n, _)| *n == module)
+        || (!module.contains(['/', '\\', '.'])
+            && std::path::Path::new(&format!("{module}.act")).is_file());
+    let atom = if loadable {
+        Some(crate::term::Atom::intern(module))
+    } else {
+        crate::term::Atom::existing(module)
+    };
+    if let Some(atom) = atom
         && let Ok(Some(m)) = crate::runtime::lookup(atom)
     {
         for (name, arity) in m.exports.keys() {
@@ -74,44 +95,59 @@ pub fn module_functions(module: &str) -> BTreeSet<(String, u32)> {
 
 /// Completions of the word `word`: each candidate's full text.
 pub fn candidates(names: &Names, word: &str) -> Vec<String> {
+    let mut out: Vec<String> = offers(names, word).into_iter().map(|(_, r)| r).collect();
+    out.dedup();
+    out
+}
+
+/// Completions of `word` as (what the list shows, what replaces the
+/// word): a function shows its arities (`reverse/1`, `reverse/2`, as erl
+/// lists them) and completes to its name and an open parenthesis.
+pub fn offers(names: &Names, word: &str) -> Vec<(String, String)> {
     let mut out = BTreeSet::new();
     if let Some((module, prefix)) = word.split_once(':') {
-        for (name, _) in module_functions(module) {
+        for (name, arity) in module_functions(module) {
             if name.starts_with(prefix) {
-                out.insert(format!("{module}:{name}("));
+                out.insert((format!("{name}/{arity}"), format!("{module}:{name}(")));
             }
         }
-        return out.into_iter().collect();
+        return sorted_by_replacement(out);
     }
     if word.starts_with(|c: char| c.is_uppercase() || c == '_') {
         for v in &names.variables {
             if v.starts_with(word) {
-                out.insert(v.clone());
+                out.insert((v.clone(), v.clone()));
             }
         }
-        return out.into_iter().collect();
+        return sorted_by_replacement(out);
     }
     for m in &names.modules {
         if m.starts_with(word) {
-            out.insert(format!("{m}:"));
+            out.insert((format!("{m}:"), format!("{m}:")));
         }
     }
     for b in crate::bif::TABLE {
         if b.auto_imported && b.name.starts_with(word) {
-            out.insert(format!("{}(", b.name));
+            out.insert((format!("{}/{}", b.name, b.arity), format!("{}(", b.name)));
         }
     }
-    for (name, _) in COMMANDS {
+    for (name, arity) in COMMANDS {
         if name.starts_with(word) {
-            out.insert(format!("{name}("));
+            out.insert((format!("{name}/{arity}"), format!("{name}(")));
         }
     }
-    for (name, _) in &names.functions {
+    for (name, arity) in &names.functions {
         if name.starts_with(word) {
-            out.insert(format!("{name}("));
+            out.insert((format!("{name}/{arity}"), format!("{name}(")));
         }
     }
-    out.into_iter().collect()
+    sorted_by_replacement(out)
+}
+
+fn sorted_by_replacement(set: BTreeSet<(String, String)>) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = set.into_iter().collect();
+    v.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
+    v
 }
 
 impl Completer for ShellHelper {
@@ -129,11 +165,11 @@ impl Completer for ShellHelper {
             return Ok((pos, Vec::new()));
         }
         let names = self.names.lock().map(|n| n.clone()).unwrap_or_default();
-        let pairs = candidates(&names, word)
+        let pairs = offers(&names, word)
             .into_iter()
-            .map(|c| Pair {
-                display: c.clone(),
-                replacement: c,
+            .map(|(display, replacement)| Pair {
+                display,
+                replacement,
             })
             .collect();
         Ok((start, pairs))

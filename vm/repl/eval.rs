@@ -47,6 +47,18 @@ const EVAL_FUNCTION: &str = "$eval";
 const HISTORY_VAR: &str = "ActShellHistory__";
 /// The function behind `flush()`.
 const FLUSH_FUNCTION: &str = "$flush";
+/// The helpers erl's shell takes from module `c`: the shell module calls
+/// them there unless a function of that name was defined at the prompt.
+const FROM_C: &[(&str, u32)] = &[
+    ("cd", 1),
+    ("i", 0),
+    ("ls", 0),
+    ("ls", 1),
+    ("m", 0),
+    ("nregs", 0),
+    ("pwd", 0),
+    ("regs", 0),
+];
 /// The variable that holds the input's value inside `'$eval'`.
 const VALUE_VAR: &str = "ActShellValue__";
 /// How many results `v(N)` can recall (erl keeps 20 too).
@@ -152,17 +164,18 @@ impl Shell {
         self.rebuild_store(None, &[]);
     }
 
-    /// `v(N)`: the value of result N; `v(-1)` is the newest result kept,
-    /// `v(-2)` the one before it.
-    pub fn recall(&self, n: i64) -> Option<String> {
-        let found = if n < 0 {
-            let back = usize::try_from(n.unsigned_abs()).ok()?;
-            let at = self.history.len().checked_sub(back)?;
-            self.history.get(at)
-        } else {
-            self.history.iter().find(|(i, _)| *i as i64 == n)
-        };
-        found.map(|(_, v)| self.show(*v))
+    /// `v(N)`: the value of result N; `v(-1)` is the result of the input
+    /// before this one, as in erl. It becomes this input's result too.
+    pub fn recall(&mut self, n: i64) -> Option<String> {
+        let wanted = if n < 0 { self.counter as i64 + n } else { n };
+        let value = self
+            .history
+            .iter()
+            .find(|(i, _)| *i as i64 == wanted)
+            .map(|(_, v)| *v)?;
+        // The value is on `store` already: the history may hold it twice.
+        self.remember_immediate(value);
+        Some(self.show(value))
     }
 
     /// `~p` of a term on `store`, as results print.
@@ -237,6 +250,17 @@ impl Shell {
             .map(|d| format!("{}/{}", quote_atom(&d.name), d.arity))
             .collect();
         exports.push(format!("'{FLUSH_FUNCTION}'/0"));
+        let from_c: Vec<(&str, u32)> = FROM_C
+            .iter()
+            .copied()
+            .filter(|(n, a)| {
+                !self
+                    .definitions
+                    .iter()
+                    .any(|d| d.name == *n && d.arity == *a)
+            })
+            .collect();
+        exports.extend(from_c.iter().map(|(n, a)| format!("{n}/{a}")));
         let history = self.with_history && exprs.is_some();
         let mut params = params.to_vec();
         if history {
@@ -264,9 +288,11 @@ impl Shell {
             generated.source.push_str(
                 "v(N) ->\n\
                  H = get('$shell_history'),\n\
-                 Found = if N < 0, length(H) + N >= 0 -> lists:nth(length(H) + N + 1, H);\n\
+                 Found = if N < 0 -> lists:keyfind(COUNTER + N, 1, H);\n\
                  true -> lists:keyfind(N, 1, H) end,\n\
-                 case Found of {_, V} -> V; _ -> erlang:error({bad_history, N}) end.\n",
+                 case Found of {_, V} -> V; _ -> erlang:error({bad_history, N}) end.\n"
+                    .replace("COUNTER", &self.counter.to_string())
+                    .as_str(),
             );
         }
         for (i, d) in self.definitions.iter().enumerate() {
@@ -295,6 +321,14 @@ impl Shell {
                 "\nend,\n{{{VALUE_VAR}, {{{}}}}}.\n",
                 results.join(", ")
             ));
+        }
+        // Last, so the lines of the input stay where they were.
+        for (name, arity) in &from_c {
+            let params: Vec<String> = (1..=*arity).map(|i| format!("A{i}")).collect();
+            let params = params.join(", ");
+            generated
+                .source
+                .push_str(&format!("{name}({params}) -> c:{name}({params}).\n"));
         }
         generated
     }
@@ -447,6 +481,35 @@ impl Shell {
         if let Some(server) = self.server.as_mut() {
             server.quit();
         }
+    }
+
+    /// The result of input `n` (`v(N)` numbering), if it is kept.
+    pub fn has_result(&self, n: u64) -> Option<String> {
+        self.history
+            .iter()
+            .find(|(i, _)| *i == n)
+            .map(|(_, v)| self.show_at(*v, 3))
+    }
+
+    /// `~p` of a term on `store` whose first character goes at `column`.
+    fn show_at(&self, t: Term, column: usize) -> String {
+        crate::term::print::print_with(
+            &self.store,
+            t,
+            column,
+            80,
+            -1,
+            crate::term::print::Strings::Latin1,
+        )
+    }
+
+    /// Records a result for the current input, as erl's history keeps
+    /// it: an immediate (a shell command's `ok`) or a term on `store`.
+    pub fn remember_immediate(&mut self, value: Term) {
+        if self.history.len() >= HISTORY {
+            self.history.remove(0);
+        }
+        self.history.push((self.counter, value));
     }
 
     /// Records a failed or valueless input in the count only.

@@ -38,6 +38,75 @@ pub enum Step {
 pub struct Session {
     pub shell: Shell,
     sources: HashMap<String, PathBuf>,
+    /// The text of the last inputs, by number (for `h()` and `e(N)`).
+    inputs: Vec<(u64, String)>,
+    /// Whether the input just run took a number (a syntax error or an
+    /// unknown `e(N)` does not, as in erl).
+    counted: bool,
+    /// The text `e(N)` ran, recorded in place of `e(N)` itself.
+    replayed: Option<String>,
+}
+
+/// How many inputs `h()` and `e(N)` reach back (erl's default, 20).
+const INPUTS_KEPT: usize = 20;
+
+/// An input as `h()` shows it: on one line, without its dot; a line
+/// break and the blanks around it become one space outside quotes.
+fn command_text(input: &str) -> String {
+    let t = input.trim();
+    let t = t.strip_suffix('.').unwrap_or(t).trim_end();
+    let mut out = String::with_capacity(t.len());
+    let mut quote: Option<char> = None;
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                out.push(c);
+                if c == '\\' {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '$' => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                    if n == '\\'
+                        && let Some(m) = chars.next()
+                    {
+                        out.push(m);
+                    }
+                }
+            }
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                out.push(c);
+            }
+            None if c == '%' => {
+                // A comment runs to the end of its line.
+                while chars.peek().is_some_and(|&n| n != '\n') {
+                    chars.next();
+                }
+            }
+            None if c.is_whitespace() => {
+                let mut newline = c == '\n';
+                while let Some(&n) = chars.peek().filter(|n| n.is_whitespace()) {
+                    newline |= n == '\n';
+                    chars.next();
+                }
+                let joined = out.ends_with(['(', '[', '{'])
+                    || chars.peek().is_some_and(|&n| matches!(n, ')' | ']' | '}'));
+                if !(newline && joined) {
+                    out.push(' ');
+                }
+            }
+            None => out.push(c),
+        }
+    }
+    out
 }
 
 impl Default for Session {
@@ -51,14 +120,22 @@ Shell commands:
   b()          show all variable bindings
   f()          forget all variable bindings
   f(X)         forget the binding of X
+  h()          history: the last inputs and their results
+  e(N)         repeat input N (e(-1): the one before)
   v(N)         the result of input N (v(-1): the last one), also inside
                expressions
   c(File)      compile and load a module from File (\"m.act\" or m)
   l(Mod)       reload module Mod from its file
+  m()          which modules are loaded
   m(Mod)       list the functions Mod exports
+  i()          information about the processes
+  regs()       information about the registered processes
   flush()      print and empty the shell's mailbox
+  pwd()        print the working directory
+  cd(Dir)      change the working directory
+  ls(), ls(Dir)  list the files in a directory
   help()       this text
-  q(), halt()  leave the shell (so does Ctrl-D)
+  q(), halt()  leave the shell (so does Ctrl-D at an empty prompt)
 Define a function by typing it: fac(0) -> 1; fac(N) -> N * fac(N - 1).
 ";
 
@@ -75,6 +152,9 @@ impl Session {
         Session {
             shell: Shell::new(),
             sources: HashMap::new(),
+            inputs: Vec::new(),
+            counted: false,
+            replayed: None,
         }
     }
 
@@ -83,33 +163,83 @@ impl Session {
     pub fn handle(&mut self, input: &str, out: &mut String) -> Step {
         // Line numbers in messages count from the input's first line.
         let input = input.trim_start();
+        let number = self.shell.counter;
+        self.replayed = None;
+        let step = self.run_input(input, out);
+        if self.counted {
+            let text = self.replayed.take().unwrap_or_else(|| command_text(input));
+            if self.inputs.len() >= INPUTS_KEPT {
+                self.inputs.remove(0);
+            }
+            self.inputs.push((number, text));
+            self.shell.next();
+        }
+        step
+    }
+
+    /// Runs one input; sets `counted` when it takes a number.
+    fn run_input(&mut self, input: &str, out: &mut String) -> Step {
+        self.counted = true;
         let parsed = syntax::with_big_stack(|| syntax::parse_repl(input));
         match parsed {
             Err(diagnostics) => {
                 out.push_str(&syntax::render(&diagnostics, INPUT_NAME, input));
+                self.counted = false;
                 Step::Continue
             }
             Ok(ReplInput::Form(form)) => {
                 match self.shell.define(input, &form) {
-                    Ok(()) => out.push_str("ok\n"),
+                    Ok(()) => {
+                        out.push_str("ok\n");
+                        self.shell
+                            .remember_immediate(crate::term::Term::atom(Atom::OK));
+                    }
                     Err(text) => out.push_str(&text),
                 }
-                self.shell.next();
                 Step::Continue
             }
             Ok(ReplInput::Exprs(exprs)) => {
                 if let [single] = exprs.as_slice()
                     && let Some(step) = self.command(single, out)
                 {
-                    self.shell.next();
                     return step;
                 }
                 let result = syntax::with_big_stack(|| self.shell.eval(input, &exprs));
-                let step = self.show(result, out);
-                self.shell.next();
-                step
+                self.show(result, out)
             }
         }
+    }
+
+    /// `h()`: the inputs kept, each with its result when it had one.
+    fn show_history(&self, out: &mut String) {
+        for (n, text) in &self.inputs {
+            out.push_str(&format!("{n}: {text}\n"));
+            if let Some(value) = self.shell.has_result(*n) {
+                out.push_str(&format!("-> {value}\n"));
+            }
+        }
+    }
+
+    /// `e(N)`: runs input N again (`e(-1)`: the one before this).
+    fn replay(&mut self, n: i64, out: &mut String) -> Step {
+        let wanted = if n < 0 {
+            self.shell.counter as i64 + n
+        } else {
+            n
+        };
+        let found = self
+            .inputs
+            .iter()
+            .find(|(i, _)| *i as i64 == wanted)
+            .map(|(_, t)| t.clone());
+        let Some(text) = found else {
+            out.push_str(&format!("* {n}: command not found\n"));
+            self.counted = false;
+            return Step::Continue;
+        };
+        let step = self.run_input(&format!("{text}."), out);
+        self.replayed = Some(text);
+        step
     }
 
     /// Writes what an evaluation came to.
@@ -149,15 +279,23 @@ impl Session {
             }
             ("b", None) => {
                 out.push_str(&self.shell.show_bindings());
-                out.push_str("ok\n");
+                self.ok(out);
             }
             ("f", None) => {
                 self.shell.forget_all();
-                out.push_str("ok\n");
+                self.ok(out);
             }
             ("f", Some(ExprKind::Var(v))) => {
                 self.shell.forget(v);
-                out.push_str("ok\n");
+                self.ok(out);
+            }
+            ("h", None) => {
+                self.show_history(out);
+                self.ok(out);
+            }
+            ("e", Some(_)) => {
+                let n = integer_arg(&args[0])?;
+                return Some(self.replay(n, out));
             }
             ("v", Some(_)) => {
                 let n = integer_arg(&args[0])?;
@@ -166,9 +304,10 @@ impl Session {
                         out.push_str(&text);
                         out.push('\n');
                     }
-                    None => out.push_str(&format!(
-                        "** exception error: no result {n} in the history\n"
-                    )),
+                    None => {
+                        out.push_str(&format!("* {n}: command not found\n"));
+                        self.counted = false;
+                    }
                 }
             }
             ("flush", None) => {
@@ -206,6 +345,13 @@ impl Session {
             _ => return None,
         }
         Some(Step::Continue)
+    }
+
+    /// Shows a command's `ok` and keeps it as the input's result.
+    fn ok(&mut self, out: &mut String) {
+        out.push_str("ok\n");
+        self.shell
+            .remember_immediate(crate::term::Term::atom(Atom::OK));
     }
 
     /// `c(File)`: compiles and loads a module; `{ok,Mod}` or `error`.
@@ -409,7 +555,11 @@ pub fn history_path() -> Option<PathBuf> {
 fn run_terminal() -> i32 {
     use rustyline::error::ReadlineError;
     let names = Arc::new(Mutex::new(Names::default()));
+    // Tab completes what all candidates share, and a second Tab lists
+    // them, as erl and bash do.
     let config = rustyline::Config::builder()
+        .completion_type(rustyline::CompletionType::List)
+        .completion_show_all_if_ambiguous(true)
         .auto_add_history(false)
         .max_history_size(1000)
         .map(|b| b.build())
@@ -474,6 +624,12 @@ fn run_terminal() -> i32 {
                 // Ctrl-C at the prompt drops the unfinished input.
                 buffer.clear();
                 interrupt::clear();
+            }
+            Err(ReadlineError::Eof) if !is_blank(&buffer) => {
+                // Ctrl-D inside an unfinished input drops that input and
+                // keeps the shell; at an empty prompt it leaves.
+                buffer.clear();
+                println!("* the unfinished input was dropped (Ctrl-D)");
             }
             Err(ReadlineError::Eof) => break 0,
             Err(e) => {

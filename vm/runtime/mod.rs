@@ -150,6 +150,17 @@ pub fn lookup(name: Atom) -> Result<Option<Arc<Module>>, String> {
     }
 }
 
+/// Every loaded module and the file its newest version came from.
+pub fn loaded() -> Vec<(Atom, String)> {
+    registry()
+        .modules
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .values()
+        .map(|m| (m.name, m.file.clone()))
+        .collect()
+}
+
 /// The fun with global index `index`. Lock-free.
 pub fn fun_entry(index: u32) -> Option<&'static FunEntry> {
     registry().funs.get(index)

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::output;
 
 /// The library modules written in act, embedded at build time.
-const STDLIB: &[(&str, &str)] = &[
+pub const STDLIB: &[(&str, &str)] = &[
     ("ets", include_str!("../../stdlib/ets.act")),
     ("lists", include_str!("../../stdlib/lists.act")),
     ("maps", include_str!("../../stdlib/maps.act")),
@@ -45,6 +45,7 @@ const STDLIB: &[(&str, &str)] = &[
     // Reading and files (helper `hour`).
     ("io", include_str!("../../stdlib/io.act")),
     ("file", include_str!("../../stdlib/file.act")),
+    ("c", include_str!("../../stdlib/c.act")),
     // Text and script support (helper `rosetta`).
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
     ("escript", include_str!("../../stdlib/escript.act")),

@@ -37,6 +37,7 @@ const BIT_BINARY_EXT: u8 = 77;
 const SMALL_BIG_EXT: u8 = 110;
 const LARGE_BIG_EXT: u8 = 111;
 const EXPORT_EXT: u8 = 113;
+const NEW_FUN_EXT: u8 = 112;
 const SMALL_ATOM_EXT: u8 = 115;
 const MAP_EXT: u8 = 116;
 const ATOM_UTF8_EXT: u8 = 118;
@@ -64,16 +65,26 @@ impl From<SystemLimit> for EtfError {
 /// `term_to_binary(T)`.
 pub fn term_to_binary(heap: &Heap, t: Term) -> Result<Vec<u8>, EtfError> {
     let mut out = vec![VERSION];
+    encode(heap, t, &mut out, 0)?;
+    Ok(out)
+}
+
+/// How deep funs captured by funs may nest in one term: each level is a
+/// Rust call (a fun's size comes before its captured terms).
+const FUN_NESTING: usize = 1000;
+
+/// Appends the encoding of `t`; `funs` is how many funs enclose it.
+fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), EtfError> {
     let mut stack = vec![t];
     while let Some(t) = stack.pop() {
         match heap.view(t) {
-            View::Small(i) => encode_integer(&mut out, &BigInt::from(i)),
-            View::Big(b) => encode_integer(&mut out, &b.to_bigint()),
+            View::Small(i) => encode_integer(out, &BigInt::from(i)),
+            View::Big(b) => encode_integer(out, &b.to_bigint()),
             View::Float(f) => {
                 out.push(NEW_FLOAT_EXT);
                 out.extend_from_slice(&f.to_bits().to_be_bytes());
             }
-            View::Atom(a) => encode_atom(&mut out, a),
+            View::Atom(a) => encode_atom(out, a),
             View::Nil => out.push(NIL_EXT),
             View::Cons(..) => {
                 if let Some(bytes) = byte_string(heap, t) {
@@ -142,14 +153,14 @@ pub fn term_to_binary(heap: &Heap, t: Term) -> Result<Vec<u8>, EtfError> {
                 arity,
             } => {
                 out.push(EXPORT_EXT);
-                encode_atom(&mut out, module);
-                encode_atom(&mut out, function);
+                encode_atom(out, module);
+                encode_atom(out, function);
                 out.push(SMALL_INTEGER_EXT);
                 out.push(arity as u8);
             }
             View::Pid(id) => {
                 out.push(NEW_PID_EXT);
-                encode_atom(&mut out, Atom::NONODE);
+                encode_atom(out, Atom::NONODE);
                 out.extend_from_slice(&(id as u32).to_be_bytes());
                 out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
                 out.extend_from_slice(&0u32.to_be_bytes());
@@ -157,15 +168,117 @@ pub fn term_to_binary(heap: &Heap, t: Term) -> Result<Vec<u8>, EtfError> {
             View::Ref(id) => {
                 out.push(NEWER_REFERENCE_EXT);
                 out.extend_from_slice(&2u16.to_be_bytes());
-                encode_atom(&mut out, Atom::NONODE);
+                encode_atom(out, Atom::NONODE);
                 out.extend_from_slice(&0u32.to_be_bytes());
                 out.extend_from_slice(&(id as u32).to_be_bytes());
                 out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
             }
-            View::Fun { .. } | View::NotAValue => return Err(EtfError::Unsupported),
+            View::Fun { index, captured } => encode_fun(heap, index, captured, out, funs)?,
+            View::NotAValue => return Err(EtfError::Unsupported),
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// A name's 64-bit FNV-1a hash: the part of a fun's `Uniq` that names
+/// its module.
+fn name_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// A local fun as NEW_FUN_EXT. OTP's `Uniq` is the MD5 of the module's
+/// code; act's names the fun's entry in this VM's fun table (the index
+/// and the module version's first index) and the module, so that
+/// `binary_to_term` in the same VM finds that very version again.
+fn encode_fun(
+    heap: &Heap,
+    index: u32,
+    captured: &[Term],
+    out: &mut Vec<u8>,
+    funs: usize,
+) -> Result<(), EtfError> {
+    if funs >= FUN_NESTING {
+        return Err(EtfError::SystemLimit);
+    }
+    let entry = crate::runtime::fun_entry(index).ok_or(EtfError::Unsupported)?;
+    let module = entry.module.name;
+    let hash = name_hash(module.name());
+    let start = out.len();
+    out.push(NEW_FUN_EXT);
+    out.extend_from_slice(&[0; 4]);
+    out.push(u8::try_from(entry.arity).map_err(|_| EtfError::Unsupported)?);
+    out.extend_from_slice(&index.to_be_bytes());
+    out.extend_from_slice(&entry.module.fun_base.to_be_bytes());
+    out.extend_from_slice(&hash.to_be_bytes());
+    out.extend_from_slice(&entry.fun.to_be_bytes());
+    out.extend_from_slice(&(captured.len() as u32).to_be_bytes());
+    encode_atom(out, module);
+    encode_integer(out, &BigInt::from(entry.fun));
+    encode_integer(out, &BigInt::from((hash & 0x07ff_ffff) as i64));
+    // The creator's pid: act's funs do not keep it.
+    out.push(NEW_PID_EXT);
+    encode_atom(out, Atom::NONODE);
+    out.extend_from_slice(&[0; 12]);
+    for &c in captured {
+        encode(heap, c, out, funs + 1)?;
+    }
+    let size = u32::try_from(out.len() - start - 1).map_err(|_| EtfError::SystemLimit)?;
+    out[start + 1..start + 5].copy_from_slice(&size.to_be_bytes());
+    Ok(())
+}
+
+/// Reads a NEW_FUN_EXT up to its captured terms: the fun's index in this
+/// VM's fun table and how many terms it captured. A fun act did not
+/// encode, or whose module version is gone, is `Badarg`.
+fn fun_header(input: &mut Input) -> Result<(u32, usize), EtfError> {
+    let size = input.u32()?;
+    let from = input.at;
+    let arity = input.u8()? as u32;
+    let uniq = input.take(16)?;
+    let global = u32::from_be_bytes([uniq[0], uniq[1], uniq[2], uniq[3]]);
+    let base = u32::from_be_bytes([uniq[4], uniq[5], uniq[6], uniq[7]]);
+    let mut hash = [0u8; 8];
+    hash.copy_from_slice(&uniq[8..16]);
+    let index = input.u32()?;
+    let free = input.u32()?;
+    let module = decode_any_atom(input)?;
+    for _ in 0..2 {
+        match input.u8()? {
+            SMALL_INTEGER_EXT => {
+                input.take(1)?;
+            }
+            INTEGER_EXT => {
+                input.take(4)?;
+            }
+            _ => return Err(EtfError::Badarg),
+        }
+    }
+    if input.u8()? != NEW_PID_EXT {
+        return Err(EtfError::Badarg);
+    }
+    decode_any_atom(input)?;
+    input.take(12)?;
+    // The size counts itself and every captured term.
+    if size < input.at - from + 4 || from + size - 4 > input.bytes.len() {
+        return Err(EtfError::Badarg);
+    }
+    let entry = crate::runtime::fun_entry(global).ok_or(EtfError::Badarg)?;
+    let found = entry.module.name == module
+        && entry.module.fun_base == base
+        && u64::from_be_bytes(hash) == name_hash(module.name())
+        && entry.fun as usize == index
+        && entry.arity == arity
+        && entry
+            .module
+            .funs
+            .get(entry.fun as usize)
+            .is_some_and(|f| f.free as usize == free);
+    if !found {
+        return Err(EtfError::Badarg);
+    }
+    Ok((global, input.plausible(free, 1)?))
 }
 
 /// The bytes of a proper list of 0..=255 shorter than 65536 (STRING_EXT).
@@ -273,6 +386,12 @@ enum Pending {
         parts: Vec<Term>,
         count: usize,
     },
+    /// The captured terms of fun `global` (its table index).
+    Fun {
+        global: u32,
+        parts: Vec<Term>,
+        count: usize,
+    },
 }
 
 /// `binary_to_term(B)`: the term, in a buffer of its own.
@@ -324,6 +443,17 @@ pub fn binary_to_term(bytes: &[u8]) -> Result<MessageBuffer, EtfError> {
                     let pairs: Vec<(Term, Term)> =
                         parts.chunks(2).map(|kv| (kv[0], kv[1])).collect();
                     value = heap.map(&pairs);
+                }
+                Pending::Fun {
+                    global,
+                    parts,
+                    count,
+                } => {
+                    parts.push(value);
+                    if parts.len() < *count {
+                        break;
+                    }
+                    value = heap.fun(*global, parts);
                 }
             }
             stack.pop();
@@ -396,13 +526,20 @@ fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
                 (heap::words_for_map(n), 2 * n)
             }
             EXPORT_EXT => (heap::EXTERNAL_FUN_WORDS, 3),
+            NEW_FUN_EXT => {
+                let (_, free) = fun_header(&mut input)?;
+                (2 + free, free)
+            }
+            // A pid or reference of another node cannot be made until act
+            // has nodes; a local one in its place could alias a live
+            // process, so it is badarg.
             NEW_PID_EXT => {
-                decode_any_atom(&mut input)?;
+                local_node(decode_any_atom(&mut input)?)?;
                 (input.take(12).map(|_| 0)?, 0)
             }
             NEWER_REFERENCE_EXT => {
                 let n = input.u16()?;
-                decode_any_atom(&mut input)?;
+                local_node(decode_any_atom(&mut input)?)?;
                 (input.take(4 + 4 * n).map(|_| heap::REF_WORDS)?, 0)
             }
             _ => return Err(EtfError::Badarg),
@@ -531,6 +668,19 @@ fn decode_one(
                     continue;
                 }
             }
+            NEW_FUN_EXT => {
+                let (global, free) = fun_header(input)?;
+                if free == 0 {
+                    heap.fun(global, &[])
+                } else {
+                    stack.push(Pending::Fun {
+                        global,
+                        parts: Vec::with_capacity(free),
+                        count: free,
+                    });
+                    continue;
+                }
+            }
             EXPORT_EXT => {
                 let module = decode_any_atom(input)?;
                 let function = decode_any_atom(input)?;
@@ -562,6 +712,15 @@ fn decode_one(
             _ => return Err(EtfError::Badarg),
         };
         return Ok(value);
+    }
+}
+
+/// `Ok` for this node's name (act is always `nonode@nohost`).
+fn local_node(node: Atom) -> Result<(), EtfError> {
+    if node == Atom::NONODE {
+        Ok(())
+    } else {
+        Err(EtfError::Badarg)
     }
 }
 

@@ -14,6 +14,44 @@ pub fn iolist_bytes(heap: &Heap, t: Term) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Why `iolist_bytes_within` gave up.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TooBig {
+    NotIolist,
+    /// The bytes would pass what `room` allows.
+    SystemLimit,
+}
+
+/// `iolist_bytes`, asking `room(n)` before the buffer grows to `n` bytes
+/// (the memory budget): a huge iolist fails before its bytes exist.
+pub fn iolist_bytes_within(
+    heap: &Heap,
+    t: Term,
+    room: impl Fn(usize) -> bool,
+) -> Result<Vec<u8>, TooBig> {
+    let mut out: Vec<u8> = Vec::new();
+    let mut refused = false;
+    let walked = walk(heap, t, |chunk| {
+        if refused {
+            return;
+        }
+        let need = out.len() + chunk.len();
+        if need > out.capacity() {
+            let grown = need.max(out.capacity().saturating_mul(2));
+            if !room(grown) || out.try_reserve_exact(grown - out.len()).is_err() {
+                refused = true;
+                return;
+            }
+        }
+        out.extend_from_slice(chunk);
+    });
+    match (walked, refused) {
+        (_, true) => Err(TooBig::SystemLimit),
+        (None, false) => Err(TooBig::NotIolist),
+        (Some(()), false) => Ok(out),
+    }
+}
+
 /// `iolist_size(T)`, or `None` if `t` is not an iolist.
 pub fn iolist_size(heap: &Heap, t: Term) -> Option<usize> {
     let mut size = 0usize;

@@ -144,8 +144,11 @@ fn escape_char(out: &mut String, c: u32, quote: char) {
             out.push('\\');
             out.push(quote);
         }
-        0..=0x1f | 0x7f => {
-            let _ = write!(out, "\\{c:o}");
+        // io_lib writes DEL as \d and other control characters as three
+        // octal digits ('x\000y').
+        0x7f => out.push_str("\\d"),
+        0..=0x1f => {
+            let _ = write!(out, "\\{c:03o}");
         }
         // Beyond latin1, as OTP writes them to a latin1 device.
         0x100.. => {
