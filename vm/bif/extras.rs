@@ -375,10 +375,14 @@ fn current_function(ctx: &mut Context, args: &mut [Term]) -> Result<Term, BifErr
 }
 
 /// The value of one `process_info` item, for a process that is the
-/// caller (`me`) or another live one (whose private state this thread
-/// cannot read: its queue, heap and dictionary show as empty).
+/// caller (`me`) or another live one (read by `inspect` unless it runs on
+/// another scheduler right now: then its queue, heap and dictionary show
+/// as empty).
 fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> BifResult {
     let me = pid == services(|s| s.self_pid());
+    if !me && let Some(value) = super::inspect::other_value(ctx, args, pid, item) {
+        return value;
+    }
     let words = |ctx: &Context| if me { ctx.process.heap.used() } else { 233 };
     Ok(match item {
         "registered_name" => match name_of(pid) {
@@ -503,10 +507,13 @@ fn info_pair_keeping(
 fn info_pair(ctx: &mut Context, args: &mut [Term], pid: Pid, item: Term) -> BifResult {
     let name = item.as_atom().ok_or(BifError::Badarg)?;
     let value = info_value(ctx, args, pid, name.name())?;
-    // `registered_name` of an unnamed process is `[]` in the item form.
-    let mut keep = [value];
+    // The value and every root of the caller (pairs made earlier, when
+    // `info_pair_keeping` lent them) survive a collection here.
+    let mut keep: Vec<Term> = args.iter().copied().chain([value]).collect();
     ctx.ensure(3, &mut keep)?;
-    Ok(ctx.heap().tuple(&[Term::atom(name), keep[0]]))
+    let n = args.len();
+    args.copy_from_slice(&keep[..n]);
+    Ok(ctx.heap().tuple(&[Term::atom(name), keep[n]]))
 }
 
 pub fn process_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {

@@ -16,6 +16,8 @@ pub mod filename;
 pub mod fmt;
 pub mod hash;
 pub mod input;
+// Helper `lib`: another process's state for process_info.
+pub mod inspect;
 pub mod io;
 pub mod io_device;
 pub mod library;

@@ -81,6 +81,35 @@ impl<B: ProcessBody> ProcessCell<B> {
     pub fn begin_run(&self) -> Option<RunRight<'_, B>> {
         self.state.begin_run().then_some(RunRight { cell: self })
     }
+
+    /// Reads the body and the waiting signals of a process that is not
+    /// running (waiting or queued), for another process's `process_info`;
+    /// `read` is told whether it waits in a receive (or is queued).
+    /// `None` if it runs, has exited, or another inspection holds it.
+    /// The second value says the caller must queue the process: a signal
+    /// woke it while it was held.
+    pub fn inspect<R>(
+        &self,
+        read: impl FnOnce(&B, bool, &mut dyn FnMut(&mut dyn FnMut(&Signal<B::Message>))) -> R,
+    ) -> Option<(R, bool)> {
+        let was_waiting = self.state.begin_inspect()?;
+        // SAFETY: `begin_inspect` took the run right (state RUNNING, which
+        // no scheduler takes), so no one else touches the body or pops the
+        // inbox until `end_inspect`; we only read.
+        let body = unsafe { &*self.body.get() };
+        let mut peek = |visit: &mut dyn FnMut(&Signal<B::Message>)| {
+            // SAFETY: as above, we are the one consumer for now.
+            unsafe { self.inbox.peek(|s| visit(s)) }
+        };
+        let result = read(body, was_waiting, &mut peek);
+        let queue = self.state.end_inspect(was_waiting);
+        Some((result, queue))
+    }
+
+    /// Whether an inspection holds the run right for a moment.
+    pub fn inspected(&self) -> bool {
+        self.state.inspected()
+    }
 }
 
 /// The right to run a process: its body and its inbox's consumer end.
