@@ -1198,6 +1198,21 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("chars_length", &[1]),
         ],
     ),
+    // The everyday gaps (helper `lib`, second pass).
+    (
+        "erlang",
+        &[("function_exported", &[3]), ("module_loaded", &[1])],
+    ),
+    (
+        "code",
+        &[
+            ("which", &[1]),
+            ("ensure_loaded", &[1]),
+            ("is_loaded", &[1]),
+            ("all_loaded", &[0]),
+            ("load_file", &[1]),
+        ],
+    ),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.
@@ -1242,6 +1257,7 @@ const STDLIB: &[(&str, &str)] = &[
     // The library completeness audit (helper `lib`).
     ("digraph", include_str!("../stdlib/digraph.act")),
     ("digraph_utils", include_str!("../stdlib/digraph_utils.act")),
+    ("code", include_str!("../stdlib/code.act")),
 ];
 
 #[test]

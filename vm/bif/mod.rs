@@ -23,6 +23,8 @@ pub mod io_device;
 pub mod library;
 pub mod lists;
 pub mod maps;
+// Helper `lib`: function_exported, module_loaded, code:*.
+pub mod modules;
 pub mod math;
 pub mod more;
 pub mod port;
@@ -572,6 +574,16 @@ bifs! {
     "binary" => {
         "encode_hex", 1 => more::encode_hex_1;
         "decode_hex", 1 => more::decode_hex_1;
+    }
+    "erlang" => {
+        "function_exported", 3 => modules::function_exported_3;
+        "module_loaded", 1 => modules::module_loaded_1;
+    }
+    "$code" => {
+        "load", 1 => modules::load_1;
+        "where", 1 => modules::where_1;
+        "find", 1 => modules::find_1;
+        "loaded", 0 => modules::loaded_0;
     }
 }
 

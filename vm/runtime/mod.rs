@@ -150,6 +150,27 @@ pub fn lookup(name: Atom) -> Result<Option<Arc<Module>>, String> {
     }
 }
 
+/// The newest version of module `name` if it is loaded (never loads it).
+pub fn loaded(name: Atom) -> Option<Arc<Module>> {
+    registry()
+        .modules
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&name)
+        .cloned()
+}
+
+/// The names of the modules loaded so far.
+pub fn loaded_names() -> Vec<Atom> {
+    registry()
+        .modules
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .copied()
+        .collect()
+}
+
 /// The fun with global index `index`. Lock-free.
 pub fn fun_entry(index: u32) -> Option<&'static FunEntry> {
     registry().funs.get(index)
