@@ -8,6 +8,8 @@
 pub mod binary;
 pub mod bits;
 pub mod digest;
+// Helper `lib`: io_lib:format's deep list.
+pub mod deep_format;
 pub mod erlang;
 pub mod ets;
 pub mod extras;
