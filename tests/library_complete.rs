@@ -1213,6 +1213,45 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("load_file", &[1]),
         ],
     ),
+    (
+        "erlang",
+        &[
+            ("localtime_to_universaltime", &[1, 2]),
+            ("universaltime_to_localtime", &[1]),
+            ("halt", &[2]),
+            ("ports", &[0]),
+        ],
+    ),
+    (
+        "os",
+        &[
+            ("perf_counter", &[0, 1]),
+            ("version", &[0]),
+            ("find_executable", &[1, 2]),
+            ("cmd", &[2]),
+            ("env", &[0]),
+        ],
+    ),
+    (
+        "file",
+        &[
+            ("set_cwd", &[1]),
+            ("del_dir_r", &[1]),
+            ("copy", &[2]),
+            ("format_error", &[1]),
+            ("list_dir_all", &[1]),
+            ("read_file_info", &[2]),
+            ("path_consult", &[2]),
+            ("sync", &[1]),
+            ("datasync", &[1]),
+            ("delete", &[2]),
+        ],
+    ),
+    (
+        "unicode",
+        &[("bom_to_encoding", &[1]), ("encoding_to_bom", &[1])],
+    ),
+    ("io", &[("printable_range", &[0])]),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.

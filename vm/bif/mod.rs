@@ -11,6 +11,8 @@ pub mod digest;
 // Helper `lib`: io_lib:format's deep list.
 pub mod deep_format;
 pub mod erlang;
+// Helper `lib`: everyday gaps the library audit found.
+pub mod everyday;
 pub mod ets;
 pub mod extras;
 pub mod file;
@@ -580,6 +582,34 @@ bifs! {
     "erlang" => {
         "function_exported", 3 => modules::function_exported_3;
         "module_loaded", 1 => modules::module_loaded_1;
+    }
+    "erlang" => {
+        "localtime_to_universaltime", 1 => everyday::localtime_to_universaltime_1;
+        "localtime_to_universaltime", 2 => everyday::localtime_to_universaltime_2;
+        "universaltime_to_localtime", 1 => everyday::universaltime_to_localtime_1;
+        "halt", 2 => everyday::halt_2, auto;
+        "ports", 0 => everyday::ports_0;
+    }
+    "os" => {
+        "perf_counter", 0 => everyday::perf_counter_0;
+        "perf_counter", 1 => everyday::perf_counter_1;
+        "version", 0 => everyday::version_0;
+        "find_executable", 1 => everyday::find_executable_1;
+        "find_executable", 2 => everyday::find_executable_2;
+        "cmd", 2 => everyday::cmd_2;
+        "env", 0 => everyday::env_0;
+    }
+    "file" => {
+        "set_cwd", 1 => everyday::set_cwd_1;
+        "del_dir_r", 1 => everyday::del_dir_r_1;
+        "copy", 2 => everyday::copy_2;
+    }
+    "unicode" => {
+        "bom_to_encoding", 1 => everyday::bom_to_encoding_1;
+        "encoding_to_bom", 1 => everyday::encoding_to_bom_1;
+    }
+    "io" => {
+        "printable_range", 0 => everyday::printable_range_0;
     }
     "$code" => {
         "load", 1 => modules::load_1;
