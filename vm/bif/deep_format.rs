@@ -312,7 +312,9 @@ fn directive_shape(heap: &Heap, d: &Directive, text: &str) -> Option<Deep> {
                     if pad == 0 {
                         return Some(chars(text));
                     }
-                    let one = |cs: &[char]| Deep::List(cs.iter().map(|&c| Deep::Char(c as u32)).collect());
+                    let one = |cs: &[char]| {
+                        Deep::List(cs.iter().map(|&c| Deep::Char(c as u32)).collect())
+                    };
                     let mut parts = Vec::new();
                     if d.left {
                         parts.push(one(&all[..body]));

@@ -21,9 +21,18 @@ fn small_field(t: Term, lo: i64, hi: i64) -> Result<i64, BifError> {
 /// `{{Y, Mo, D}, {H, Mi, S}}` read from a term (badarg if malformed).
 fn datetime(ctx: &Context, t: Term) -> Result<[i64; 6], BifError> {
     let heap = &ctx.process.heap;
-    let pair = heap.as_tuple(t).filter(|p| p.len() == 2).ok_or(BifError::Badarg)?;
-    let date = heap.as_tuple(pair[0]).filter(|d| d.len() == 3).ok_or(BifError::Badarg)?;
-    let time = heap.as_tuple(pair[1]).filter(|d| d.len() == 3).ok_or(BifError::Badarg)?;
+    let pair = heap
+        .as_tuple(t)
+        .filter(|p| p.len() == 2)
+        .ok_or(BifError::Badarg)?;
+    let date = heap
+        .as_tuple(pair[0])
+        .filter(|d| d.len() == 3)
+        .ok_or(BifError::Badarg)?;
+    let time = heap
+        .as_tuple(pair[1])
+        .filter(|d| d.len() == 3)
+        .ok_or(BifError::Badarg)?;
     let y = small_field(date[0], 0, 1 << 40)?;
     let mo = small_field(date[1], 1, 12)?;
     let d = small_field(date[2], 1, 31)?;
@@ -99,7 +108,10 @@ pub fn localtime_to_universaltime_1(ctx: &mut Context, args: &mut [Term]) -> Bif
 /// `erlang:localtime_to_universaltime/2`: the daylight-saving flag is
 /// decided by the time zone, as `undefined` asks.
 pub fn localtime_to_universaltime_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    if !matches!(args[1].as_atom().map(|a| a.name()), Some("true" | "false" | "undefined")) {
+    if !matches!(
+        args[1].as_atom().map(|a| a.name()),
+        Some("true" | "false" | "undefined")
+    ) {
         return Err(BifError::Badarg);
     }
     localtime_to_universaltime_1(ctx, args)
@@ -366,9 +378,19 @@ pub fn encoding_to_bom_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 (Some("utf16"), Some("little")) => &[0xFF, 0xFE],
                 (Some("utf32"), Some("big")) => &[0x00, 0x00, 0xFE, 0xFF],
                 (Some("utf32"), Some("little")) => &[0xFF, 0xFE, 0x00, 0x00],
-                _ => return Err(BifError::Raise(crate::process::Class::Error, Term::atom(Atom::FUNCTION_CLAUSE))),
+                _ => {
+                    return Err(BifError::Raise(
+                        crate::process::Class::Error,
+                        Term::atom(Atom::FUNCTION_CLAUSE),
+                    ));
+                }
             },
-            _ => return Err(BifError::Raise(crate::process::Class::Error, Term::atom(Atom::FUNCTION_CLAUSE))),
+            _ => {
+                return Err(BifError::Raise(
+                    crate::process::Class::Error,
+                    Term::atom(Atom::FUNCTION_CLAUSE),
+                ));
+            }
         },
     };
     make_binary(ctx, bom.to_vec(), args)

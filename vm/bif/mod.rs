@@ -12,8 +12,8 @@ pub mod digest;
 pub mod deep_format;
 pub mod erlang;
 // Helper `lib`: everyday gaps the library audit found.
-pub mod everyday;
 pub mod ets;
+pub mod everyday;
 pub mod extras;
 pub mod file;
 pub mod filename;
@@ -28,8 +28,8 @@ pub mod library;
 pub mod lists;
 pub mod maps;
 // Helper `lib`: function_exported, module_loaded, code:*.
-pub mod modules;
 pub mod math;
+pub mod modules;
 pub mod more;
 pub mod port;
 pub mod process;

@@ -73,9 +73,7 @@ fn ensured(m: Atom) -> bool {
 
 fn is_loaded(m: Atom) -> bool {
     let name = m.name();
-    runtime::loaded(m).is_some()
-        || (LOADED_AT_START.contains(&name) && builtin(name))
-        || ensured(m)
+    runtime::loaded(m).is_some() || (LOADED_AT_START.contains(&name) && builtin(name)) || ensured(m)
 }
 
 /// Loads `m` if act can: `Ok(true)` loaded, `Ok(false)` no such module,

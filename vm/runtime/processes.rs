@@ -984,8 +984,9 @@ impl Services for ActorServices<'_, '_> {
     }
 
     fn inspect(&mut self, pid: Pid, want: Want) -> Option<Snapshot> {
-        self.ctx
-            .inspect(pid, |actor, waiting, peek| actor.snapshot(want, waiting, peek))
+        self.ctx.inspect(pid, |actor, waiting, peek| {
+            actor.snapshot(want, waiting, peek)
+        })
     }
 
     fn relations(&self) -> (Vec<Pid>, Vec<(u64, Pid)>, Vec<Pid>) {
