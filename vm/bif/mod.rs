@@ -27,6 +27,8 @@ pub mod io_device;
 pub mod library;
 pub mod lists;
 pub mod maps;
+// Helper `lib`: lists:sort/1 in OTP's order for equal but different terms.
+pub mod otp_sort;
 // Helper `lib`: function_exported, module_loaded, code:*.
 pub mod math;
 pub mod modules;
