@@ -247,7 +247,7 @@ fn term_shape(heap: &Heap, t: Term, pretty: bool) -> Option<Deep> {
                     .split(',')
                     .enumerate()
                     .flat_map(|(i, b)| {
-                        let sep = (i > 0).then(|| Deep::Char(',' as u32));
+                        let sep = (i > 0).then_some(Deep::Char(',' as u32));
                         sep.into_iter().chain([chars(b)])
                     })
                     .collect();

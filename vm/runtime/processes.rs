@@ -708,7 +708,7 @@ impl Actor {
         &self,
         want: Want,
         waiting: bool,
-        peek: &mut dyn FnMut(&mut dyn FnMut(&Signal<MessageBuffer>)),
+        peek: crate::sched::cell::Peek<'_, MessageBuffer>,
     ) -> Snapshot {
         let p = &self.process;
         let mut snap = Snapshot {
@@ -765,7 +765,7 @@ impl Actor {
             .iter()
             .filter(|f| f.entry <= ip)
             .max_by_key(|f| f.entry)
-            .map(|f| (p.module.name, f.name, f.arity as u32));
+            .map(|f| (p.module.name, f.name, f.arity));
         snap
     }
 }

@@ -21,6 +21,10 @@ use super::pid::Pid;
 use super::signal::Signal;
 use super::state::{State, StateWord, WaitAttempt};
 
+/// What an inspection lends its reader to visit the signals waiting in
+/// the inbox (see `ProcessCell::inspect`).
+pub type Peek<'a, M> = &'a mut dyn FnMut(&mut dyn FnMut(&Signal<M>));
+
 /// A process: shared fields first (read by any thread), then the body.
 pub struct ProcessCell<B: ProcessBody> {
     /// The state word. Any thread notifies; the run right holder transitions.
@@ -90,7 +94,7 @@ impl<B: ProcessBody> ProcessCell<B> {
     /// woke it while it was held.
     pub fn inspect<R>(
         &self,
-        read: impl FnOnce(&B, bool, &mut dyn FnMut(&mut dyn FnMut(&Signal<B::Message>))) -> R,
+        read: impl FnOnce(&B, bool, Peek<'_, B::Message>) -> R,
     ) -> Option<(R, bool)> {
         let was_waiting = self.state.begin_inspect()?;
         // SAFETY: `begin_inspect` took the run right (state RUNNING, which

@@ -368,7 +368,7 @@ impl<B: ProcessBody> RunContext<'_, B> {
     pub fn inspect<R>(
         &mut self,
         pid: Pid,
-        read: impl FnOnce(&B, bool, &mut dyn FnMut(&mut dyn FnMut(&Signal<B::Message>))) -> R,
+        read: impl FnOnce(&B, bool, super::cell::Peek<'_, B::Message>) -> R,
     ) -> Option<R> {
         let cell = self.shared.table.get(pid)?;
         // A process running on another scheduler stops within its time
