@@ -1198,6 +1198,60 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("chars_length", &[1]),
         ],
     ),
+    // The everyday gaps (helper `lib`, second pass).
+    (
+        "erlang",
+        &[("function_exported", &[3]), ("module_loaded", &[1])],
+    ),
+    (
+        "code",
+        &[
+            ("which", &[1]),
+            ("ensure_loaded", &[1]),
+            ("is_loaded", &[1]),
+            ("all_loaded", &[0]),
+            ("load_file", &[1]),
+        ],
+    ),
+    (
+        "erlang",
+        &[
+            ("localtime_to_universaltime", &[1, 2]),
+            ("universaltime_to_localtime", &[1]),
+            ("halt", &[2]),
+            ("ports", &[0]),
+        ],
+    ),
+    (
+        "os",
+        &[
+            ("perf_counter", &[0, 1]),
+            ("version", &[0]),
+            ("find_executable", &[1, 2]),
+            ("cmd", &[2]),
+            ("env", &[0]),
+        ],
+    ),
+    (
+        "file",
+        &[
+            ("set_cwd", &[1]),
+            ("del_dir_r", &[1]),
+            ("copy", &[2]),
+            ("format_error", &[1]),
+            ("list_dir_all", &[1]),
+            ("read_file_info", &[2]),
+            ("path_consult", &[2]),
+            ("sync", &[1]),
+            ("datasync", &[1]),
+            ("delete", &[2]),
+        ],
+    ),
+    (
+        "unicode",
+        &[("bom_to_encoding", &[1]), ("encoding_to_bom", &[1])],
+    ),
+    ("io", &[("printable_range", &[0])]),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.
@@ -1242,6 +1296,7 @@ const STDLIB: &[(&str, &str)] = &[
     // The library completeness audit (helper `lib`).
     ("digraph", include_str!("../stdlib/digraph.act")),
     ("digraph_utils", include_str!("../stdlib/digraph_utils.act")),
+    ("code", include_str!("../stdlib/code.act")),
 ];
 
 #[test]

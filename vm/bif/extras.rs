@@ -383,10 +383,14 @@ fn current_function(ctx: &mut Context, args: &mut [Term]) -> Result<Term, BifErr
 }
 
 /// The value of one `process_info` item, for a process that is the
-/// caller (`me`) or another live one (whose private state this thread
-/// cannot read: its queue, heap and dictionary show as empty).
+/// caller (`me`) or another live one (read by `inspect` unless it runs on
+/// another scheduler right now: then its queue, heap and dictionary show
+/// as empty).
 fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> BifResult {
     let me = pid == services(|s| s.self_pid());
+    if !me && let Some(value) = super::inspect::other_value(ctx, args, pid, item) {
+        return value;
+    }
     let words = |ctx: &Context| if me { ctx.process.heap.used() } else { 233 };
     Ok(match item {
         "registered_name" => match name_of(pid) {

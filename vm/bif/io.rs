@@ -2,7 +2,6 @@
 //! output, standard error or an open file, in the device's encoding
 //! (`runtime::output`). Reading is `input.rs`.
 
-use super::erlang::make_string;
 use super::{BifError, BifResult, Context};
 use crate::heap::Heap;
 use crate::runtime::output;
@@ -128,6 +127,6 @@ pub fn write_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn lib_format_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let text = super::fmt::format(&ctx.process.heap, args[0], args[1]).ok_or(BifError::Badarg)?;
-    make_string(ctx, &text, args)
+    // OTP's result is a deep list whose shape shows under ~p.
+    super::deep_format::lib_format_2(ctx, args)
 }

@@ -88,7 +88,18 @@ fn sorted(ctx: &mut Context, args: &mut [Term]) -> Result<Vec<Term>, BifError> {
 }
 
 pub fn sort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let items = sorted(ctx, args)?;
+    let mut items = sorted(ctx, args)?;
+    // Equal elements that differ (1 and 1.0) come out in OTP's order,
+    // which is not the stable one.
+    let heap = &ctx.process.heap;
+    if items
+        .windows(2)
+        .any(|w| order::eq(heap, w[0], w[1]) && !order::exact_eq(heap, w[0], w[1]))
+    {
+        let input = list_elements(heap, args[0]).unwrap_or_default();
+        let cmp = |a: Term, b: Term| order::compare(heap, a, b);
+        items = super::otp_sort::Sorter { cmp: &cmp }.sort(&input);
+    }
     Ok(ctx.process.heap.list(&items))
 }
 

@@ -8,21 +8,30 @@
 pub mod binary;
 pub mod bits;
 pub mod digest;
+// Helper `lib`: io_lib:format's deep list.
+pub mod deep_format;
 pub mod erlang;
+// Helper `lib`: everyday gaps the library audit found.
 pub mod ets;
+pub mod everyday;
 pub mod extras;
 pub mod file;
 pub mod filename;
 pub mod fmt;
 pub mod hash;
 pub mod input;
+// Helper `lib`: another process's state for process_info.
+pub mod inspect;
 pub mod io;
 pub mod io_device;
 pub mod library;
 pub mod lists;
-pub mod loaded;
 pub mod maps;
+// Helper `lib`: lists:sort/1 in OTP's order for equal but different terms.
+pub mod otp_sort;
+// Helper `lib`: function_exported, module_loaded, code:*.
 pub mod math;
+pub mod modules;
 pub mod more;
 pub mod port;
 pub mod process;
@@ -490,10 +499,6 @@ bifs! {
         "read_file_info", 1 => file::read_file_info_1;
         "set_cwd", 1 => file::set_cwd_1;
     }
-    "code" => {
-        "all_loaded", 0 => loaded::all_loaded_0;
-        "is_loaded", 1 => loaded::is_loaded_1;
-    }
     "os" => {
         "getenv", 0 => file::getenv_0;
         "getenv", 1 => file::getenv_1;
@@ -576,6 +581,43 @@ bifs! {
     "binary" => {
         "encode_hex", 1 => more::encode_hex_1;
         "decode_hex", 1 => more::decode_hex_1;
+    }
+    "erlang" => {
+        "function_exported", 3 => modules::function_exported_3;
+        "module_loaded", 1 => modules::module_loaded_1;
+    }
+    "erlang" => {
+        "localtime_to_universaltime", 1 => everyday::localtime_to_universaltime_1;
+        "localtime_to_universaltime", 2 => everyday::localtime_to_universaltime_2;
+        "universaltime_to_localtime", 1 => everyday::universaltime_to_localtime_1;
+        "halt", 2 => everyday::halt_2, auto;
+        "ports", 0 => everyday::ports_0;
+    }
+    "os" => {
+        "perf_counter", 0 => everyday::perf_counter_0;
+        "perf_counter", 1 => everyday::perf_counter_1;
+        "version", 0 => everyday::version_0;
+        "find_executable", 1 => everyday::find_executable_1;
+        "find_executable", 2 => everyday::find_executable_2;
+        "cmd", 2 => everyday::cmd_2;
+        "env", 0 => everyday::env_0;
+    }
+    "file" => {
+        "del_dir_r", 1 => everyday::del_dir_r_1;
+        "copy", 2 => everyday::copy_2;
+    }
+    "unicode" => {
+        "bom_to_encoding", 1 => everyday::bom_to_encoding_1;
+        "encoding_to_bom", 1 => everyday::encoding_to_bom_1;
+    }
+    "io" => {
+        "printable_range", 0 => everyday::printable_range_0;
+    }
+    "$code" => {
+        "load", 1 => modules::load_1;
+        "where", 1 => modules::where_1;
+        "find", 1 => modules::find_1;
+        "loaded", 0 => modules::loaded_0;
     }
 }
 

@@ -101,6 +101,15 @@ pub trait Services {
     fn relations(&self) -> (Vec<Pid>, Vec<(u64, Pid)>, Vec<Pid>) {
         (Vec::new(), Vec::new(), Vec::new())
     }
+    /// The state of another live process that is not running right now
+    /// (`None`: dead, running elsewhere, or no runtime).
+    fn inspect(
+        &mut self,
+        _pid: Pid,
+        _want: super::inspect::Want,
+    ) -> Option<super::inspect::Snapshot> {
+        None
+    }
 }
 
 /// The services of a process that runs alone (the sequential path): it

@@ -150,14 +150,24 @@ pub fn lookup(name: Atom) -> Result<Option<Arc<Module>>, String> {
     }
 }
 
-/// Every loaded module and the file its newest version came from.
-pub fn loaded() -> Vec<(Atom, String)> {
+/// The newest version of module `name` if it is loaded (never loads it).
+pub fn loaded(name: Atom) -> Option<Arc<Module>> {
     registry()
         .modules
         .read()
         .unwrap_or_else(|e| e.into_inner())
-        .values()
-        .map(|m| (m.name, m.file.clone()))
+        .get(&name)
+        .cloned()
+}
+
+/// The names of the modules loaded so far.
+pub fn loaded_names() -> Vec<Atom> {
+    registry()
+        .modules
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .copied()
         .collect()
 }
 

@@ -23,6 +23,7 @@
 //! - Links and monitors live in the lazily boxed `Cold` part: most
 //!   processes never link, so an idle process pays one pointer for them.
 
+use crate::bif::inspect::{Snapshot, Want};
 use crate::bif::process::{self as services_mod, Services, Spawn, Start};
 use crate::heap::{MessageBuffer, SystemLimit, budget};
 use crate::interp::{self, ExitKind, Outcome, Registers};
@@ -700,6 +701,75 @@ impl ProcessBody for Actor {
     }
 }
 
+impl Actor {
+    /// A copy of what `process_info` shows of this (not running) process;
+    /// `peek` visits the signals still in its inbox.
+    fn snapshot(
+        &self,
+        want: Want,
+        waiting: bool,
+        peek: crate::sched::cell::Peek<'_, MessageBuffer>,
+    ) -> Snapshot {
+        let p = &self.process;
+        let mut snap = Snapshot {
+            runnable: !waiting,
+            heap_words: p.heap.used(),
+            stack_words: p.stack.len(),
+            reductions: p.total_reductions,
+            trap_exit: self.trapping(),
+            ..Snapshot::default()
+        };
+        let copy = |t: Term| {
+            MessageBuffer::copy_from(&p.heap, t)
+                .unwrap_or_else(|_| MessageBuffer::immediate(Term::atom(Atom::SYSTEM_LIMIT)))
+        };
+        snap.message_queue_len = p.mailbox.len();
+        if want.messages {
+            snap.messages = p.mailbox.iter().map(|&t| copy(t)).collect();
+        }
+        if let Some(c) = &self.cold {
+            snap.links = c.links.iter().map(|(pid, ())| pid).collect();
+            snap.monitors = c.monitors.iter().collect();
+            snap.monitored_by = c.watchers.iter().map(|(_, pid)| pid).collect();
+        }
+        // What its next run step will book from the inbox counts already:
+        // the sender has done its part (BEAM's signal order says the same).
+        peek(&mut |signal| match signal {
+            Signal::Message(buffer) => {
+                snap.message_queue_len += 1;
+                if want.messages {
+                    snap.messages.push(duplicate(buffer));
+                }
+            }
+            Signal::Link(from) if !snap.links.contains(from) => snap.links.push(*from),
+            Signal::Unlink(from) => snap.links.retain(|p| p != from),
+            Signal::Monitor { from, .. } => snap.monitored_by.push(*from),
+            Signal::Demonitor { from, .. } => {
+                if let Some(i) = snap.monitored_by.iter().position(|p| p == from) {
+                    snap.monitored_by.remove(i);
+                }
+            }
+            _ => {}
+        });
+        if want.dictionary {
+            snap.dictionary = p
+                .dictionary()
+                .chunks(2)
+                .map(|kv| (copy(kv[0]), copy(kv[1])))
+                .collect();
+        }
+        let ip = p.ip;
+        snap.current_function = p
+            .module
+            .functions
+            .iter()
+            .filter(|f| f.entry <= ip)
+            .max_by_key(|f| f.entry)
+            .map(|f| (p.module.name, f.name, f.arity));
+        snap
+    }
+}
+
 /// The BIF services of a running actor: its run context and cold part.
 struct ActorServices<'a, 'b> {
     ctx: &'a mut RunContext<'b, Actor>,
@@ -911,6 +981,12 @@ impl Services for ActorServices<'_, '_> {
 
     fn read_send_timer(&self, id: u64) -> Option<u64> {
         self.ctx.read_send_timer(id)
+    }
+
+    fn inspect(&mut self, pid: Pid, want: Want) -> Option<Snapshot> {
+        self.ctx.inspect(pid, |actor, waiting, peek| {
+            actor.snapshot(want, waiting, peek)
+        })
     }
 
     fn relations(&self) -> (Vec<Pid>, Vec<(u64, Pid)>, Vec<Pid>) {

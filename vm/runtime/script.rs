@@ -58,7 +58,13 @@ pub const STDLIB: &[(&str, &str)] = &[
         "digraph_utils",
         include_str!("../../stdlib/digraph_utils.act"),
     ),
+    ("code", include_str!("../../stdlib/code.act")),
 ];
+
+/// Whether act embeds a library module of this name written in act.
+pub fn is_stdlib(name: &str) -> bool {
+    STDLIB.iter().any(|(n, _)| *n == name)
+}
 
 /// Compiles a source text into a module, or the rendered diagnostics.
 pub fn compile_source(

@@ -21,6 +21,10 @@ use super::pid::Pid;
 use super::signal::Signal;
 use super::state::{State, StateWord, WaitAttempt};
 
+/// What an inspection lends its reader to visit the signals waiting in
+/// the inbox (see `ProcessCell::inspect`).
+pub type Peek<'a, M> = &'a mut dyn FnMut(&mut dyn FnMut(&Signal<M>));
+
 /// A process: shared fields first (read by any thread), then the body.
 pub struct ProcessCell<B: ProcessBody> {
     /// The state word. Any thread notifies; the run right holder transitions.
@@ -80,6 +84,35 @@ impl<B: ProcessBody> ProcessCell<B> {
     /// runnable (then another scheduler has it, or it has exited).
     pub fn begin_run(&self) -> Option<RunRight<'_, B>> {
         self.state.begin_run().then_some(RunRight { cell: self })
+    }
+
+    /// Reads the body and the waiting signals of a process that is not
+    /// running (waiting or queued), for another process's `process_info`;
+    /// `read` is told whether it waits in a receive (or is queued).
+    /// `None` if it runs, has exited, or another inspection holds it.
+    /// The second value says the caller must queue the process: a signal
+    /// woke it while it was held.
+    pub fn inspect<R>(
+        &self,
+        read: impl FnOnce(&B, bool, Peek<'_, B::Message>) -> R,
+    ) -> Option<(R, bool)> {
+        let was_waiting = self.state.begin_inspect()?;
+        // SAFETY: `begin_inspect` took the run right (state RUNNING, which
+        // no scheduler takes), so no one else touches the body or pops the
+        // inbox until `end_inspect`; we only read.
+        let body = unsafe { &*self.body.get() };
+        let mut peek = |visit: &mut dyn FnMut(&Signal<B::Message>)| {
+            // SAFETY: as above, we are the one consumer for now.
+            unsafe { self.inbox.peek(|s| visit(s)) }
+        };
+        let result = read(body, was_waiting, &mut peek);
+        let queue = self.state.end_inspect(was_waiting);
+        Some((result, queue))
+    }
+
+    /// Whether an inspection holds the run right for a moment.
+    pub fn inspected(&self) -> bool {
+        self.state.inspected()
     }
 }
 

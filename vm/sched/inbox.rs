@@ -163,6 +163,27 @@ impl<T> Inbox<T> {
     }
 }
 
+impl<T> Inbox<T> {
+    /// Visits the values waiting, oldest first, without taking them.
+    ///
+    /// # Safety
+    /// As for `pop`: called only by the consumer (nodes from `tail` on stay
+    /// alive because only the consumer frees them).
+    pub unsafe fn peek(&self, mut visit: impl FnMut(&T)) {
+        // SAFETY: as in `pop`; we only read, and stop at the first
+        // unlinked `next`.
+        unsafe {
+            let mut link = *self.tail.get();
+            while !link.is_null() {
+                if link != self.stub {
+                    visit(&(*link.cast::<Node<T>>()).value);
+                }
+                link = (*link).next.load(Ordering::Acquire);
+            }
+        }
+    }
+}
+
 impl<T> Drop for Inbox<T> {
     fn drop(&mut self) {
         // `&mut self`: no producer or consumer is left. Walk and free, with a

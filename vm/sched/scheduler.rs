@@ -362,6 +362,29 @@ impl<B: ProcessBody> RunContext<'_, B> {
         }
     }
 
+    /// Reads another process's body and waiting signals while it is not
+    /// running (see `ProcessCell::inspect`); `None` if it is dead, running
+    /// on another scheduler, or held by another inspection.
+    pub fn inspect<R>(
+        &mut self,
+        pid: Pid,
+        read: impl FnOnce(&B, bool, super::cell::Peek<'_, B::Message>) -> R,
+    ) -> Option<R> {
+        let cell = self.shared.table.get(pid)?;
+        // A process running on another scheduler stops within its time
+        // slice (BEAM too makes the asker wait for the target); the bound
+        // only guards against two processes inspecting each other.
+        let deadline = Instant::now() + Duration::from_millis(20);
+        while cell.state() == super::state::State::Running && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        let (result, queue) = cell.inspect(read)?;
+        if queue {
+            push_local(self.shared, self.local, cell);
+        }
+        Some(result)
+    }
+
     /// `To ! Message`.
     pub fn send_message(&mut self, to: Pid, message: B::Message) -> Delivery {
         self.send(to, Signal::Message(message))
@@ -927,11 +950,20 @@ fn run_process<B: ProcessBody>(
     cell: Queued<B>,
     budget: u32,
 ) {
-    let Some(mut right) = cell.begin_run() else {
-        // Not runnable: cannot happen while the queue invariant holds. Skip
-        // it (running it would break the body's exclusivity) and count it.
-        local.counters.queued_twice += 1;
-        return;
+    // An inspection (another process's `process_info`) holds the run right
+    // for the few microseconds of a copy: wait for it rather than drop the
+    // entry, which is the process's only one.
+    let mut right = loop {
+        if let Some(right) = cell.begin_run() {
+            break right;
+        }
+        if !cell.inspected() {
+            // Not runnable: cannot happen while the queue invariant holds.
+            // Skip it (running it would break the body's exclusivity).
+            local.counters.queued_twice += 1;
+            return;
+        }
+        std::thread::yield_now();
     };
     local.counters.runs += 1;
     let mut budget = budget.max(1);

@@ -48,6 +48,11 @@ const STATE_MASK: u32 = 0b11;
 /// Set by every sender after its push; cleared when a runner takes the run
 /// right or rescans.
 const NOTIFIED: u32 = 0b100;
+/// Beside `RUNNING`: not a scheduler but another process's BIF holds the
+/// run right for a moment, to read the body (`process_info`). A scheduler
+/// that pops the process meanwhile waits for the inspection to end instead
+/// of dropping it (see `ProcessCell::inspect`).
+const INSPECTED: u32 = 0b1000;
 
 /// The state of a process as one word. Concurrent reads and `notify` from
 /// any thread; the other transitions only by the scheduler that holds (or is
@@ -159,6 +164,59 @@ impl StateWord {
         self.0.swap(EXITING, Ordering::AcqRel);
     }
 
+    /// Another process takes the run right of a process that is waiting or
+    /// queued, to read its body. `Some(true)` if it was waiting in no queue
+    /// (then `end_inspect` may have to queue it), `Some(false)` if it was
+    /// queued; `None` if it runs, exits or is inspected already.
+    pub fn begin_inspect(&self) -> Option<bool> {
+        let mut current = self.0.load(Ordering::Relaxed);
+        loop {
+            let waiting = current == WAITING;
+            let queued = current & STATE_MASK == RUNNABLE || current == WAITING | NOTIFIED;
+            if !(waiting || queued) {
+                return None;
+            }
+            match self.0.compare_exchange_weak(
+                current,
+                RUNNING | INSPECTED,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(waiting),
+                Err(now) => current = now,
+            }
+        }
+    }
+
+    /// Ends an inspection. A process that was queued is runnable again (its
+    /// queue entry is still there); one that was waiting waits again unless
+    /// a signal came meanwhile: then it is runnable and, as the sender whose
+    /// notification found it "active" did not, the caller must queue it
+    /// (returns true).
+    pub fn end_inspect(&self, was_waiting: bool) -> bool {
+        if !was_waiting {
+            self.0.swap(RUNNABLE, Ordering::AcqRel);
+            return false;
+        }
+        match self.0.compare_exchange(
+            RUNNING | INSPECTED,
+            WAITING,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => false,
+            Err(_) => {
+                self.0.swap(RUNNABLE, Ordering::AcqRel);
+                true
+            }
+        }
+    }
+
+    /// Whether another process's BIF is reading the body right now.
+    pub fn inspected(&self) -> bool {
+        self.0.load(Ordering::Acquire) & INSPECTED != 0
+    }
+
     /// A snapshot of the state; stale as soon as it is read.
     pub fn load(&self) -> State {
         let word = self.0.load(Ordering::Acquire);
@@ -209,6 +267,28 @@ mod tests {
         assert_eq!(s.notify(), Notified::Exiting);
         assert!(!s.begin_run());
         assert_eq!(s.load(), State::Exiting);
+    }
+
+    #[test]
+    fn an_inspected_process_is_not_run_and_a_wake_meanwhile_is_kept() {
+        let s = StateWord::new_waiting();
+        assert_eq!(s.begin_inspect(), Some(true));
+        assert!(!s.begin_run());
+        assert!(s.inspected());
+        assert_eq!(s.begin_inspect(), None, "one inspector at a time");
+        assert_eq!(s.notify(), Notified::Active);
+        assert!(s.end_inspect(true), "the inspector queues it");
+        assert_eq!(s.load(), State::Runnable);
+        assert!(s.begin_run());
+        assert_eq!(s.begin_inspect(), None, "a running process is not read");
+        assert_eq!(s.try_wait(), WaitAttempt::Sleeping);
+        assert_eq!(s.begin_inspect(), Some(true));
+        assert!(!s.end_inspect(true));
+        assert_eq!(s.load(), State::Waiting);
+        assert_eq!(s.notify(), Notified::Woken);
+        assert_eq!(s.begin_inspect(), Some(false));
+        assert!(!s.end_inspect(false));
+        assert!(s.begin_run(), "its queue entry runs it");
     }
 
     #[test]
