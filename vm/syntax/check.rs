@@ -415,11 +415,13 @@ impl Checker<'_> {
                         );
                     }
                     if let AttributeKind::Export(names) = &attribute.kind {
+                        // erl_lint places these at the attribute's name.
+                        let at = attribute.span.start as usize + 1;
                         for name in names {
                             if !self.table.is_defined(&name.name, name.arity) {
                                 self.error(
                                     format!("function {}/{} undefined", name.name, name.arity),
-                                    name.span,
+                                    Span::new(at, at + "export".len()),
                                 );
                             }
                         }
@@ -514,12 +516,19 @@ impl Checker<'_> {
                 roots.extend(callees.iter().cloned());
             }
         }
-        let unused: Vec<((String, u32), Span)> = self
-            .table
-            .defined
+        // Every definition of an unused function is reported, as erl_lint
+        // does when a function is (wrongly) defined twice.
+        let unused: Vec<((String, u32), Span)> = module
+            .forms
             .iter()
-            .filter(|(key, _)| !reached.contains(*key))
-            .map(|(key, span)| (key.clone(), *span))
+            .filter_map(|form| match form {
+                Form::Function(f) => {
+                    let key = (f.name.clone(), f.arity);
+                    let first = f.clauses.first()?;
+                    (!reached.contains(&key)).then_some((key, first.name_span))
+                }
+                Form::Attribute(_) => None,
+            })
             .collect();
         for ((name, arity), span) in unused {
             self.warning(format!("function {name}/{arity} is unused"), span);

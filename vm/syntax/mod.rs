@@ -12,6 +12,7 @@ pub mod ast;
 pub mod bitspec;
 pub mod check;
 pub mod diagnostic;
+pub mod escript_report;
 pub mod expand;
 pub mod fold;
 pub mod lexer;
@@ -68,6 +69,9 @@ pub struct Program {
     pub module: ast::Module,
     /// Errors and warnings of preprocessing, parsing and expansion.
     pub diagnostics: Vec<Diagnostic>,
+    /// How many of `diagnostics` come before expansion's: escript stops
+    /// at those (syntax and preprocessor errors) before it lints.
+    pub parse_diagnostics: usize,
     pub sources: Sources,
     /// See `ParsedModule::broken_functions`.
     pub broken_functions: Vec<String>,
@@ -92,12 +96,14 @@ pub fn read_program(
         let mut diagnostics = pp.diagnostics;
         diagnostics.extend(parsed.diagnostics);
         let mut module = parsed.module;
+        let parse_diagnostics = diagnostics.len();
         diagnostics.extend(expand::expand(&mut module));
         let mut broken_functions = parsed.broken_functions;
         broken_functions.extend(pp.broken_functions);
         Program {
             module,
             diagnostics,
+            parse_diagnostics,
             sources: pp.sources,
             broken_functions,
             expansions: pp.expansions,
@@ -123,6 +129,7 @@ pub fn check_program(
             source,
             &program.broken_functions,
         ));
+        escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
         program.sources.sort(&mut diagnostics);
         preprocess::name_macros(&mut diagnostics, &program.expansions);
         (program.sources, diagnostics)
