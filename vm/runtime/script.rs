@@ -235,6 +235,11 @@ fn compile_script_source(
         return Err(syntax::render_sources(&diagnostics, &program.sources));
     }
     diagnostics.extend(syntax::check::check_module(&program.module, source));
+    diagnostics.extend(syntax::lint_extra::unused_records_and_types(
+        &program.module,
+        &program.sources,
+        &program.record_uses,
+    ));
     escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
     let mode = escript_report::mode(&program.module, &program.sources);
     let listing = escript_report::listing(&diagnostics, &program.sources, shown, mode);

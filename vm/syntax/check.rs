@@ -374,6 +374,13 @@ impl Checker<'_> {
         self.diagnostics.push(Diagnostic::warning(message, span));
     }
 
+    /// erl_lint's warning for a call to a function OTP marks deprecated.
+    fn deprecated(&mut self, module: &str, name: &str, arity: usize, span: Span) {
+        if let Some(message) = super::lint_extra::deprecation(module, name, arity as u32) {
+            self.warning(message, span);
+        }
+    }
+
     // ---- forms ---------------------------------------------------------
 
     fn forms(&mut self, module: &Module) {
@@ -699,11 +706,21 @@ impl Checker<'_> {
                 let mut all: Vec<&Expr> = Vec::new();
                 match target.as_ref() {
                     CallTarget::Local(name, span) => {
-                        if self.table.resolve(name, args.len() as u32) == LocalCall::Undefined {
-                            self.error(format!("function {name}/{} undefined", args.len()), *span);
+                        match self.table.resolve(name, args.len() as u32) {
+                            LocalCall::Undefined => self.error(
+                                format!("function {name}/{} undefined", args.len()),
+                                *span,
+                            ),
+                            LocalCall::AutoImported => {
+                                self.deprecated("erlang", name, args.len(), e.span)
+                            }
+                            LocalCall::Local => {}
                         }
                     }
                     CallTarget::Remote(m, f) => {
+                        if let (ExprKind::Atom(m), ExprKind::Atom(f)) = (&m.kind, &f.kind) {
+                            self.deprecated(m, f, args.len(), e.span);
+                        }
                         all.push(m);
                         all.push(f);
                     }

@@ -16,6 +16,7 @@ pub mod escript_report;
 pub mod expand;
 pub mod fold;
 pub mod lexer;
+pub mod lint_extra;
 pub mod parser;
 pub mod preprocess;
 pub mod print;
@@ -77,6 +78,8 @@ pub struct Program {
     pub broken_functions: Vec<String>,
     /// Where macros were used (see `preprocess::name_macros`).
     pub expansions: Vec<(span::Span, String)>,
+    /// The records the program names (see `lint_extra`).
+    pub record_uses: std::collections::BTreeSet<String>,
 }
 
 /// Preprocesses, parses and expands the script `source`: `name` is how
@@ -93,6 +96,7 @@ pub fn read_program(
     with_big_stack(|| {
         let pp = preprocess::preprocess_as(name, path, source, dir, module);
         let parsed = parser::parse_tokens(&pp.tokens, source.len());
+        let record_uses = lint_extra::record_uses(&pp.tokens);
         let mut diagnostics = pp.diagnostics;
         diagnostics.extend(parsed.diagnostics);
         let mut module = parsed.module;
@@ -107,6 +111,7 @@ pub fn read_program(
             sources: pp.sources,
             broken_functions,
             expansions: pp.expansions,
+            record_uses,
         }
     })
 }
@@ -129,6 +134,13 @@ pub fn check_program(
             source,
             &program.broken_functions,
         ));
+        if program.broken_functions.is_empty() {
+            diagnostics.extend(lint_extra::unused_records_and_types(
+                &program.module,
+                &program.sources,
+                &program.record_uses,
+            ));
+        }
         escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
         program.sources.sort(&mut diagnostics);
         preprocess::name_macros(&mut diagnostics, &program.expansions);
