@@ -729,7 +729,7 @@ impl Checker<'_> {
                 all.extend(args.iter());
                 self.siblings(&all, env);
             }
-            ExprKind::Fun(fun) => self.fun(fun, env),
+            ExprKind::Fun(fun) => self.fun(fun, env, e.span),
             ExprKind::Case(subject, clauses) => {
                 self.expr(subject, env);
                 let mut branches = Vec::new();
@@ -801,7 +801,7 @@ impl Checker<'_> {
         }
     }
 
-    fn fun(&mut self, fun: &Fun, env: &mut Env) {
+    fn fun(&mut self, fun: &Fun, env: &mut Env, span: Span) {
         match fun {
             Fun::Anonymous(clauses) => {
                 for clause in clauses {
@@ -816,11 +816,11 @@ impl Checker<'_> {
                         name.span,
                     );
                 }
+                // One binding for all clauses, placed (as erl_lint places
+                // its "unused" warning) at the `fun` keyword.
+                let id = self.new_binding(&name.name, Span::new(span.start as usize, span.start as usize + 3));
                 for clause in clauses {
                     let mut inside = env.clone();
-                    let id = self.new_binding(&name.name, name.span);
-                    // The name is how the fun calls itself; not using it is fine.
-                    self.bindings[id].used = true;
                     inside.insert(
                         name.name.clone(),
                         VarState {
