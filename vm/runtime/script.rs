@@ -224,8 +224,8 @@ fn compile_script_source(
     dir: Option<&Path>,
 ) -> Result<crate::code::Module, String> {
     use crate::syntax::escript_report;
-    let program = syntax::read_program(name, path, source, dir, default_name);
-    let mut diagnostics = program.diagnostics;
+    let mut program = syntax::read_program(name, path, source, dir, default_name);
+    let mut diagnostics = std::mem::take(&mut program.diagnostics);
     if diagnostics[..program.parse_diagnostics]
         .iter()
         .any(Diagnostic::is_error)
@@ -235,6 +235,8 @@ fn compile_script_source(
         return Err(syntax::render_sources(&diagnostics, &program.sources));
     }
     diagnostics.extend(syntax::check::check_module(&program.module, source));
+    let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
+    diagnostics.extend(optimiser);
     diagnostics.extend(syntax::lint_extra::unused_records_and_types(
         &program.module,
         &program.sources,

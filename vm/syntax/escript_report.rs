@@ -193,6 +193,24 @@ impl Options {
     }
 }
 
+/// Under `-mode(compile)`, the optimiser's warnings about values thrown
+/// away (`effects`), given the lint diagnostics found so far (for the
+/// variables they say are unused).
+pub fn optimiser_warnings(program: &super::Program, lint: &[Diagnostic]) -> Vec<Diagnostic> {
+    if mode(&program.module, &program.sources) != Mode::Compile {
+        return Vec::new();
+    }
+    let unused: Vec<Span> = lint
+        .iter()
+        .filter(|d| {
+            !d.is_error() && d.message.starts_with("variable '") && d.message.ends_with("' is unused")
+        })
+        .map(|d| d.span)
+        .collect();
+    let expansions: Vec<Span> = program.expansions.iter().map(|(s, _)| *s).collect();
+    super::effects::warnings(&program.module, &program.sources, &unused, &expansions)
+}
+
 /// Drops the warnings the module's `-compile` options turn off.
 pub fn apply_options(diagnostics: &mut Vec<Diagnostic>, module: &Module, sources: &Sources) {
     let options = Options::of(module, sources);

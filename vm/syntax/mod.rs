@@ -12,6 +12,7 @@ pub mod ast;
 pub mod bitspec;
 pub mod check;
 pub mod diagnostic;
+pub mod effects;
 pub mod escript_report;
 pub mod expand;
 pub mod fold;
@@ -127,14 +128,16 @@ pub fn check_program(
         let stem = std::path::Path::new(name)
             .file_stem()
             .map_or("main".to_string(), |s| s.to_string_lossy().into_owned());
-        let program = read_program(name, name, source, dir, &stem);
-        let mut diagnostics = program.diagnostics;
+        let mut program = read_program(name, name, source, dir, &stem);
+        let mut diagnostics = std::mem::take(&mut program.diagnostics);
         diagnostics.extend(check::check_module_assuming(
             &program.module,
             source,
             &program.broken_functions,
         ));
         if program.broken_functions.is_empty() {
+            let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
+            diagnostics.extend(optimiser);
             diagnostics.extend(lint_extra::unused_records_and_types(
                 &program.module,
                 &program.sources,
