@@ -60,12 +60,14 @@ const STDLIB: &[(&str, &str)] = &[
 ];
 
 /// Compiles a source text into a module, or the rendered diagnostics.
+/// Warnings are not printed: this compiles act's own modules (the
+/// embedded library), about which escript says nothing either.
 pub fn compile_source(
     source: &str,
     file: &str,
     default_name: &str,
 ) -> Result<crate::code::Module, String> {
-    compile_source_in(source, file, file, default_name, None)
+    compile_source_with(source, file, file, default_name, None, false)
 }
 
 /// `compile_source` for a file at `path` (what `?FILE` gives) whose
@@ -76,6 +78,17 @@ pub fn compile_source_in(
     path: &str,
     default_name: &str,
     dir: Option<&Path>,
+) -> Result<crate::code::Module, String> {
+    compile_source_with(source, file, path, default_name, dir, true)
+}
+
+fn compile_source_with(
+    source: &str,
+    file: &str,
+    path: &str,
+    default_name: &str,
+    dir: Option<&Path>,
+    warn: bool,
 ) -> Result<crate::code::Module, String> {
     let program = syntax::read_program(file, path, source, dir, default_name);
     let mut diagnostics = program.diagnostics;
@@ -91,7 +104,7 @@ pub fn compile_source_in(
     if has_errors {
         return Err(rendered);
     }
-    if !rendered.is_empty() {
+    if warn && !rendered.is_empty() {
         output::write_stderr(rendered.as_bytes());
     }
     let sources = &program.sources;
