@@ -298,7 +298,7 @@ fn cases_print_what_escript_prints() {
 #[test]
 fn warning_filter_drops_only_the_unmatched_kinds() {
     let stdout = "w.act:4:3: Warning: variable 'X' is unused\n%    4|   X = 1,\n%     |   ^\n\n\
-                  w.act:5:3: Warning: a term is constructed, but never used\n%    5|   {a},\n%     |   ^\n\nhi\n";
+                  w.act:5:3: Warning: no clause will ever match\n%    5|   {a} = b,\n%     |   ^\n\nhi\n";
     assert_eq!(
         without_unmatched_warnings(stdout),
         "w.act:4:3: Warning: variable 'X' is unused\n%    4|   X = 1,\n%     |   ^\n\nhi\n"
