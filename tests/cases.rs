@@ -303,5 +303,8 @@ fn warning_filter_drops_only_the_unmatched_kinds() {
         without_unmatched_warnings(stdout),
         "w.act:4:3: Warning: variable 'X' is unused\n%    4|   X = 1,\n%     |   ^\n\nhi\n"
     );
-    assert_eq!(without_unmatched_warnings("a: Warning: b\n"), "a: Warning: b\n");
+    assert_eq!(
+        without_unmatched_warnings("a: Warning: b\n"),
+        "a: Warning: b\n"
+    );
 }

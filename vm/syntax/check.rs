@@ -707,10 +707,8 @@ impl Checker<'_> {
                 match target.as_ref() {
                     CallTarget::Local(name, span) => {
                         match self.table.resolve(name, args.len() as u32) {
-                            LocalCall::Undefined => self.error(
-                                format!("function {name}/{} undefined", args.len()),
-                                *span,
-                            ),
+                            LocalCall::Undefined => self
+                                .error(format!("function {name}/{} undefined", args.len()), *span),
                             LocalCall::AutoImported => {
                                 self.deprecated("erlang", name, args.len(), e.span)
                             }
@@ -818,7 +816,10 @@ impl Checker<'_> {
                 }
                 // One binding for all clauses, placed (as erl_lint places
                 // its "unused" warning) at the `fun` keyword.
-                let id = self.new_binding(&name.name, Span::new(span.start as usize, span.start as usize + 3));
+                let id = self.new_binding(
+                    &name.name,
+                    Span::new(span.start as usize, span.start as usize + 3),
+                );
                 for clause in clauses {
                     let mut inside = env.clone();
                     inside.insert(

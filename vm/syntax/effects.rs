@@ -322,7 +322,10 @@ impl Effects<'_> {
                         && matches!(function.kind, ExprKind::Atom(_))
                         && matches!(arity.kind, ExprKind::Integer(_))
                     {
-                        self.warn(format!("the result of fun construction is ignored {IGNORED}"), at);
+                        self.warn(
+                            format!("the result of fun construction is ignored {IGNORED}"),
+                            at,
+                        );
                     }
                 }
                 Fun::Local(_) => {}
@@ -346,7 +349,10 @@ impl Effects<'_> {
                     AndAlso | OrElse => {}
                     Eq | NotEq | ExactEq | ExactNotEq | Less | LessEq | Greater | GreaterEq => {
                         let at = self.operator_at(a, b);
-                        self.warn(format!("use of operator '{}' has no effect", op.symbol()), at);
+                        self.warn(
+                            format!("use of operator '{}' has no effect", op.symbol()),
+                            at,
+                        );
                     }
                     _ => {
                         let at = self.operator_at(a, b);
@@ -366,7 +372,8 @@ impl Effects<'_> {
                 let arity = args.len() as u32;
                 let bif = match target.as_ref() {
                     CallTarget::Local(name, _)
-                        if self.table.resolve(name, arity) == super::check::LocalCall::AutoImported =>
+                        if self.table.resolve(name, arity)
+                            == super::check::LocalCall::AutoImported =>
                     {
                         Some(name.clone())
                     }
@@ -382,10 +389,14 @@ impl Effects<'_> {
                         }
                         (ExprKind::Atom(m), ExprKind::Atom(f)) if m == "erlang" => Some(f.clone()),
                         (ExprKind::Atom(m), ExprKind::Atom(f))
-                            if PURE_REMOTE.iter().any(|&(pm, pf, pa)| pm == m && pf == f && pa == arity) =>
+                            if PURE_REMOTE
+                                .iter()
+                                .any(|&(pm, pf, pa)| pm == m && pf == f && pa == arity) =>
                         {
                             self.warn(
-                                format!("the result of calling {m}:{f}/{arity} is ignored {IGNORED}"),
+                                format!(
+                                    "the result of calling {m}:{f}/{arity} is ignored {IGNORED}"
+                                ),
                                 at,
                             );
                             None
@@ -483,9 +494,7 @@ fn is_operator(name: &str, arity: u32) -> bool {
 /// A constant term: the optimiser builds it at compile time.
 fn is_literal(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => {
-            true
-        }
+        ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => true,
         ExprKind::List(elements, tail) => {
             elements.iter().all(is_literal) && tail.as_deref().is_none_or(is_literal)
         }

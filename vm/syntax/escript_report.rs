@@ -66,7 +66,9 @@ fn attributes<'a>(
         Form::Attribute(a) => {
             let text = text_of(sources, a.span);
             let named = match &a.kind {
-                AttributeKind::Other(n) => n == name || (name == "compile" && n == "nowarn_export_all"),
+                AttributeKind::Other(n) => {
+                    n == name || (name == "compile" && n == "nowarn_export_all")
+                }
                 AttributeKind::ExportAll { .. } => name == "compile",
                 _ => false,
             };
@@ -203,7 +205,9 @@ pub fn optimiser_warnings(program: &super::Program, lint: &[Diagnostic]) -> Vec<
     let unused: Vec<Span> = lint
         .iter()
         .filter(|d| {
-            !d.is_error() && d.message.starts_with("variable '") && d.message.ends_with("' is unused")
+            !d.is_error()
+                && d.message.starts_with("variable '")
+                && d.message.ends_with("' is unused")
         })
         .map(|d| d.span)
         .collect();
@@ -349,7 +353,9 @@ pub fn listing(diagnostics: &[Diagnostic], sources: &Sources, main: &str, mode: 
 
 /// `function f/1 undefined` -> `("f", 1)`.
 fn undefined_function(message: &str) -> Option<(&str, u32)> {
-    let f = message.strip_prefix("function ")?.strip_suffix(" undefined")?;
+    let f = message
+        .strip_prefix("function ")?
+        .strip_suffix(" undefined")?;
     let (name, arity) = f.rsplit_once('/')?;
     Some((name, arity.parse().ok()?))
 }
@@ -413,7 +419,10 @@ mod tests {
         };
         assert_eq!(mode_of("main(_) -> ok."), Mode::Interpret);
         assert_eq!(mode_of("-mode(compile).\nmain(_) -> ok."), Mode::Compile);
-        assert_eq!(mode_of("-mode(compile).\n-mode(native).\nmain(_) -> ok."), Mode::Compile);
+        assert_eq!(
+            mode_of("-mode(compile).\n-mode(native).\nmain(_) -> ok."),
+            Mode::Compile
+        );
         assert_eq!(mode_of("-mode(native).\nmain(_) -> ok."), Mode::Interpret);
     }
 }

@@ -42,7 +42,13 @@ pub fn deprecation(module: &str, name: &str, arity: u32) -> Option<String> {
             "removed",
             "use the new try/catch syntax for retrieving the stack backtrace",
         ),
-        ("erlang", "hash", 2, "removed", "use erlang:phash2/2 instead"),
+        (
+            "erlang",
+            "hash",
+            2,
+            "removed",
+            "use erlang:phash2/2 instead",
+        ),
         ("queue", "lait", 1, "deprecated", "use queue:liat/1 instead"),
         (
             "calendar",
@@ -211,8 +217,11 @@ struct TypeDef {
     body: Vec<(String, u32)>,
 }
 
+/// A type's name and arity.
+type TypeName = (String, u32);
+
 /// `-type name(P1, P2) :: Body` -> (name, arity, refs of Body).
-fn type_definition(tokens: &[Spanned]) -> Option<(String, u32, Vec<(String, u32)>)> {
+fn type_definition(tokens: &[Spanned]) -> Option<(String, u32, Vec<TypeName>)> {
     // `-`, the attribute's name, an optional `(` around the whole.
     let mut i = 2;
     if tokens.get(i).map(|t| &t.1) == Some(&Token::LParen) {
@@ -341,7 +350,10 @@ mod tests {
         let source = "-record(a, {x}).\n-record(b, {y}).\n-record(c, {z}).\n-record(d, {w}).\n\
                       -record(e, {v :: #d{}}).\n-record(h, {s}).\n\
                       main(X) -> #a{}, is_record(X, b), record_info(fields, c).\n";
-        assert_eq!(warnings(source), vec!["record e is unused", "record h is unused"]);
+        assert_eq!(
+            warnings(source),
+            vec!["record e is unused", "record h is unused"]
+        );
     }
 
     #[test]
