@@ -251,13 +251,19 @@ pub fn unused_records_and_types(
     let mut types: BTreeMap<(String, u32), TypeDef> = BTreeMap::new();
     let mut roots: Vec<(String, u32)> = Vec::new();
     let mut exported: BTreeSet<(String, u32)> = BTreeSet::new();
+    let mut seen_records: BTreeSet<String> = BTreeSet::new();
     for form in &module.forms {
         let Form::Attribute(attribute) = form else {
             continue;
         };
         match &attribute.kind {
             AttributeKind::Record(def) => {
-                if in_script(sources, attribute.span) && !record_uses.contains(&def.name.name) {
+                // A second definition is an error, not another record.
+                let first = seen_records.insert(def.name.name.clone());
+                if first
+                    && in_script(sources, attribute.span)
+                    && !record_uses.contains(&def.name.name)
+                {
                     warnings.push(Diagnostic::warning(
                         format!("record {} is unused", def.name.name),
                         attribute_name(attribute.span, "record"),
