@@ -67,12 +67,14 @@ pub fn is_stdlib(name: &str) -> bool {
 }
 
 /// Compiles a source text into a module, or the rendered diagnostics.
+/// Warnings are not printed: this compiles act's own modules (the
+/// embedded library), about which escript says nothing either.
 pub fn compile_source(
     source: &str,
     file: &str,
     default_name: &str,
 ) -> Result<crate::code::Module, String> {
-    compile_source_in(source, file, file, default_name, None)
+    compile_source_with(source, file, file, default_name, None, false)
 }
 
 /// `compile_source` for a file at `path` (what `?FILE` gives) whose
@@ -83,6 +85,17 @@ pub fn compile_source_in(
     path: &str,
     default_name: &str,
     dir: Option<&Path>,
+) -> Result<crate::code::Module, String> {
+    compile_source_with(source, file, path, default_name, dir, true)
+}
+
+fn compile_source_with(
+    source: &str,
+    file: &str,
+    path: &str,
+    default_name: &str,
+    dir: Option<&Path>,
+    warn: bool,
 ) -> Result<crate::code::Module, String> {
     let program = syntax::read_program(file, path, source, dir, default_name);
     let mut diagnostics = program.diagnostics;
@@ -98,7 +111,7 @@ pub fn compile_source_in(
     if has_errors {
         return Err(rendered);
     }
-    if !rendered.is_empty() {
+    if warn && !rendered.is_empty() {
         output::write_stderr(rendered.as_bytes());
     }
     let sources = &program.sources;
@@ -166,6 +179,12 @@ pub fn not_utf8(error: std::string::FromUtf8Error) -> (String, Diagnostic) {
 }
 
 pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
+    compile_file_as(file, None)
+}
+
+/// `compile_file`; with `shown`, reporting as escript does (see
+/// `compile_script_source`).
+fn compile_file_as(file: &str, shown: Option<&str>) -> Result<crate::code::Module, String> {
     let bytes = std::fs::read(file).map_err(|e| {
         let reason = e.to_string();
         let reason = reason
@@ -204,7 +223,63 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
         .file_name()
         .map_or(file.to_string(), |s| s.to_string_lossy().into_owned());
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    compile_source_in(&source, &name, file, &stem, dir)
+    match shown {
+        Some(shown) => compile_script_source(&source, shown, &name, file, &stem, dir),
+        None => compile_source_in(&source, &name, file, &stem, dir),
+    }
+}
+
+/// Compiles the script of a run, printing its warnings and errors where
+/// and as escript prints them (`syntax::escript_report`): on stdout with
+/// a quote of the line under `-mode(compile)`, one line each on stderr
+/// otherwise, the file named `shown` (as given on the command line).
+/// Syntax and preprocessor errors, which stop escript before it lints
+/// (on stderr, status 127 too), keep act's explained rendering.
+fn compile_script_source(
+    source: &str,
+    shown: &str,
+    name: &str,
+    path: &str,
+    default_name: &str,
+    dir: Option<&Path>,
+) -> Result<crate::code::Module, String> {
+    use crate::syntax::escript_report;
+    let mut program = syntax::read_program(name, path, source, dir, default_name);
+    let mut diagnostics = std::mem::take(&mut program.diagnostics);
+    if diagnostics[..program.parse_diagnostics]
+        .iter()
+        .any(Diagnostic::is_error)
+    {
+        program.sources.sort(&mut diagnostics);
+        syntax::preprocess::name_macros(&mut diagnostics, &program.expansions);
+        return Err(syntax::render_sources(&diagnostics, &program.sources));
+    }
+    diagnostics.extend(syntax::check::check_module(&program.module, source));
+    let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
+    diagnostics.extend(optimiser);
+    diagnostics.extend(syntax::lint_extra::unused_records_and_types(
+        &program.module,
+        &program.sources,
+        &program.record_uses,
+    ));
+    escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
+    let mode = escript_report::mode(&program.module, &program.sources);
+    let listing = escript_report::listing(&diagnostics, &program.sources, shown, mode);
+    output::write_text(&listing.stdout);
+    if listing.failed {
+        return Err(listing.stderr);
+    }
+    if !listing.stderr.is_empty() {
+        output::write_stderr(listing.stderr.as_bytes());
+    }
+    let sources = &program.sources;
+    syntax::with_big_stack(|| {
+        crate::compile::compile_module_in(&program.module, default_name, name, sources)
+    })
+    .map_err(|e| {
+        let d = Diagnostic::error(e.message, e.span);
+        syntax::render_sources(&[d], sources)
+    })
 }
 
 const NO_MAIN: &str = "act: the script has no function main/1\n";
@@ -212,7 +287,7 @@ const NO_MAIN: &str = "act: the script has no function main/1\n";
 /// Runs a script; returns the exit status. (`ACT_GC_STRESS=1` in the
 /// environment makes every heap test collect: see `heap`.)
 pub fn run_script(file: &str, args: &[String]) -> i32 {
-    let module = match compile_file(file) {
+    let module = match compile_file_as(file, Some(file)) {
         Ok(m) => m,
         Err(text) => {
             output::write_stderr(text.as_bytes());

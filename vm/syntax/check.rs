@@ -374,6 +374,13 @@ impl Checker<'_> {
         self.diagnostics.push(Diagnostic::warning(message, span));
     }
 
+    /// erl_lint's warning for a call to a function OTP marks deprecated.
+    fn deprecated(&mut self, module: &str, name: &str, arity: usize, span: Span) {
+        if let Some(message) = super::lint_extra::deprecation(module, name, arity as u32) {
+            self.warning(message, span);
+        }
+    }
+
     // ---- forms ---------------------------------------------------------
 
     fn forms(&mut self, module: &Module) {
@@ -415,11 +422,13 @@ impl Checker<'_> {
                         );
                     }
                     if let AttributeKind::Export(names) = &attribute.kind {
+                        // erl_lint places these at the attribute's name.
+                        let at = attribute.span.start as usize + 1;
                         for name in names {
                             if !self.table.is_defined(&name.name, name.arity) {
                                 self.error(
                                     format!("function {}/{} undefined", name.name, name.arity),
-                                    name.span,
+                                    Span::new(at, at + "export".len()),
                                 );
                             }
                         }
@@ -514,12 +523,19 @@ impl Checker<'_> {
                 roots.extend(callees.iter().cloned());
             }
         }
-        let unused: Vec<((String, u32), Span)> = self
-            .table
-            .defined
+        // Every definition of an unused function is reported, as erl_lint
+        // does when a function is (wrongly) defined twice.
+        let unused: Vec<((String, u32), Span)> = module
+            .forms
             .iter()
-            .filter(|(key, _)| !reached.contains(*key))
-            .map(|(key, span)| (key.clone(), *span))
+            .filter_map(|form| match form {
+                Form::Function(f) => {
+                    let key = (f.name.clone(), f.arity);
+                    let first = f.clauses.first()?;
+                    (!reached.contains(&key)).then_some((key, first.name_span))
+                }
+                Form::Attribute(_) => None,
+            })
             .collect();
         for ((name, arity), span) in unused {
             self.warning(format!("function {name}/{arity} is unused"), span);
@@ -690,11 +706,19 @@ impl Checker<'_> {
                 let mut all: Vec<&Expr> = Vec::new();
                 match target.as_ref() {
                     CallTarget::Local(name, span) => {
-                        if self.table.resolve(name, args.len() as u32) == LocalCall::Undefined {
-                            self.error(format!("function {name}/{} undefined", args.len()), *span);
+                        match self.table.resolve(name, args.len() as u32) {
+                            LocalCall::Undefined => self
+                                .error(format!("function {name}/{} undefined", args.len()), *span),
+                            LocalCall::AutoImported => {
+                                self.deprecated("erlang", name, args.len(), e.span)
+                            }
+                            LocalCall::Local => {}
                         }
                     }
                     CallTarget::Remote(m, f) => {
+                        if let (ExprKind::Atom(m), ExprKind::Atom(f)) = (&m.kind, &f.kind) {
+                            self.deprecated(m, f, args.len(), e.span);
+                        }
                         all.push(m);
                         all.push(f);
                     }
@@ -703,7 +727,7 @@ impl Checker<'_> {
                 all.extend(args.iter());
                 self.siblings(&all, env);
             }
-            ExprKind::Fun(fun) => self.fun(fun, env),
+            ExprKind::Fun(fun) => self.fun(fun, env, e.span),
             ExprKind::Case(subject, clauses) => {
                 self.expr(subject, env);
                 let mut branches = Vec::new();
@@ -775,7 +799,7 @@ impl Checker<'_> {
         }
     }
 
-    fn fun(&mut self, fun: &Fun, env: &mut Env) {
+    fn fun(&mut self, fun: &Fun, env: &mut Env, span: Span) {
         match fun {
             Fun::Anonymous(clauses) => {
                 for clause in clauses {
@@ -790,11 +814,14 @@ impl Checker<'_> {
                         name.span,
                     );
                 }
+                // One binding for all clauses, placed (as erl_lint places
+                // its "unused" warning) at the `fun` keyword.
+                let id = self.new_binding(
+                    &name.name,
+                    Span::new(span.start as usize, span.start as usize + 3),
+                );
                 for clause in clauses {
                     let mut inside = env.clone();
-                    let id = self.new_binding(&name.name, name.span);
-                    // The name is how the fun calls itself; not using it is fine.
-                    self.bindings[id].used = true;
                     inside.insert(
                         name.name.clone(),
                         VarState {

@@ -12,9 +12,12 @@ pub mod ast;
 pub mod bitspec;
 pub mod check;
 pub mod diagnostic;
+pub mod effects;
+pub mod escript_report;
 pub mod expand;
 pub mod fold;
 pub mod lexer;
+pub mod lint_extra;
 pub mod parser;
 pub mod preprocess;
 pub mod print;
@@ -68,11 +71,16 @@ pub struct Program {
     pub module: ast::Module,
     /// Errors and warnings of preprocessing, parsing and expansion.
     pub diagnostics: Vec<Diagnostic>,
+    /// How many of `diagnostics` come before expansion's: escript stops
+    /// at those (syntax and preprocessor errors) before it lints.
+    pub parse_diagnostics: usize,
     pub sources: Sources,
     /// See `ParsedModule::broken_functions`.
     pub broken_functions: Vec<String>,
     /// Where macros were used (see `preprocess::name_macros`).
     pub expansions: Vec<(span::Span, String)>,
+    /// The records the program names (see `lint_extra`).
+    pub record_uses: std::collections::BTreeSet<String>,
 }
 
 /// Preprocesses, parses and expands the script `source`: `name` is how
@@ -89,18 +97,22 @@ pub fn read_program(
     with_big_stack(|| {
         let pp = preprocess::preprocess_as(name, path, source, dir, module);
         let parsed = parser::parse_tokens(&pp.tokens, source.len());
+        let record_uses = lint_extra::record_uses(&pp.tokens);
         let mut diagnostics = pp.diagnostics;
         diagnostics.extend(parsed.diagnostics);
         let mut module = parsed.module;
+        let parse_diagnostics = diagnostics.len();
         diagnostics.extend(expand::expand(&mut module));
         let mut broken_functions = parsed.broken_functions;
         broken_functions.extend(pp.broken_functions);
         Program {
             module,
             diagnostics,
+            parse_diagnostics,
             sources: pp.sources,
             broken_functions,
             expansions: pp.expansions,
+            record_uses,
         }
     })
 }
@@ -116,13 +128,23 @@ pub fn check_program(
         let stem = std::path::Path::new(name)
             .file_stem()
             .map_or("main".to_string(), |s| s.to_string_lossy().into_owned());
-        let program = read_program(name, name, source, dir, &stem);
-        let mut diagnostics = program.diagnostics;
+        let mut program = read_program(name, name, source, dir, &stem);
+        let mut diagnostics = std::mem::take(&mut program.diagnostics);
         diagnostics.extend(check::check_module_assuming(
             &program.module,
             source,
             &program.broken_functions,
         ));
+        if program.broken_functions.is_empty() {
+            let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
+            diagnostics.extend(optimiser);
+            diagnostics.extend(lint_extra::unused_records_and_types(
+                &program.module,
+                &program.sources,
+                &program.record_uses,
+            ));
+        }
+        escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
         program.sources.sort(&mut diagnostics);
         preprocess::name_macros(&mut diagnostics, &program.expansions);
         (program.sources, diagnostics)
