@@ -1242,6 +1242,8 @@ const STDLIB: &[(&str, &str)] = &[
     // The library completeness audit (helper `lib`).
     ("digraph", include_str!("../stdlib/digraph.act")),
     ("digraph_utils", include_str!("../stdlib/digraph_utils.act")),
+    // Script support (helper `rosetta`).
+    ("init", include_str!("../stdlib/init.act")),
 ];
 
 #[test]

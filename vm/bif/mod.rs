@@ -502,8 +502,6 @@ bifs! {
     }
     "init" => {
         "get_plain_arguments", 0 => file::get_plain_arguments_0;
-        "stop", 0 => file::stop_0;
-        "stop", 1 => file::stop_1;
     }
     "erlang" => {
         "open_port", 2 => port::open_port_2, auto;

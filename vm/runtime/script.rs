@@ -49,6 +49,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
     ("escript", include_str!("../../stdlib/escript.act")),
     ("filelib", include_str!("../../stdlib/filelib.act")),
+    ("init", include_str!("../../stdlib/init.act")),
     // Book programs (helper `books`).
     ("gen_event", include_str!("../../stdlib/gen_event.act")),
     // The library completeness work (helper `lib`).
