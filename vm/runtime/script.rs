@@ -183,6 +183,7 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
     if parsed.forms.is_empty() && problems.is_empty() {
         return Err(NO_MAIN.to_string());
     }
+    crate::bif::fmt::set_compiled_script(says_mode_compile(&parsed, &source));
     let path = Path::new(file);
     let mut stem = path
         .file_stem()
@@ -199,6 +200,21 @@ pub fn compile_file(file: &str) -> Result<crate::code::Module, String> {
         .map_or(file.to_string(), |s| s.to_string_lossy().into_owned());
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     compile_source_in(&source, &name, file, &stem, dir)
+}
+
+/// Whether the script has `-mode(compile).` (the pids it spawns print
+/// as escript numbers them then).
+fn says_mode_compile(parsed: &syntax::ast::Module, source: &str) -> bool {
+    use syntax::ast::{Attribute, AttributeKind, Form};
+    parsed.forms.iter().any(|form| match form {
+        Form::Attribute(Attribute {
+            kind: AttributeKind::Other(name),
+            span,
+        }) if name == "mode" => source
+            .get(span.start as usize..span.end as usize)
+            .is_some_and(|text| text.contains("compile")),
+        _ => false,
+    })
 }
 
 const NO_MAIN: &str = "act: the script has no function main/1\n";
