@@ -15,6 +15,7 @@ pub mod diagnostic;
 pub mod expand;
 pub mod fold;
 pub mod lexer;
+pub mod ms_transform;
 pub mod parser;
 pub mod preprocess;
 pub mod print;
