@@ -28,6 +28,7 @@ pub mod process;
 pub mod random;
 pub mod re;
 pub mod records;
+pub mod script;
 pub mod shell;
 pub mod unistr;
 
@@ -568,6 +569,10 @@ bifs! {
     "binary" => {
         "encode_hex", 1 => more::encode_hex_1;
         "decode_hex", 1 => more::decode_hex_1;
+    }
+    // Script behaviour (helper `rosetta`).
+    "erlang" => {
+        "halt", 2 => script::halt_2, auto;
     }
 }
 
