@@ -969,4 +969,3 @@ pub fn get_plain_arguments_0(ctx: &mut Context, args: &mut [Term]) -> BifResult 
     }
     Ok(list)
 }
-

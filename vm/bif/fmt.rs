@@ -56,7 +56,11 @@ const MAIN_NUMBER: u64 = 9;
 const NUMBER_WRAP: u64 = 1 << 15;
 
 fn first_spawn_number() -> u64 {
-    if COMPILED_SCRIPT.load(Ordering::Relaxed) { 80 } else { 79 }
+    if COMPILED_SCRIPT.load(Ordering::Relaxed) {
+        80
+    } else {
+        79
+    }
 }
 
 /// `<0.N.S>` for a pid's identity word. The generation is the spawn

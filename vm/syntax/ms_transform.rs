@@ -49,10 +49,12 @@ pub fn fun2ms_call(e: &Expr) -> Option<(Kind, &[Clause])> {
         _ => return None,
     };
     match args.as_slice() {
-        [Expr {
-            kind: ExprKind::Fun(fun),
-            ..
-        }] => match fun.as_ref() {
+        [
+            Expr {
+                kind: ExprKind::Fun(fun),
+                ..
+            },
+        ] => match fun.as_ref() {
             Fun::Anonymous(clauses) => Some((kind, clauses)),
             _ => None,
         },
@@ -94,7 +96,11 @@ pub fn translate(
                 .map(|e| t.expr(e, Place::Guard))
                 .collect::<Result<Vec<_>, _>>()?;
             out.push(tuple(
-                vec![head.clone(), list(conditions, span), list(body.clone(), span)],
+                vec![
+                    head.clone(),
+                    list(conditions, span),
+                    list(body.clone(), span),
+                ],
                 span,
             ));
         }
@@ -235,11 +241,13 @@ impl Translator<'_> {
         let [param] = clause.patterns.as_slice() else {
             return Err(bad());
         };
-        let shape_ok = |e: &Expr| match (&e.kind, self.kind) {
-            (ExprKind::Var(_), _) => true,
-            (ExprKind::Tuple(_) | ExprKind::Record(..), Kind::Ets) => true,
-            (ExprKind::List(..) | ExprKind::String(_), Kind::Dbg) => true,
-            _ => false,
+        let shape_ok = |e: &Expr| {
+            matches!(
+                (&e.kind, self.kind),
+                (ExprKind::Var(_), _)
+                    | (ExprKind::Tuple(_) | ExprKind::Record(..), Kind::Ets)
+                    | (ExprKind::List(..) | ExprKind::String(_), Kind::Dbg)
+            )
         };
         match &param.kind {
             ExprKind::Var(v) if v != "_" => {

@@ -1173,4 +1173,3 @@ mod tests {
         assert!(text.contains(r#""g ( 1 , 'A b' ) + \"s\"""#), "{text}");
     }
 }
-
