@@ -1297,6 +1297,8 @@ const STDLIB: &[(&str, &str)] = &[
     ("digraph", include_str!("../stdlib/digraph.act")),
     ("digraph_utils", include_str!("../stdlib/digraph_utils.act")),
     ("code", include_str!("../stdlib/code.act")),
+    // Script support (helper `rosetta`).
+    ("init", include_str!("../stdlib/init.act")),
 ];
 
 #[test]

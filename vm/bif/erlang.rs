@@ -879,9 +879,9 @@ pub fn make_fun_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 pub fn display_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     // BEAM writes the display line straight to the terminal driver,
     // which ends it with CR LF; escript's output shows that.
-    let mut s = crate::term::print::display(&ctx.process.heap, args[0]);
-    s.push_str("\r\n");
-    crate::runtime::output::write_stdout(s.as_bytes());
+    let mut s = crate::term::print::display_bytes(&ctx.process.heap, args[0]);
+    s.extend_from_slice(b"\r\n");
+    crate::runtime::output::write_stdout(&s);
     Ok(Term::TRUE)
 }
 

@@ -127,26 +127,6 @@ pub fn universaltime_to_localtime_1(ctx: &mut Context, args: &mut [Term]) -> Bif
     datetime_term(ctx, args, civil(secs as i64, true))
 }
 
-/// `erlang:halt(Status, Options)`: the options (`{flush, Bool}`) change
-/// nothing here, output is always flushed.
-pub fn halt_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let heap = &ctx.process.heap;
-    let mut t = args[1];
-    while let View::Cons(h, tl) = heap.view(t) {
-        let ok = heap
-            .as_tuple(h)
-            .is_some_and(|p| p.len() == 2 && p[0] == atom("flush") && p[1].is_atom());
-        if !ok {
-            return Err(BifError::Badarg);
-        }
-        t = tl;
-    }
-    if !t.is_nil() {
-        return Err(BifError::Badarg);
-    }
-    super::erlang::halt_1(ctx, args)
-}
-
 /// `erlang:ports()`: act has no port a program can list.
 pub fn ports_0(_: &mut Context, _: &mut [Term]) -> BifResult {
     Ok(Term::NIL)

@@ -583,9 +583,9 @@ pub fn process_info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 /// The group leader: act has one io server, the runtime itself; it is
-/// named by a pid no process holds (`<0.64.0>` as BEAM's usually is).
+/// named by a pid no process holds (printed `<0.65.0>` as escript's is).
 fn group_leader() -> Term {
-    Term::pid(Pid::from_id(u32::MAX as u64 - 1).id())
+    Term::pid(Pid::from_id(super::fmt::GROUP_LEADER_SLOT).id())
 }
 
 pub fn group_leader_0(_: &mut Context, _: &mut [Term]) -> BifResult {
@@ -723,8 +723,8 @@ pub fn ref_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     make_string(ctx, &s, args)
 }
 
-/// `list_to_pid("<0.N.0>")`: the process in that slot (pids print their
-/// slot, not its generation, so the live one is meant).
+/// `list_to_pid("<0.N.S>")`: the process `pid_to_list` prints so (see
+/// `fmt::pid_text`), or a pid no process holds.
 pub fn list_to_pid_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let s = super::erlang::char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
     let inner = s
@@ -740,19 +740,22 @@ pub fn list_to_pid_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             .then(|| p.parse::<u64>().ok())
             .flatten()
     };
-    let (Some(node), Some(number), Some(_)) = (parse(node), parse(number), parse(serial)) else {
+    let (Some(node), Some(number), Some(serial)) = (parse(node), parse(number), parse(serial))
+    else {
         return Err(BifError::Badarg);
     };
     if node != 0 {
         return Err(BifError::Badarg);
     }
-    let slot = number.wrapping_sub(80) & 0xffff_ffff;
+    let Some(serial) = super::fmt::serial_of_printed(number, serial) else {
+        return Ok(group_leader());
+    };
     let live = services(|s| s.processes())
         .into_iter()
-        .find(|p| u64::from(p.slot()) == slot);
-    Ok(live
-        .unwrap_or_else(|| Pid::from_id(slot & 0xffff_ffff))
-        .to_term())
+        .find(|p| u64::from(p.generation()) == serial);
+    // A dead or never-spawned process: its serial in a slot no process uses.
+    let nobody = (serial << 32) | (super::fmt::GROUP_LEADER_SLOT - 1);
+    Ok(live.unwrap_or_else(|| Pid::from_id(nobody)).to_term())
 }
 
 // ---------------------------------------------------------------------

@@ -981,16 +981,3 @@ pub fn get_plain_arguments_0(ctx: &mut Context, args: &mut [Term]) -> BifResult 
     }
     Ok(list)
 }
-
-pub fn stop_0(_: &mut Context, _: &mut [Term]) -> BifResult {
-    Err(BifError::Halt(0))
-}
-
-/// `init:stop(Status)`: a status or a string (a slogan) as `halt/1`.
-pub fn stop_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    match args[0].as_small() {
-        Some(n) if n >= 0 => Err(BifError::Halt((n & 0xff) as i32)),
-        _ if char_list(&ctx.process.heap, args[0]).is_some() => Err(BifError::Halt(1)),
-        _ => Err(BifError::Badarg),
-    }
-}

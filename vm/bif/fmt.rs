@@ -2,6 +2,8 @@
 //! printer and format engine of `term`, plus how this runtime names funs
 //! and pids.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::heap::Heap;
 use crate::term::{Term, format, print};
 
@@ -31,8 +33,59 @@ fn install_namer() {
                 Some(e) => format!("#Fun<{}.{}.0>", e.module.name.name(), e.fun),
                 None => format!("#Fun<act.{index}.0>"),
             },
-            // The table slot (the low 32 bits); its generation is not shown.
-            pid: |id| format!("<0.{}.0>", (id & 0xffff_ffff) + 80),
+            pid: pid_text,
         })
     });
+}
+
+/// Whether the script said `-mode(compile).`: escript then numbers the
+/// first process the script spawns 80, and 79 when it interprets it.
+static COMPILED_SCRIPT: AtomicBool = AtomicBool::new(true);
+
+/// Records the script's escript mode (see `COMPILED_SCRIPT`).
+pub fn set_compiled_script(compiled: bool) {
+    COMPILED_SCRIPT.store(compiled, Ordering::Relaxed);
+}
+
+/// BEAM's group leader of a script, as `group_leader()` names it.
+pub const GROUP_LEADER_SLOT: u64 = u32::MAX as u64 - 1;
+const GROUP_LEADER_NUMBER: u64 = 65;
+/// escript's main process.
+const MAIN_NUMBER: u64 = 9;
+/// BEAM's pid numbers wrap into the serial field at 2^15.
+const NUMBER_WRAP: u64 = 1 << 15;
+
+fn first_spawn_number() -> u64 {
+    if COMPILED_SCRIPT.load(Ordering::Relaxed) {
+        80
+    } else {
+        79
+    }
+}
+
+/// `<0.N.S>` for a pid's identity word. The generation is the spawn
+/// serial (see `sched::table`): the main process is escript's `<0.9.0>`
+/// and the n-th process spawned after it gets the number BEAM gives it
+/// in a script that starts no other processes.
+fn pid_text(id: u64) -> String {
+    let (slot, serial) = (id & 0xffff_ffff, id >> 32);
+    let number = if slot == GROUP_LEADER_SLOT && serial == 0 {
+        GROUP_LEADER_NUMBER
+    } else if serial == 0 {
+        MAIN_NUMBER
+    } else {
+        serial - 1 + first_spawn_number()
+    };
+    format!("<0.{}.{}>", number % NUMBER_WRAP, number / NUMBER_WRAP)
+}
+
+/// The spawn serial `pid_text` printed as `<0.Number.Serial>`, if any
+/// process can have it (`None` for the group leader).
+pub fn serial_of_printed(number: u64, serial: u64) -> Option<u64> {
+    let n = serial.checked_mul(NUMBER_WRAP)?.checked_add(number)?;
+    match n {
+        GROUP_LEADER_NUMBER if serial == 0 => None,
+        MAIN_NUMBER => Some(0),
+        _ => n.checked_sub(first_spawn_number()).map(|s| s + 1),
+    }
 }

@@ -38,6 +38,7 @@ pub mod process;
 pub mod random;
 pub mod re;
 pub mod records;
+pub mod script;
 pub mod shell;
 pub mod unistr;
 
@@ -513,8 +514,6 @@ bifs! {
     }
     "init" => {
         "get_plain_arguments", 0 => file::get_plain_arguments_0;
-        "stop", 0 => file::stop_0;
-        "stop", 1 => file::stop_1;
     }
     "erlang" => {
         "open_port", 2 => port::open_port_2, auto;
@@ -590,7 +589,6 @@ bifs! {
         "localtime_to_universaltime", 1 => everyday::localtime_to_universaltime_1;
         "localtime_to_universaltime", 2 => everyday::localtime_to_universaltime_2;
         "universaltime_to_localtime", 1 => everyday::universaltime_to_localtime_1;
-        "halt", 2 => everyday::halt_2, auto;
         "ports", 0 => everyday::ports_0;
     }
     "os" => {
@@ -618,6 +616,10 @@ bifs! {
         "where", 1 => modules::where_1;
         "find", 1 => modules::find_1;
         "loaded", 0 => modules::loaded_0;
+    }
+    // Script behaviour (helper `rosetta`).
+    "erlang" => {
+        "halt", 2 => script::halt_2, auto;
     }
 }
 

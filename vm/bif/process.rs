@@ -580,7 +580,13 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let me = services(|s| s.self_pid());
     if pid == me {
         let trapping = services(|s| s.trap_exit());
-        if reason == Term::atom(Atom::KILL) {
+        let kill = reason == Term::atom(Atom::KILL);
+        if (kill || !trapping && reason != Term::atom(Atom::NORMAL))
+            && let Some(halt) = super::script::main_killed(ctx, me, kill, reason)
+        {
+            return Err(halt);
+        }
+        if kill {
             return Err(BifError::Raise(
                 crate::process::Class::Exit,
                 Term::atom(Atom::KILLED),

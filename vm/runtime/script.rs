@@ -50,6 +50,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
     ("escript", include_str!("../../stdlib/escript.act")),
     ("filelib", include_str!("../../stdlib/filelib.act")),
+    ("init", include_str!("../../stdlib/init.act")),
     // Book programs (helper `books`).
     ("gen_event", include_str!("../../stdlib/gen_event.act")),
     // The library completeness work (helper `lib`).
@@ -208,6 +209,7 @@ fn compile_file_as(file: &str, shown: Option<&str>) -> Result<crate::code::Modul
     if parsed.forms.is_empty() && problems.is_empty() {
         return Err(NO_MAIN.to_string());
     }
+    crate::bif::fmt::set_compiled_script(says_mode_compile(&parsed, &source));
     let path = Path::new(file);
     let mut stem = path
         .file_stem()
@@ -279,6 +281,21 @@ fn compile_script_source(
     .map_err(|e| {
         let d = Diagnostic::error(e.message, e.span);
         syntax::render_sources(&[d], sources)
+    })
+}
+
+/// Whether the script has `-mode(compile).` (the pids it spawns print
+/// as escript numbers them then).
+fn says_mode_compile(parsed: &syntax::ast::Module, source: &str) -> bool {
+    use syntax::ast::{Attribute, AttributeKind, Form};
+    parsed.forms.iter().any(|form| match form {
+        Form::Attribute(Attribute {
+            kind: AttributeKind::Other(name),
+            span,
+        }) if name == "mode" => source
+            .get(span.start as usize..span.end as usize)
+            .is_some_and(|text| text.contains("compile")),
+        _ => false,
     })
 }
 

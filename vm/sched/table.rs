@@ -4,16 +4,19 @@
 //! # Invariants
 //!
 //! - A pid is (slot, generation). Slot `s` lives in shard `s % SHARDS` at
-//!   index `s / SHARDS`. A slot's generation goes up by one each time it is
-//!   freed, so a lookup with a dead pid's generation finds nothing: a dead
-//!   pid never reaches a new process (until the 29-bit generation wraps).
+//!   index `s / SHARDS`. The generation is the table's spawn serial (0 for
+//!   the first process, then 1, 2, ... across all shards), so a slot gets a
+//!   new generation each time it is reused and a lookup with a dead pid's
+//!   generation finds nothing: a dead pid never reaches a new process
+//!   (until the 29-bit serial wraps). The serial is also what pids print
+//!   (BEAM numbers processes in spawn order) and how they sort.
 //! - `alive` counts the cells in the table; spawning past `max_processes`
 //!   fails with `SystemLimit` and changes nothing.
 //! - Each shard has its own lock, held for a slot read or write only; there
 //!   is no global lock. Spawners on different schedulers use different shards.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::ProcessBody;
@@ -43,6 +46,8 @@ pub struct ProcessTable<B: ProcessBody> {
     shards: Box<[RwLock<Shard<B>>]>,
     alive: AtomicUsize,
     peak_alive: AtomicUsize,
+    /// The next spawn serial (the generation of the next pid).
+    serial: AtomicU32,
     max_processes: usize,
     names: RwLock<HashMap<Atom, Pid>>,
 }
@@ -62,6 +67,7 @@ impl<B: ProcessBody> ProcessTable<B> {
             shards,
             alive: AtomicUsize::new(0),
             peak_alive: AtomicUsize::new(0),
+            serial: AtomicU32::new(0),
             max_processes,
             names: RwLock::new(HashMap::new()),
         }
@@ -105,6 +111,8 @@ impl<B: ProcessBody> ProcessTable<B> {
         };
         let slot = index as usize * SHARDS + shard_index;
         let entry = &mut shard.entries[index as usize];
+        let serial = self.serial.fetch_add(1, Ordering::Relaxed);
+        entry.generation = serial & ((1 << super::pid::GENERATION_BITS) - 1);
         let pid = Pid::new(slot as u32, entry.generation);
         let cell = Arc::new(ProcessCell::new(pid, make(pid)));
         entry.cell = Some(Arc::clone(&cell));
@@ -149,7 +157,6 @@ impl<B: ProcessBody> ProcessTable<B> {
             return None;
         }
         let cell = entry.cell.take();
-        entry.generation = (entry.generation + 1) & ((1 << super::pid::GENERATION_BITS) - 1);
         shard.free.push(index as u32);
         drop(shard);
         self.alive.fetch_sub(1, Ordering::Relaxed);

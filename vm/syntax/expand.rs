@@ -264,6 +264,16 @@ impl Expander {
     /// need are pushed to `checks`.
     fn expr(&mut self, e: &mut Expr, ctx: Ctx, checks: &mut Vec<Expr>) {
         let span = e.span;
+        let spec = super::ms_transform::fun2ms_call(e).map(|(kind, clauses)| {
+            super::ms_transform::translate(kind, clauses, &self.records, span)
+        });
+        if let Some(spec) = spec {
+            *e = spec.unwrap_or_else(|d| {
+                self.diagnostics.push(d);
+                placeholder(span)
+            });
+            return;
+        }
         match &mut e.kind {
             ExprKind::Integer(_)
             | ExprKind::Float(_)

@@ -18,6 +18,7 @@ pub mod expand;
 pub mod fold;
 pub mod lexer;
 pub mod lint_extra;
+pub mod ms_transform;
 pub mod parser;
 pub mod preprocess;
 pub mod print;

@@ -713,22 +713,29 @@ impl Pp {
             self.error(format!("{kind} too deep"), at);
             return;
         }
-        let Some(path) = self.find_include(kind, &name, dir) else {
-            let what = if kind == "include" { "file" } else { "lib" };
-            self.error(format!("can't find include {what} \"{name}\""), at);
-            return;
-        };
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => {
-                self.error(format!("can't read include file \"{name}\": {e}"), at);
-                return;
+        let (text, shown, inner_dir) = match self.find_include(kind, &name, dir) {
+            Some(path) => {
+                let text = match std::fs::read(&path) {
+                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Err(e) => {
+                        self.error(format!("can't read include file \"{name}\": {e}"), at);
+                        return;
+                    }
+                };
+                let shown = path.to_string_lossy().into_owned();
+                (text, shown, path.parent().map(Path::to_path_buf))
             }
+            None => match otp_header(kind, &name) {
+                Some(text) => (text.to_string(), name.clone(), None),
+                None => {
+                    let what = if kind == "include" { "file" } else { "lib" };
+                    self.error(format!("can't find include {what} \"{name}\""), at);
+                    return;
+                }
+            },
         };
-        let shown = path.to_string_lossy().into_owned();
         let base = self.sources.add(&shown, &text, form[0].0 as u32);
         let tokens = tokenize(&text);
-        let inner_dir = path.parent().map(Path::to_path_buf);
         self.include_depth += 1;
         self.file(tokens, base, inner_dir);
         self.include_depth -= 1;
@@ -1091,6 +1098,23 @@ fn eval(e: &super::ast::Expr) -> Option<Value> {
                 _ => return None,
             }
         }
+        _ => return None,
+    })
+}
+
+/// The OTP headers scripts include that act provides itself (there is no
+/// OTP installation to find them in): `-include_lib("app/include/f.hrl")`.
+fn otp_header(kind: &str, name: &str) -> Option<&'static str> {
+    if kind != "include_lib" {
+        return None;
+    }
+    Some(match name {
+        "stdlib/include/assert.hrl" => include_str!("../../stdlib/include/assert.hrl"),
+        "stdlib/include/ms_transform.hrl" => {
+            include_str!("../../stdlib/include/ms_transform.hrl")
+        }
+        "kernel/include/file.hrl" => include_str!("../../stdlib/include/file.hrl"),
+        "kernel/include/logger.hrl" => include_str!("../../stdlib/include/logger.hrl"),
         _ => return None,
     })
 }

@@ -567,7 +567,36 @@ fn walk(
 pub fn display(heap: &Heap, t: Term) -> String {
     let mut out = String::new();
     walk(&mut out, heap, t, "=>", display_special);
-    out
+    out.chars()
+        .map(|c| latin1_byte(c).map_or(c, char::from))
+        .collect()
+}
+
+/// What erlang:display writes: like `display`, but the latin1 characters
+/// of a string go out as single bytes, as BEAM's terminal driver writes
+/// them (atoms and everything else stay UTF-8).
+pub fn display_bytes(heap: &Heap, t: Term) -> Vec<u8> {
+    let mut out = String::new();
+    walk(&mut out, heap, t, "=>", display_special);
+    let mut bytes = Vec::with_capacity(out.len());
+    for c in out.chars() {
+        match latin1_byte(c) {
+            Some(b) => bytes.push(b),
+            None => bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    bytes
+}
+
+/// A string's character 128..=255 as `display_special` marks it: moved to
+/// the top of plane 16, where no latin1 string character can be.
+const LATIN1_MARK: u32 = 0x10_FF00;
+
+fn latin1_byte(c: char) -> Option<u8> {
+    let c = c as u32;
+    (LATIN1_MARK + 0x80..=LATIN1_MARK + 0xFF)
+        .contains(&c)
+        .then(|| (c - LATIN1_MARK) as u8)
 }
 
 /// The terms erlang:display prints unlike `~w` (see `display`).
@@ -582,6 +611,9 @@ fn display_special(out: &mut String, heap: &Heap, t: Term, view: &View) -> bool 
                 match c {
                     '\n' => out.push_str("\\n"),
                     '"' => out.push_str("\\\""),
+                    c if (c as u32) >= 0x80 => {
+                        out.push(char::from_u32(LATIN1_MARK + c as u32).unwrap_or(c));
+                    }
                     c => out.push(c),
                 }
             }
