@@ -156,11 +156,24 @@ pub fn where_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         return Ok(Term::NIL);
     }
     match runtime::loaded(m) {
-        Some(module) if !builtin(m.name()) => {
-            let file = module.file.clone();
+        Some(module) if !builtin(m.name()) && module.file.ends_with(".act") => {
+            let file = absolute(&module.file);
             make_string(ctx, &file, args)
         }
         _ => Ok(Term::atom(Atom::intern("preloaded"))),
+    }
+}
+
+/// `file` as an absolute path, as `code:which/1` names a loaded module's
+/// file; a relative name is taken from the current directory.
+fn absolute(file: &str) -> String {
+    let path = std::path::Path::new(file);
+    if path.is_absolute() {
+        return file.to_string();
+    }
+    match std::fs::canonicalize(path) {
+        Ok(full) => full.to_string_lossy().into_owned(),
+        Err(_) => file.to_string(),
     }
 }
 
@@ -177,7 +190,11 @@ pub fn find_1(_: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `'$code':loaded()`: the names of the loaded modules.
 pub fn loaded_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let mut names: Vec<Atom> = runtime::loaded_names();
+    // The shell's own evaluator module is act's plumbing, not a user's.
+    let mut names: Vec<Atom> = runtime::loaded_names()
+        .into_iter()
+        .filter(|n| n.name() != "act_shell")
+        .collect();
     names.extend(
         LOADED_AT_START
             .iter()
