@@ -10,6 +10,7 @@ pub mod bits;
 pub mod digest;
 // Helper `lib`: io_lib:format's deep list.
 pub mod deep_format;
+pub mod erl_syntax;
 pub mod erlang;
 // Helper `lib`: everyday gaps the library audit found.
 pub mod ets;
@@ -550,6 +551,14 @@ bifs! {
         "compile", 2 => re::compile_2;
     }
     // The library completeness work (helper `lib`).
+    "erl_scan" => {
+        "string", 1 => erl_syntax::string_1;
+        "string", 2 => erl_syntax::string_2;
+    }
+    "$erl_parse" => {
+        "parse_exprs", 1 => erl_syntax::parse_exprs_1;
+        "parse_form", 1 => erl_syntax::parse_form_1;
+    }
     "$maps" => {
         "walk_list", 1 => maps::walk_list_1;
     }

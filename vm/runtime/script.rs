@@ -50,6 +50,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
     ("escript", include_str!("../../stdlib/escript.act")),
     ("filelib", include_str!("../../stdlib/filelib.act")),
+    ("erl_parse", include_str!("../../stdlib/erl_parse.act")),
     ("init", include_str!("../../stdlib/init.act")),
     // Book programs (helper `books`).
     ("gen_event", include_str!("../../stdlib/gen_event.act")),

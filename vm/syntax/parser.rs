@@ -376,6 +376,17 @@ pub fn parse_expr_tokens(tokens: &[Spanned]) -> Result<Vec<Expr>, Diagnostic> {
     }
 }
 
+/// Parses one form from tokens without its dot (erl_parse:parse_form).
+pub fn parse_form_tokens(tokens: &[Spanned]) -> Result<Form, Diagnostic> {
+    let end = tokens.last().map_or(0, |t| t.2);
+    let form = FormTokens {
+        tokens,
+        end: Span::new(end, end),
+        has_dot: true,
+    };
+    parse_one_form(&form).map_err(|mut errors| errors.remove(0))
+}
+
 fn parse_tokens_here(tokens: &[Spanned], source_len: usize) -> ParsedModule {
     let mut forms = Vec::new();
     let mut diagnostics = Vec::new();
