@@ -342,7 +342,7 @@ type_test!(
     is_binary_1 => |h, t| h.is_binary(t),
     is_map_1 => |h, t| h.is_map(t),
     is_function_1 => |h, t| h.is_function(t),
-    is_pid_1 => |_, t| t.is_pid(),
+    is_pid_1 => |h, t| h.is_pid(t),
     is_reference_1 => |h, t| h.is_reference(t)
 );
 

@@ -281,6 +281,7 @@ fn hash2(heap: &Heap, term: Term) -> u32 {
                 };
             }
             View::Pid(id) => h.word(id as u32, golden(5)),
+            View::ExtPid { node, id } => h.word2(id as u32, node, golden(5)),
             View::Ref(id) => h.word(id as u32, golden(7)),
             View::Fun { index, captured } => {
                 h.word2(captured.len() as u32, index, GOLDEN);
@@ -418,6 +419,10 @@ fn hash1(heap: &Heap, term: Term) -> u32 {
                     .wrapping_mul(P13)
                     .wrapping_add(P14)
                     .wrapping_add(hash2(heap, t));
+            }
+            View::ExtPid { node, id } => {
+                hash = phash_integer(hash, false, &[id as u32, node]);
+                hash = hash.wrapping_mul(P6);
             }
             View::Pid(id) => {
                 hash = phash_integer(hash, false, &[id as u32]);

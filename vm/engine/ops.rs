@@ -103,7 +103,7 @@ pub fn type_test(p: &Process, test: TypeTest, v: Term) -> bool {
         TypeTest::Binary => h.is_binary(v),
         TypeTest::Map => h.is_map(v),
         TypeTest::Function => h.is_function(v),
-        TypeTest::Pid => v.is_pid(),
+        TypeTest::Pid => h.is_pid(v),
         TypeTest::Reference => h.is_reference(v),
     }
 }

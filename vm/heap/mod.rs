@@ -74,6 +74,7 @@ const LARGE_HEAP_WORDS: usize = 1 << 11;
 pub const CONS_WORDS: usize = 2;
 pub const FLOAT_WORDS: usize = 2;
 pub const REF_WORDS: usize = 2;
+pub const EXT_PID_WORDS: usize = 3;
 pub const EXTERNAL_FUN_WORDS: usize = 4;
 pub const SUB_BINARY_WORDS: usize = 4;
 /// Largest size of an integer result from an i64: a one-limb bignum.
@@ -788,6 +789,12 @@ impl Heap {
     }
 
     /// A reference with a unique `id` (`REF_WORDS`).
+    /// A pid of another node (needs `EXT_PID_WORDS`).
+    pub fn external_pid(&mut self, node: u32, id: u64) -> Term {
+        let at = self.alloc(&[header(Kind::ExtPid, 2), Term(node as u64), Term(id)]);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
     pub fn reference(&mut self, id: u64) -> Term {
         let at = self.alloc(&[header(Kind::Ref, 1), Term(id)]);
         Term::heap_pointer(TAG_BOXED, at)
@@ -1084,6 +1091,11 @@ impl Heap {
         matches!(self.boxed_kind(t), Some(Kind::Fun | Kind::Export))
     }
 
+    /// `is_pid/1`: a local pid, or a pid of another node.
+    pub fn is_pid(&self, t: Term) -> bool {
+        t.is_pid() || self.boxed_kind(t) == Some(Kind::ExtPid)
+    }
+
     pub fn is_reference(&self, t: Term) -> bool {
         self.boxed_kind(t) == Some(Kind::Ref)
     }
@@ -1249,6 +1261,10 @@ impl Heap {
                         arity: payload[2].as_small().unwrap_or(0) as u32,
                     },
                     Kind::Ref => View::Ref(payload[0].0),
+                    Kind::ExtPid => View::ExtPid {
+                        node: payload[0].0 as u32,
+                        id: payload[1].0,
+                    },
                     Kind::Map => {
                         let (keys, values) = payload.split_at(size / 2);
                         View::Map { keys, values }

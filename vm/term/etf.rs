@@ -15,6 +15,7 @@
 //! are written in act's key order, which is OTP's for maps of up to 32
 //! keys.
 
+use super::node;
 use super::view::View;
 use super::{Atom, Term};
 use crate::heap::{self, Heap, MessageBuffer, SystemLimit};
@@ -23,6 +24,7 @@ use num_bigint::{BigInt, Sign};
 const VERSION: u8 = 131;
 const NEW_FLOAT_EXT: u8 = 70;
 const NEW_PID_EXT: u8 = 88;
+const PID_EXT: u8 = 103;
 const NEWER_REFERENCE_EXT: u8 = 90;
 const SMALL_INTEGER_EXT: u8 = 97;
 const INTEGER_EXT: u8 = 98;
@@ -159,17 +161,19 @@ fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), Et
                 out.push(arity as u8);
             }
             View::Pid(id) => {
-                out.push(NEW_PID_EXT);
-                encode_atom(out, Atom::NONODE);
-                out.extend_from_slice(&(id as u32).to_be_bytes());
-                out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
-                out.extend_from_slice(&0u32.to_be_bytes());
+                let this = node::this_node();
+                encode_pid(out, this.name, this.creation, id);
+            }
+            View::ExtPid { node, id } => {
+                let entry = node::entry(node);
+                encode_pid(out, entry.name, entry.creation, id);
             }
             View::Ref(id) => {
+                let this = node::this_node();
                 out.push(NEWER_REFERENCE_EXT);
                 out.extend_from_slice(&2u16.to_be_bytes());
-                encode_atom(out, Atom::NONODE);
-                out.extend_from_slice(&0u32.to_be_bytes());
+                encode_atom(out, this.name);
+                out.extend_from_slice(&this.creation.to_be_bytes());
                 out.extend_from_slice(&(id as u32).to_be_bytes());
                 out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
             }
@@ -178,6 +182,15 @@ fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), Et
         }
     }
     Ok(())
+}
+
+/// NEW_PID_EXT: node name, id, serial, creation.
+fn encode_pid(out: &mut Vec<u8>, name: Atom, creation: u32, id: u64) {
+    out.push(NEW_PID_EXT);
+    encode_atom(out, name);
+    out.extend_from_slice(&(id as u32).to_be_bytes());
+    out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
+    out.extend_from_slice(&creation.to_be_bytes());
 }
 
 /// A name's 64-bit FNV-1a hash: the part of a fun's `Uniq` that names
@@ -530,13 +543,17 @@ fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
                 let (_, free) = fun_header(&mut input)?;
                 (2 + free, free)
             }
-            // A pid or reference of another node cannot be made until act
-            // has nodes; a local one in its place could alias a live
-            // process, so it is badarg.
+            // A pid of another node is boxed (one of this node is not).
             NEW_PID_EXT => {
-                local_node(decode_any_atom(&mut input)?)?;
-                (input.take(12).map(|_| 0)?, 0)
+                decode_any_atom(&mut input)?;
+                (input.take(12).map(|_| heap::EXT_PID_WORDS)?, 0)
             }
+            PID_EXT => {
+                decode_any_atom(&mut input)?;
+                (input.take(9).map(|_| heap::EXT_PID_WORDS)?, 0)
+            }
+            // A reference of another node cannot be made yet; a local one
+            // in its place could alias a live one, so it is badarg.
             NEWER_REFERENCE_EXT => {
                 let n = input.u16()?;
                 local_node(decode_any_atom(&mut input)?)?;
@@ -690,12 +707,21 @@ fn decode_one(
                 let arity = input.u8()?;
                 heap.external_fun(module, function, arity as u32)
             }
-            NEW_PID_EXT => {
-                decode_any_atom(input)?;
+            NEW_PID_EXT | PID_EXT => {
+                let name = decode_any_atom(input)?;
                 let id = input.u32()? as u64;
                 let serial = input.u32()? as u64;
-                input.u32()?;
-                Term::pid(id | (serial << 32))
+                let creation = if tag == PID_EXT {
+                    input.u8()? as u32
+                } else {
+                    input.u32()? as u32
+                };
+                let id = id | (serial << 32);
+                if is_this_node(name, creation) {
+                    Term::pid(id)
+                } else {
+                    heap.external_pid(node::intern(name, creation), id)
+                }
             }
             NEWER_REFERENCE_EXT => {
                 let n = input.u16()?;
@@ -715,9 +741,16 @@ fn decode_one(
     }
 }
 
-/// `Ok` for this node's name (act is always `nonode@nohost`).
+/// Whether a pid or reference of `(name, creation)` is this node's: its
+/// name now, or `nonode@nohost` (what it was called before it was alive).
+fn is_this_node(name: Atom, creation: u32) -> bool {
+    let this = node::this_node();
+    name == Atom::NONODE || (name == this.name && (creation == this.creation || creation == 0))
+}
+
+/// `Ok` for this node's name.
 fn local_node(node: Atom) -> Result<(), EtfError> {
-    if node == Atom::NONODE {
+    if is_this_node(node, 0) || node == node::this_node().name {
         Ok(())
     } else {
         Err(EtfError::Badarg)

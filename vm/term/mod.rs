@@ -42,6 +42,7 @@ pub mod format;
 pub mod hamt;
 pub mod iolist;
 pub mod literal;
+pub mod node;
 pub mod object;
 pub mod order;
 pub mod print;

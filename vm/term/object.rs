@@ -16,6 +16,7 @@
 //!   Map      size = 2n        n keys in term order, then the n values (terms)
 //!   HeapBin  size = 1 + w     byte length (raw), then the bytes packed in w words
 //!   ProcBin  size = 1         index into the owning heap's off-heap list (raw)
+//!   ExtPid   size = 2         node-table index (raw), id | serial << 32 (raw): a pid of another node
 //!   SubBin   size = 3         the underlying HeapBin/ProcBin (term), bit offset, bit length (raw);
 //!                             a whole-byte SubBin starts on a byte (see `term::bits`)
 //! ```
@@ -44,6 +45,7 @@ pub enum Kind {
     HeapBin = 8,
     ProcBin = 9,
     SubBin = 10,
+    ExtPid = 11,
 }
 
 const KIND_SHIFT: u32 = 3;
@@ -73,7 +75,8 @@ impl Kind {
             7 => Kind::Map,
             8 => Kind::HeapBin,
             9 => Kind::ProcBin,
-            _ => Kind::SubBin,
+            10 => Kind::SubBin,
+            _ => Kind::ExtPid,
         }
     }
 }

@@ -44,13 +44,29 @@ pub fn compare_exact(heap: &Heap, a: Term, b: Term) -> Ordering {
     compare_in(heap, a, heap, b, true)
 }
 
+/// What orders pids of several nodes: number first (as BEAM does), then
+/// node name and creation.
+fn pid_key(view: &View) -> (u64, &'static str, u32) {
+    match *view {
+        View::ExtPid { node, id } => {
+            let entry = super::node::entry(node);
+            (id, entry.name.name(), entry.creation)
+        }
+        View::Pid(id) => {
+            let this = super::node::this_node();
+            (id, this.name.name(), this.creation)
+        }
+        _ => (0, "", 0),
+    }
+}
+
 fn rank(view: &View) -> u8 {
     match view {
         View::Small(_) | View::Big(_) | View::Float(_) => 0,
         View::Atom(_) => 1,
         View::Ref(_) => 2,
         View::Fun { .. } | View::ExternalFun { .. } => 3,
-        View::Pid(_) => 5,
+        View::Pid(_) | View::ExtPid { .. } => 5,
         View::Tuple(_) => 6,
         View::Map { .. } => 7,
         View::Nil => 8,
@@ -111,6 +127,11 @@ fn compare_one(
         (View::Atom(p), View::Atom(q)) => p.name().cmp(q.name()),
         (View::Ref(p), View::Ref(q)) => p.cmp(&q),
         (View::Pid(p), View::Pid(q)) => p.cmp(&q),
+        // Pids of different nodes order by node name, then creation, then
+        // number (a local pid counts as one of this node).
+        (View::Pid(_) | View::ExtPid { .. }, View::Pid(_) | View::ExtPid { .. }) => {
+            pid_key(&x).cmp(&pid_key(&y))
+        }
         (View::Binary(p), View::Binary(q)) => p.cmp(q),
         (View::Binary(_) | View::Bitstring(_), View::Binary(_) | View::Bitstring(_)) => {
             bits_of_view(&x).compare(&bits_of_view(&y))

@@ -305,6 +305,9 @@ fn write_leaf(out: &mut String, view: &View) {
         View::Atom(a) => write_atom(out, *a),
         View::Nil => out.push_str("[]"),
         View::Pid(p) => out.push_str(&pid_name(*p)),
+        View::ExtPid { node, id } => {
+            let _ = write!(out, "<{node}.{}.{}>", *id as u32, id >> 32);
+        }
         View::Ref(r) if *r >= crate::bif::port::PORT_BASE => {
             let _ = write!(out, "#Port<0.{}>", r - crate::bif::port::PORT_BASE);
         }

@@ -31,6 +31,12 @@ pub enum View<'a> {
         arity: u32,
     },
     Ref(u64),
+    /// A pid of another node: its node-table index (`term::node`) and
+    /// its id and serial packed as a local pid's (`id | serial << 32`).
+    ExtPid {
+        node: u32,
+        id: u64,
+    },
     /// Keys in term order, values in the same order; `keys.len() == values.len()`.
     Map {
         keys: &'a [Term],

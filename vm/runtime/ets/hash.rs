@@ -136,6 +136,7 @@ fn hash_leaf(mut h: u64, view: View, stack: &mut Vec<Term>) -> u64 {
             h = mix(h, arity as u64);
         }
         View::Ref(id) => h = mix(mix(h, REF), id),
+        View::ExtPid { node, id } => h = mix(mix(mix(h, REF ^ 1), node as u64), id),
         View::Map { keys, values } => {
             h = mix(h, MAP ^ keys.len() as u64);
             children(&mut h, keys);
