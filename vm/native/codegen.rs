@@ -2112,7 +2112,6 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn type_test(&mut self, test: TypeTest, v: Value) -> Value {
         match test {
             TypeTest::Atom => self.tag_is(v, TAG_ATOM),
-            TypeTest::Pid => self.tag_is(v, TAG_PID),
             TypeTest::List => {
                 let cons = self.tag_is(v, TAG_CONS);
                 let nil = self.b.ins().icmp_imm_s(IntCC::Equal, v, Term::NIL.0 as i64);
@@ -2131,10 +2130,14 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             // Tuples: a boxed term, then the helper reads the header.
             // Integers and numbers: a small integer at once, else the helper.
-            TypeTest::Tuple | TypeTest::Integer | TypeTest::Number => {
+            // Pids: a local pid at once, else the helper (a remote pid is
+            // a boxed term).
+            TypeTest::Tuple | TypeTest::Integer | TypeTest::Number | TypeTest::Pid => {
                 let (quick, answer) = if test == TypeTest::Tuple {
                     let boxed = self.tag_is(v, TAG_BOXED);
                     (self.b.ins().bxor_imm_s(boxed, 1), 0)
+                } else if test == TypeTest::Pid {
+                    (self.tag_is(v, TAG_PID), 1)
                 } else {
                     (self.tag_is(v, TAG_SMALL), 1)
                 };
