@@ -926,11 +926,13 @@ pub fn map_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 /// `node(Pid)`: every pid is local.
-pub fn node_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+pub fn node_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if args[0].is_pid() {
-        Ok(Term::atom(Atom::NONODE))
-    } else {
-        Err(BifError::Badarg)
+        return Ok(Term::atom(crate::term::node::this_node().name));
+    }
+    match ctx.process.heap.view(args[0]) {
+        View::ExtPid { node, .. } => Ok(Term::atom(crate::term::node::entry(node).name)),
+        _ => Err(BifError::Badarg),
     }
 }
 

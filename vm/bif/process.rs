@@ -261,10 +261,35 @@ fn reference(ctx: &mut Context, args: &mut [Term], id: u64) -> BifResult {
 /// `To ! Msg` and `erlang:send/2`: to a pid or a registered name.
 pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let (to, msg) = (args[0], args[1]);
-    if let Some(result) = super::port::send(ctx, to, msg) {
-        return result;
+    // The common case first: a local pid (an immediate), no port.
+    let pid = match Pid::from_term(to) {
+        Some(pid) => pid,
+        None => match send_target(ctx, to, msg)? {
+            Some(pid) => pid,
+            None => return Ok(msg),
+        },
+    };
+    if pid == services(|s| s.self_pid()) {
+        // To itself: the term is on this heap already, and a process's
+        // signals to itself arrive in order, so it goes straight in.
+        ctx.process.mailbox.push(msg);
+        return Ok(msg);
     }
-    let pid = match to.as_atom() {
+    let buffer =
+        MessageBuffer::for_send(&ctx.process.heap, msg).map_err(|_| BifError::SystemLimit)?;
+    services(|s| s.send(pid, buffer));
+    Ok(msg)
+}
+
+/// The process a send to `to` (not a local pid) goes to: a registered
+/// name, `{Name, Node}`; `None` when the message is dropped (a name
+/// nobody holds on a node) or was taken by a port.
+#[cold]
+fn send_target(ctx: &mut Context, to: Term, msg: Term) -> Result<Option<Pid>, BifError> {
+    if let Some(result) = super::port::send(ctx, to, msg) {
+        return result.map(|_| None);
+    }
+    Ok(Some(match to.as_atom() {
         Some(name) => services(|s| s.whereis(name)).ok_or(BifError::Badarg)?,
         None => match ctx.process.heap.as_tuple(to) {
             // `{Name, Node} ! Msg`: a registered name on a node. Only this
@@ -275,23 +300,14 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 match name.as_atom().filter(|_| local) {
                     Some(name) => match services(|s| s.whereis(name)) {
                         Some(pid) => pid,
-                        None => return Ok(msg),
+                        None => return Ok(None),
                     },
-                    None => return Ok(msg),
+                    None => return Ok(None),
                 }
             }
             _ => pid_of(to)?,
         },
-    };
-    if pid == services(|s| s.self_pid()) {
-        // To itself: the term is on this heap already, and a process's
-        // signals to itself arrive in order, so it goes straight in.
-        ctx.process.mailbox.push(msg);
-        return Ok(msg);
-    }
-    let buffer = copy_out(ctx, msg)?;
-    services(|s| s.send(pid, buffer));
-    Ok(msg)
+    }))
 }
 
 pub fn self_0(_: &mut Context, _: &mut [Term]) -> BifResult {

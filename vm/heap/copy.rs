@@ -7,9 +7,10 @@
 //! stack. Sharing inside a term is not preserved (Erlang does not either),
 //! and literal terms stay literal: they are never copied.
 
-use super::{Heap, SystemLimit, budget, relocate_objects};
+use super::{Heap, SharedBinary, SystemLimit, budget, relocate_objects};
 use crate::term::object::{Kind, header_kind, header_size, is_header, term_fields};
 use crate::term::{TAG_BOXED, TAG_CONS, Term};
+use std::sync::Arc;
 
 /// Words `t` needs on another heap (0 for immediates and literals).
 /// Fails once the count passes the memory budget, so a term with huge
@@ -50,87 +51,225 @@ pub fn size_of(heap: &Heap, t: Term) -> Result<usize, SystemLimit> {
 /// Copies `t` from `src` onto `dst`, which must have `size_of(src, t)`
 /// words free. Returns the copy.
 pub fn copy_term(src: &Heap, t: Term, dst: &mut Heap) -> Term {
-    if t.is_immediate() || t.is_literal() {
-        return t;
+    let copied = cheney(src, t, dst);
+    debug_assert!(copied.is_some(), "a heap space never fills");
+    copied.unwrap_or(t)
+}
+
+/// Where a copy goes: a heap with room made beforehand, or the few words
+/// of an inline message, which may fill up.
+trait Space {
+    fn len(&self) -> usize;
+    fn word(&self, at: usize) -> Term;
+    fn set(&mut self, at: usize, t: Term);
+    /// Appends one object's words; `None` when the space is full.
+    fn append(&mut self, words: &[Term]) -> Option<()>;
+    /// Takes a reference to an off-heap binary; its index, or `None` when
+    /// the space holds no off-heap binaries.
+    fn share(&mut self, binary: &Arc<SharedBinary>) -> Option<u64>;
+}
+
+impl Space for Heap {
+    #[inline]
+    fn len(&self) -> usize {
+        self.words.len()
     }
-    let start = dst.words.len();
-    let result = shallow_copy(src, t, dst);
+    #[inline]
+    fn word(&self, at: usize) -> Term {
+        self.words[at]
+    }
+    #[inline]
+    fn set(&mut self, at: usize, t: Term) {
+        self.words[at] = t;
+    }
+    #[inline]
+    fn append(&mut self, words: &[Term]) -> Option<()> {
+        self.words.extend_from_slice(words);
+        Some(())
+    }
+    fn share(&mut self, binary: &Arc<SharedBinary>) -> Option<u64> {
+        let index = self.off_heap.len() as u64;
+        self.off_heap.push(binary.clone());
+        Some(index)
+    }
+}
+
+/// The copy in Cheney's order: the root object, then each copied object's
+/// fields in turn, scanning the destination. `None` if `dst` filled up
+/// (what was copied so far is then garbage in `dst`).
+#[inline(always)]
+fn cheney(src: &Heap, t: Term, dst: &mut impl Space) -> Option<Term> {
+    if t.is_immediate() || t.is_literal() {
+        return Some(t);
+    }
+    let start = dst.len();
+    let result = shallow_copy(src, t, dst)?;
     let mut scan = start;
-    while scan < dst.words.len() {
-        let word = dst.words[scan];
+    while scan < dst.len() {
+        let word = dst.word(scan);
         if is_header(word) {
             for field in term_fields(word) {
-                let copied = shallow_copy(src, dst.words[scan + field], dst);
-                dst.words[scan + field] = copied;
+                let copied = shallow_copy(src, dst.word(scan + field), dst)?;
+                dst.set(scan + field, copied);
             }
             scan += 1 + header_size(word);
         } else {
-            let head = shallow_copy(src, dst.words[scan], dst);
-            dst.words[scan] = head;
-            let tail = shallow_copy(src, dst.words[scan + 1], dst);
-            dst.words[scan + 1] = tail;
+            let head = shallow_copy(src, dst.word(scan), dst)?;
+            dst.set(scan, head);
+            let tail = shallow_copy(src, dst.word(scan + 1), dst)?;
+            dst.set(scan + 1, tail);
             scan += 2;
         }
     }
-    result
+    Some(result)
 }
 
 /// Copies the one object `t` points at (its fields still point into
 /// `src` until the scan reaches them).
-fn shallow_copy(src: &Heap, t: Term, dst: &mut Heap) -> Term {
+#[inline(always)]
+fn shallow_copy(src: &Heap, t: Term, dst: &mut impl Space) -> Option<Term> {
     if t.is_immediate() || t.is_literal() {
-        return t;
+        return Some(t);
     }
     let words = src.object(t);
-    let at = dst.words.len();
+    let at = dst.len();
     if t.is_cons() {
-        dst.words.extend_from_slice(&words[..2]);
-        return Term::heap_pointer(TAG_CONS, at);
+        dst.append(&words[..2])?;
+        return Some(Term::heap_pointer(TAG_CONS, at));
     }
     let head = words[0];
-    dst.words.extend_from_slice(&words[..1 + header_size(head)]);
+    dst.append(&words[..1 + header_size(head)])?;
     if header_kind(head) == Kind::ProcBin {
-        let binary = src.off_heap[words[1].0 as usize].clone();
-        dst.words[at + 1] = Term(dst.off_heap.len() as u64);
-        dst.off_heap.push(binary);
+        let index = dst.share(&src.off_heap[words[1].0 as usize])?;
+        dst.set(at + 1, Term(index));
     }
-    Term::heap_pointer(TAG_BOXED, at)
+    Some(Term::heap_pointer(TAG_BOXED, at))
+}
+
+/// Words a message may hold in its buffer, without a heap of its own:
+/// enough for the tuples most protocols send (`{met, Pid, Colour}`,
+/// `{Ref, Reply}`, a short list), no more than a heap-backed buffer's
+/// own size, so a signal is no bigger for it.
+pub const INLINE_WORDS: usize = 7;
+
+/// The words of a small message, in the buffer itself.
+///
+/// Invariant: bit `k` of `pointers` is set exactly when word `k` is a
+/// pointer to another of these words (offsets count from the first), so
+/// moving the words into a heap shifts just those, without walking the
+/// objects.
+#[derive(Clone, Copy)]
+struct Inline {
+    len: u8,
+    pointers: u8,
+    words: [Term; INLINE_WORDS],
+}
+
+const _: () = assert!(INLINE_WORDS <= u8::BITS as usize);
+
+impl Space for Inline {
+    #[inline]
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+    #[inline]
+    fn word(&self, at: usize) -> Term {
+        self.words[at]
+    }
+    #[inline]
+    fn set(&mut self, at: usize, t: Term) {
+        self.words[at] = t;
+        // Only fields are set (with their copies), and a copied field
+        // that is a heap pointer points into these words.
+        let pointer = (t.is_cons() || t.is_boxed()) && !t.is_literal();
+        let bit = 1u8 << at;
+        self.pointers = if pointer {
+            self.pointers | bit
+        } else {
+            self.pointers & !bit
+        };
+    }
+    #[inline]
+    fn append(&mut self, words: &[Term]) -> Option<()> {
+        let at = self.len as usize;
+        let end = at + words.len();
+        self.words.get_mut(at..end)?.copy_from_slice(words);
+        self.len = end as u8;
+        Some(())
+    }
+    fn share(&mut self, _: &Arc<SharedBinary>) -> Option<u64> {
+        None
+    }
 }
 
 /// A self-contained copy of one term, as a message travels: its own
 /// words and references to its off-heap binaries. An immediate (or
-/// literal) message needs no words at all.
+/// literal) message needs no words at all; a small one without off-heap
+/// binaries keeps its words inline (see `for_send`).
+///
+/// Invariant: the term's pointers are offsets into the buffer's words
+/// (the inline ones or its heap's).
 pub struct MessageBuffer {
-    heap: Option<Heap>,
+    store: Store,
     term: Term,
 }
 
+enum Store {
+    /// An immediate or literal term: no words.
+    Empty,
+    /// Built only by `for_send`, and read only by moving it into a heap
+    /// (`take_buffer`, `append_buffer`): `heap()` is `None` for it.
+    Inline(Inline),
+    Heap(Heap),
+}
+
 impl MessageBuffer {
-    /// Copies `t` out of `src`.
+    /// Copies `t` out of `src` onto a heap of its own (or none, for an
+    /// immediate), readable in place through `heap()`.
     pub fn copy_from(src: &Heap, t: Term) -> Result<MessageBuffer, SystemLimit> {
         let words = size_of(src, t)?;
         if words == 0 {
-            return Ok(MessageBuffer {
-                heap: None,
-                term: t,
-            });
+            return Ok(MessageBuffer::immediate(t));
         }
         let mut heap = Heap::try_with_words(words)?;
         let term = copy_term(src, t, &mut heap);
         Ok(MessageBuffer {
-            heap: Some(heap),
+            store: Store::Heap(heap),
             term,
         })
+    }
+
+    /// Copies `t` out of `src` as a message to another process: a term of
+    /// up to `INLINE_WORDS` words and no off-heap binary is kept inline,
+    /// with no allocation and no budget reservation of its own (it travels
+    /// inside its signal); any other as `copy_from` does.
+    #[inline]
+    pub fn for_send(src: &Heap, t: Term) -> Result<MessageBuffer, SystemLimit> {
+        if t.is_immediate() || t.is_literal() {
+            return Ok(MessageBuffer::immediate(t));
+        }
+        let mut inline = Inline {
+            len: 0,
+            pointers: 0,
+            words: [Term::NIL; INLINE_WORDS],
+        };
+        match cheney(src, t, &mut inline) {
+            Some(term) => Ok(MessageBuffer {
+                store: Store::Inline(inline),
+                term,
+            }),
+            None => MessageBuffer::copy_from(src, t),
+        }
     }
 
     /// Wraps a heap built for one term (by `binary_to_term`); every
     /// object in it must belong to `term`.
     pub(crate) fn from_heap(heap: Heap, term: Term) -> MessageBuffer {
         if term.is_immediate() || term.is_literal() {
-            return MessageBuffer { heap: None, term };
+            return MessageBuffer::immediate(term);
         }
         MessageBuffer {
-            heap: Some(heap),
+            store: Store::Heap(heap),
             term,
         }
     }
@@ -139,7 +278,7 @@ impl MessageBuffer {
     pub fn immediate(t: Term) -> MessageBuffer {
         debug_assert!(t.is_immediate() || t.is_literal());
         MessageBuffer {
-            heap: None,
+            store: Store::Empty,
             term: t,
         }
     }
@@ -150,14 +289,40 @@ impl MessageBuffer {
     }
 
     /// The buffer's storage, for reading the message in place (e.g. to
-    /// print it); `None` when the message needs no words.
+    /// print it); `None` when the message needs no words. An inline
+    /// buffer (only messages built by `for_send` are) has no heap to read
+    /// it through: it is read by moving it into one.
     pub fn heap(&self) -> Option<&Heap> {
-        self.heap.as_ref()
+        match &self.store {
+            Store::Heap(h) => Some(h),
+            Store::Inline(_) => {
+                debug_assert!(false, "an inline message is read through a heap");
+                None
+            }
+            Store::Empty => None,
+        }
+    }
+
+    /// A second copy of the message (a signal to several processes).
+    pub fn duplicate(&self) -> Result<MessageBuffer, SystemLimit> {
+        match &self.store {
+            Store::Empty => Ok(MessageBuffer::immediate(self.term)),
+            Store::Inline(i) => Ok(MessageBuffer {
+                store: Store::Inline(*i),
+                term: self.term,
+            }),
+            Store::Heap(h) => MessageBuffer::copy_from(h, self.term),
+        }
     }
 
     /// Words the receiver must have free to take the message.
+    #[inline]
     pub fn words(&self) -> usize {
-        self.heap.as_ref().map_or(0, |h| h.words.len())
+        match &self.store {
+            Store::Empty => 0,
+            Store::Inline(i) => i.len as usize,
+            Store::Heap(h) => h.words.len(),
+        }
     }
 }
 
@@ -188,20 +353,44 @@ impl Heap {
     }
 
     fn take_buffer_ref(&mut self, buffer: &MessageBuffer) -> Term {
-        let Some(src) = &buffer.heap else {
-            return buffer.term;
-        };
-        debug_assert!(self.words.capacity() - self.words.len() >= src.words.len());
-        let base = self.words.len();
-        let off_base = self.off_heap.len() as u64;
-        self.words.extend_from_slice(&src.words);
-        self.off_heap.extend(src.off_heap.iter().cloned());
-        relocate_objects(
-            &mut self.words[base..],
-            |tag, offset| Term::heap_pointer(tag, offset + base),
-            |index| index + off_base,
-        );
         let t = buffer.term;
+        if t.is_immediate() || t.is_literal() {
+            return t;
+        }
+        debug_assert!(self.words.capacity() - self.words.len() >= buffer.words());
+        let base = self.words.len();
+        let to_here = |tag, offset| Term::heap_pointer(tag, offset + base);
+        match &buffer.store {
+            Store::Inline(inline) => {
+                // The pointers are known: shift them, copy the rest.
+                let n = inline.len as usize;
+                if self.words.capacity() - base < n {
+                    // Room is made before a message is taken; were it not,
+                    // the vector grows rather than the write overflow.
+                    self.words.reserve(n);
+                }
+                let spare = &mut self.words.spare_capacity_mut()[..n];
+                for (k, (slot, &w)) in spare.iter_mut().zip(&inline.words[..n]).enumerate() {
+                    slot.write(if inline.pointers & (1 << k) != 0 {
+                        to_here(w.tag(), w.offset())
+                    } else {
+                        w
+                    });
+                }
+                // SAFETY: the `n` words past the length were just written,
+                // within the capacity.
+                unsafe { self.words.set_len(base + n) };
+            }
+            Store::Heap(h) => {
+                self.words.extend_from_slice(&h.words);
+                let off_base = self.off_heap.len() as u64;
+                if !h.off_heap.is_empty() {
+                    self.off_heap.extend(h.off_heap.iter().cloned());
+                }
+                relocate_objects(&mut self.words[base..], to_here, |index| index + off_base);
+            }
+            Store::Empty => return t,
+        }
         Term::heap_pointer(t.tag(), t.offset() + base)
     }
 

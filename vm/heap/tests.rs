@@ -365,3 +365,71 @@ fn a_growing_heap_collects_into_a_space_sized_for_growth() {
     }
     assert!(list.is_nil());
 }
+
+/// A message is sent as `for_send` builds it: small terms inline (no
+/// heap of their own), bigger ones and ones with off-heap binaries on a
+/// heap; every kind lands in the receiver as an equal term, and a copy of
+/// the buffer (a signal to several processes) lands equal too.
+#[test]
+fn messages_for_send_inline_or_on_a_heap_land_equal() {
+    let mut sender = Heap::new();
+    sender.set_gc_stress(false);
+    sender.ensure(400, &mut []).unwrap();
+    let pid = Term::pid(7);
+    let small = sender.tuple(&[Term::atom(crate::term::Atom::intern("met")), pid, Term::OK]);
+    let nested = {
+        let inner = sender.tuple(&[Term::small(1), Term::small(2)]);
+        sender.cons(inner, Term::NIL)
+    };
+    let exact = {
+        // 7 words: a 6-tuple.
+        let e = [Term::small(1); 6];
+        sender.tuple(&e)
+    };
+    let over = {
+        let e = [Term::small(1); 7];
+        sender.tuple(&e)
+    };
+    let shared = sender.binary(&[7u8; 200]);
+    let with_binary = sender.tuple(&[shared]);
+    let float = sender.float(1.5);
+    let cases = [
+        (small, true),
+        (nested, true),
+        (exact, true),
+        (over, false),
+        (with_binary, false),
+        (float, true),
+        (Term::OK, false),
+    ];
+    for (t, inline) in cases {
+        let buffer = MessageBuffer::for_send(&sender, t).unwrap();
+        let words = size_of(&sender, t).unwrap();
+        assert_eq!(buffer.words(), words);
+        // Only heap-backed buffers (and none for immediates) have a heap.
+        assert_eq!(buffer.heap().is_some(), !inline && words > 0, "{t:?}");
+        let copy = buffer.duplicate().unwrap();
+        let mut receiver = Heap::new();
+        receiver.set_gc_stress(false);
+        let mut keep = [receiver.tuple(&[Term::OK])];
+        let got = receiver.receive_buffer(buffer, &mut [&mut keep]).unwrap();
+        let mut roots = [got];
+        let again = receiver
+            .receive_buffer(copy, &mut [&mut keep, &mut roots])
+            .unwrap();
+        // The receiver's heap reads both as the sender's term.
+        let back = sender_view(&receiver, roots[0], &sender, t);
+        assert!(back, "{t:?} landed different");
+        assert!(sender_view(&receiver, again, &sender, t));
+    }
+}
+
+/// Whether `got` on `receiver` equals `t` on `sender` (copied over).
+fn sender_view(receiver: &Heap, got: Term, sender: &Heap, t: Term) -> bool {
+    let mut both = Heap::new();
+    both.set_gc_stress(false);
+    let a = both.copy_in(receiver, got, &mut []).unwrap();
+    let mut roots = [a];
+    let b = both.copy_in(sender, t, &mut [&mut roots]).unwrap();
+    exact_eq(&both, roots[0], b)
+}

@@ -200,6 +200,7 @@ struct InlineBifs {
     sqrt: Option<u16>,
     element: Option<u16>,
     tuple_size: Option<u16>,
+    self_: Option<u16>,
 }
 
 fn inline_bifs() -> &'static InlineBifs {
@@ -208,6 +209,7 @@ fn inline_bifs() -> &'static InlineBifs {
         sqrt: crate::bif::lookup("math", "sqrt", 1),
         element: crate::bif::lookup("erlang", "element", 2),
         tuple_size: crate::bif::lookup("erlang", "tuple_size", 1),
+        self_: crate::bif::lookup("erlang", "self", 0),
     })
 }
 
@@ -858,6 +860,20 @@ impl<'a, 'b> Gen<'a, 'b> {
                     [args as usize..args as usize + if element { 2 } else { 1 }]
                     .to_vec();
                 self.tuple_bif(ip, fail, &operands, dst);
+                true
+            }
+            // `self()`: the running process's pid, kept in the context;
+            // it costs the reductions of a BIF call, as in the interpreter
+            // (the deterministic clock counts them).
+            Instr::Bif { bif, dst, .. } if Some(bif) == inline_bifs().self_ => {
+                let v = self.b.ins().load(I64, flags(), self.ctx, off!(self_pid));
+                let reds = self.b.ins().load(I64, flags(), self.ctx, off!(reds));
+                let reds = self
+                    .b
+                    .ins()
+                    .iadd_imm_s(reds, -(crate::interp::cost::BIF as i64));
+                self.b.ins().store(flags(), reds, self.ctx, off!(reds));
+                self.put(dst, v);
                 true
             }
             Instr::Bif { fail, .. } => {

@@ -76,6 +76,8 @@ pub struct Ctx {
     pub frames_cap: u64,
     /// The timer of an `exit::WAIT_TIMEOUT`.
     pub wait_ms: u64,
+    /// The running process's pid (a term), for `self()` inline.
+    pub self_pid: u64,
 }
 
 /// Exit codes of native code.
@@ -172,6 +174,7 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
     if regs.x.len() != X_REGISTERS {
         regs.x.resize(X_REGISTERS, Term::NIL);
     }
+    let self_pid = crate::bif::process::services(|s| s.self_pid()).to_term().0;
     loop {
         let m = ModuleRef::pin(&p.module);
         let ip = p.ip as usize;
@@ -206,6 +209,7 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             frames_len: 0,
             frames_cap: 0,
             wait_ms: 0,
+            self_pid,
         };
         helpers::leave(&mut ctx, p);
         // SAFETY: `code` is a function the code generator made for this

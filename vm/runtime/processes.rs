@@ -187,11 +187,9 @@ fn live_registers() -> usize {
 
 /// A copy of a buffer (a signal to several processes).
 fn duplicate(buffer: &MessageBuffer) -> MessageBuffer {
-    match buffer.heap() {
-        Some(heap) => MessageBuffer::copy_from(heap, buffer.term())
-            .unwrap_or_else(|_| MessageBuffer::immediate(Term::atom(Atom::SYSTEM_LIMIT))),
-        None => MessageBuffer::immediate(buffer.term()),
-    }
+    buffer
+        .duplicate()
+        .unwrap_or_else(|_| MessageBuffer::immediate(Term::atom(Atom::SYSTEM_LIMIT)))
 }
 
 fn atom_buffer(a: Atom) -> MessageBuffer {
@@ -1088,6 +1086,18 @@ pub fn configured() -> (Config, bool) {
 mod tests {
     use super::*;
     use crate::sched::CONTEXT_REDS;
+
+    /// A signal's inbox node takes a block of the inbox's cache, not a
+    /// general allocation (the send path's cost depends on it).
+    #[test]
+    fn a_signal_node_fits_the_inbox_block() {
+        let signal = std::mem::size_of::<Signal<MessageBuffer>>();
+        eprintln!(
+            "Signal {signal} B, MessageBuffer {} B",
+            std::mem::size_of::<MessageBuffer>()
+        );
+        assert!(crate::sched::inbox::node_fits_block::<Signal<MessageBuffer>>());
+    }
 
     /// The process cell (the `Arc`'s two counts, the shared half, the
     /// Actor) fills mimalloc's 320-byte class exactly: one byte more in
