@@ -1303,7 +1303,7 @@ impl Evacuator<'_> {
     /// The to-space copy of `t`: copies the object the first time and
     /// leaves a forwarding mark, follows the mark afterwards. Immediates
     /// and literals are returned as they are.
-    #[inline]
+    #[inline(always)]
     fn evacuate(&mut self, t: Term) -> Term {
         if t.is_immediate() || t.is_literal() {
             return t;

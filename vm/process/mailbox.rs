@@ -89,13 +89,19 @@ impl Mailbox {
         {
             mark.1 -= 1;
         }
-        if !self.has_first() {
-            return self.queue.remove(index);
-        }
+        let index = if self.has_first() {
+            if index == 0 {
+                return Some(std::mem::replace(&mut self.first, Term::NONE));
+            }
+            index - 1
+        } else {
+            index
+        };
+        // The oldest is the one a receive takes most often.
         if index == 0 {
-            return Some(std::mem::replace(&mut self.first, Term::NONE));
+            return self.queue.pop_front();
         }
-        self.queue.remove(index - 1)
+        self.queue.remove(index)
     }
 
     pub fn retain(&mut self, mut keep: impl FnMut(&Term) -> bool) {
