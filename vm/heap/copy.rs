@@ -339,6 +339,17 @@ impl Heap {
         Ok(self.append_buffer(&buffer))
     }
 
+    /// `receive_buffer` of a buffer its owner keeps (and drops).
+    #[inline]
+    pub fn receive_buffer_ref(
+        &mut self,
+        buffer: &MessageBuffer,
+        roots: &mut [&mut [Term]],
+    ) -> Result<Term, SystemLimit> {
+        self.ensure(buffer.words(), roots)?;
+        Ok(self.take_buffer_ref(buffer))
+    }
+
     /// Copies a buffer's term into this heap, leaving the buffer as it
     /// was (an ets object read out of its table); `buffer.words()` words
     /// must be free. One block copy and a linear relocation pass.

@@ -199,8 +199,13 @@ fn atom_buffer(a: Atom) -> MessageBuffer {
 /// Moves a buffer into the process heap with every root of the process
 /// and the registers `x`.
 fn take_in(p: &mut Process, x: &mut [Term], buffer: MessageBuffer) -> Result<Term, ()> {
+    take_in_ref(p, x, &buffer)
+}
+
+/// `take_in` of a buffer read in place (it is dropped by its owner).
+fn take_in_ref(p: &mut Process, x: &mut [Term], buffer: &MessageBuffer) -> Result<Term, ()> {
     let (heap, [stack, first, older, newer, dictionary, exception]) = p.heap_and_roots();
-    heap.receive_buffer(
+    heap.receive_buffer_ref(
         buffer,
         &mut [x, stack, first, older, newer, dictionary, exception],
     )
@@ -227,8 +232,16 @@ impl Actor {
     /// Takes every signal of the inbox (see the module comment).
     fn take_signals(&mut self, ctx: &mut RunContext<'_, Actor>, x: &mut [Term]) -> Taken {
         let me = ctx.pid();
-        while let Some(signal) = ctx.take_signal() {
-            match signal {
+        while let Some(popped) = ctx.take_signal_in_place() {
+            // A message, the common signal, is read where it lies.
+            if let Signal::Message(buffer) = &*popped {
+                match take_in_ref(&mut self.process, x, buffer) {
+                    Ok(t) => self.process.mailbox.push(t),
+                    Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),
+                }
+                continue;
+            }
+            match popped.into_inner() {
                 Signal::Message(buffer) => match take_in(&mut self.process, x, buffer) {
                     Ok(t) => self.process.mailbox.push(t),
                     Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),

@@ -134,6 +134,13 @@ impl<B: ProcessBody> InboxReader<'_, B> {
         unsafe { self.cell.inbox.pop() }
     }
 
+    /// The oldest signal, left in its node (see `Inbox::pop_in_place`).
+    #[inline]
+    pub fn take_in_place(&mut self) -> Option<super::inbox::Popped<Signal<B::Message>>> {
+        // SAFETY: as in `take`.
+        unsafe { self.cell.inbox.pop_in_place() }
+    }
+
     /// Whether no signal is waiting in the inbox.
     pub fn is_empty(&self) -> bool {
         // SAFETY: as in `take`.

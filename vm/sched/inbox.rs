@@ -122,6 +122,22 @@ impl<T> Inbox<T> {
     /// At most one thread at a time may call `pop` on this inbox: the owner
     /// of the process, which holds its run right (see `state.rs`).
     pub unsafe fn pop(&self) -> Option<T> {
+        // SAFETY: as the caller promises; the node is ours once unlinked.
+        unsafe {
+            let node = self.unlink()?;
+            let value = ptr::addr_of!((*node).value).read();
+            blocks::free(node);
+            Some(value)
+        }
+    }
+
+    /// Takes the oldest node out of the list: the caller owns it (its
+    /// value and its block).
+    ///
+    /// # Safety
+    /// As for `pop`.
+    #[inline]
+    unsafe fn unlink(&self) -> Option<*mut Node<T>> {
         // SAFETY: the caller is the only consumer, so `tail` is ours, and
         // every link from `tail` on is alive (only we free links, and only
         // links we have passed).
@@ -153,11 +169,20 @@ impl<T> Inbox<T> {
             }
             *self.tail.get() = next;
             // `tail` is a node (not the stub) we have passed: take it.
-            let node = tail.cast::<Node<T>>();
-            let value = ptr::addr_of!((*node).value).read();
-            blocks::free(node);
-            Some(value)
+            Some(tail.cast::<Node<T>>())
         }
+    }
+
+    /// Takes the oldest value as `pop` does, but leaves it in its node:
+    /// the consumer reads it in place, and the node goes back to the cache
+    /// when the handle drops (no copy of a large value on the way out).
+    ///
+    /// # Safety
+    /// As for `pop`.
+    #[inline]
+    pub unsafe fn pop_in_place(&self) -> Option<Popped<T>> {
+        // SAFETY: as for `pop`; `unlink` hands over a node out of the list.
+        unsafe { self.unlink().map(|node| Popped { node }) }
     }
 
     /// Whether no value is waiting. Exact only for the consumer (up to a
@@ -215,6 +240,51 @@ impl<T> Drop for Inbox<T> {
         }
         // SAFETY: the stub was made by `Box::into_raw` in `new`, freed only here.
         drop(unsafe { Box::from_raw(self.stub) });
+    }
+}
+
+/// A value taken from an inbox, still in its node: read it in place
+/// (`Deref`), or move it out (`into_inner`); dropping the handle drops the
+/// value and gives the node back.
+///
+/// Invariant: `node` is a node unlinked by `pop_in_place`, owned by this
+/// handle alone, with its value initialised.
+pub struct Popped<T> {
+    node: *mut Node<T>,
+}
+
+impl<T> Popped<T> {
+    /// The value, moved out; the node goes back.
+    #[inline]
+    pub fn into_inner(self) -> T {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the handle owns the node and its value (see the type's
+        // invariant); `this` is never dropped, so the value is read once.
+        unsafe {
+            let value = ptr::addr_of!((*this.node).value).read();
+            blocks::free(this.node);
+            value
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Popped<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: as in the type's invariant.
+        unsafe { &(*self.node).value }
+    }
+}
+
+impl<T> Drop for Popped<T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: as in the type's invariant; dropped once, here.
+        unsafe {
+            ptr::drop_in_place(ptr::addr_of_mut!((*self.node).value));
+            blocks::free(self.node);
+        }
     }
 }
 
@@ -375,6 +445,32 @@ mod tests {
         assert_eq!(out, (0..next).collect::<Vec<_>>());
         // SAFETY: only consumer.
         assert!(unsafe { q.is_empty() });
+    }
+
+    #[test]
+    fn values_read_in_place_come_out_in_order_and_are_dropped_once() {
+        let token = Arc::new(());
+        let q = Inbox::new();
+        for i in 0..5 {
+            q.push((i, Arc::clone(&token)));
+        }
+        // SAFETY (each pop below): this test is the only consumer.
+        let first = unsafe { q.pop_in_place() }.unwrap();
+        assert_eq!(first.0, 0);
+        drop(first);
+        let second = unsafe { q.pop_in_place() }.unwrap().into_inner();
+        assert_eq!(second.0, 1);
+        drop(second);
+        assert_eq!(unsafe { q.pop() }.map(|v| v.0), Some(2));
+        let rest: Vec<_> = std::iter::from_fn(|| unsafe { q.pop_in_place() })
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(rest, [3, 4]);
+        assert_eq!(
+            Arc::strong_count(&token),
+            1,
+            "a value leaked or was dropped twice"
+        );
     }
 
     #[test]
