@@ -75,6 +75,9 @@ pub enum BifError {
     SystemLimit,
     /// An exception with a reason already on the heap (`error(R)`, ...).
     Raise(Class, Term),
+    /// `erlang:raise(Class, Reason, Trace)`: an exception with the given
+    /// stack trace, as a rethrow.
+    RaiseTrace(Class, Term, Term),
     /// `error(R, Args)`: the stack trace shows the arguments.
     /// `halt(Status)`.
     Halt(i32),
