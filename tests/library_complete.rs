@@ -1052,6 +1052,8 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("last_modified", &[1]),
             ("ensure_dir", &[1]),
             ("ensure_path", &[1]),
+            ("wildcard", &[1, 2]),
+            ("fold_files", &[5]),
         ],
     ),
     ("escript", &[("script_name", &[0])]),
@@ -1252,6 +1254,18 @@ const PROMISED: &[(&str, &[Arities])] = &[
         &[("bom_to_encoding", &[1]), ("encoding_to_bom", &[1])],
     ),
     ("io", &[("printable_range", &[0])]),
+    // Gaps (helper `lib`).
+    ("os", &[("unsetenv", &[1])]),
+    (
+        "ets",
+        &[
+            ("select_reverse", &[1, 2, 3]),
+            ("match_spec_compile", &[1]),
+            ("match_spec_run", &[2]),
+            ("is_compiled_ms", &[1]),
+            ("slot", &[2]),
+        ],
+    ),
     // erl_scan, erl_parse and erl_eval (helper `lib`).
     ("erl_scan", &[("string", &[1, 2])]),
     (
