@@ -1267,7 +1267,7 @@ const PROMISED: &[(&str, &[Arities])] = &[
         ],
     ),
     // erl_scan, erl_parse and erl_eval (helper `lib`).
-    ("erl_scan", &[("string", &[1, 2])]),
+    ("erl_scan", &[("string", &[1, 2]), ("format_error", &[1])]),
     (
         "erl_parse",
         &[
@@ -1276,6 +1276,7 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("parse_term", &[1]),
             ("normalise", &[1]),
             ("abstract", &[1]),
+            ("format_error", &[1]),
         ],
     ),
     (
@@ -1356,6 +1357,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("init", include_str!("../stdlib/init.act")),
     ("erl_parse", include_str!("../stdlib/erl_parse.act")),
     ("erl_eval", include_str!("../stdlib/erl_eval.act")),
+    ("erl_scan", include_str!("../stdlib/erl_scan.act")),
     ("erl_internal", include_str!("../stdlib/erl_internal.act")),
 ];
 

@@ -62,6 +62,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ),
     ("code", include_str!("../../stdlib/code.act")),
     ("erl_eval", include_str!("../../stdlib/erl_eval.act")),
+    ("erl_scan", include_str!("../../stdlib/erl_scan.act")),
     (
         "erl_internal",
         include_str!("../../stdlib/erl_internal.act"),
