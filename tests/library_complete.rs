@@ -1052,6 +1052,8 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("last_modified", &[1]),
             ("ensure_dir", &[1]),
             ("ensure_path", &[1]),
+            ("wildcard", &[1, 2]),
+            ("fold_files", &[5]),
         ],
     ),
     ("escript", &[("script_name", &[0])]),
@@ -1252,6 +1254,60 @@ const PROMISED: &[(&str, &[Arities])] = &[
         &[("bom_to_encoding", &[1]), ("encoding_to_bom", &[1])],
     ),
     ("io", &[("printable_range", &[0])]),
+    // Gaps (helper `lib`).
+    ("os", &[("unsetenv", &[1])]),
+    (
+        "ets",
+        &[
+            ("select_reverse", &[1, 2, 3]),
+            ("match_spec_compile", &[1]),
+            ("match_spec_run", &[2]),
+            ("is_compiled_ms", &[1]),
+            ("slot", &[2]),
+        ],
+    ),
+    // erl_scan, erl_parse and erl_eval (helper `lib`).
+    ("erl_scan", &[("string", &[1, 2]), ("format_error", &[1])]),
+    (
+        "erl_parse",
+        &[
+            ("parse_exprs", &[1]),
+            ("parse_form", &[1]),
+            ("parse_term", &[1]),
+            ("normalise", &[1]),
+            ("abstract", &[1]),
+            ("format_error", &[1]),
+        ],
+    ),
+    (
+        "erl_eval",
+        &[
+            ("exprs", &[2, 3, 4]),
+            ("expr", &[2, 3, 4]),
+            ("expr_list", &[2, 3, 4]),
+            ("new_bindings", &[0]),
+            ("add_binding", &[3]),
+            ("binding", &[2]),
+            ("bindings", &[1]),
+            ("del_binding", &[2]),
+            ("is_constant_expr", &[1]),
+            ("check_command", &[2]),
+        ],
+    ),
+    (
+        "erl_internal",
+        &[
+            ("bif", &[2, 3]),
+            ("guard_bif", &[2]),
+            ("type_test", &[2]),
+            ("arith_op", &[2]),
+            ("bool_op", &[2]),
+            ("comp_op", &[2]),
+            ("list_op", &[2]),
+            ("send_op", &[2]),
+            ("op_type", &[2]),
+        ],
+    ),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.
@@ -1299,6 +1355,10 @@ const STDLIB: &[(&str, &str)] = &[
     ("code", include_str!("../stdlib/code.act")),
     // Script support (helper `rosetta`).
     ("init", include_str!("../stdlib/init.act")),
+    ("erl_parse", include_str!("../stdlib/erl_parse.act")),
+    ("erl_eval", include_str!("../stdlib/erl_eval.act")),
+    ("erl_scan", include_str!("../stdlib/erl_scan.act")),
+    ("erl_internal", include_str!("../stdlib/erl_internal.act")),
 ];
 
 #[test]

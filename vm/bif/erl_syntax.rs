@@ -90,6 +90,16 @@ fn scan(ctx: &mut Context, args: &mut [Term], start_line: i64) -> BifResult {
             Token::Error(error) => {
                 let slice = &body[start..end];
                 let info = match error {
+                    // Control characters and latin1's 128..=160 are
+                    // white space to erl_scan.
+                    LexError::UnexpectedCharacter
+                        if slice.chars().count() == 1
+                            && slice
+                                .chars()
+                                .all(|c| c <= ' ' || ('\u{80}'..='\u{a0}').contains(&c)) =>
+                    {
+                        continue;
+                    }
                     LexError::UnexpectedCharacter if slice.chars().count() == 1 => {
                         tokens.push(tuple(vec![a(slice), line]));
                         continue;
@@ -102,7 +112,7 @@ fn scan(ctx: &mut Context, args: &mut [Term], start_line: i64) -> BifResult {
                             chars(&body[start + quote.len_utf8()..]),
                         ])
                     }
-                    LexError::UnterminatedChar => tuple(vec![a("illegal"), a("character")]),
+                    LexError::UnterminatedChar => a("char"),
                     LexError::BadNumber(_) => tuple(vec![a("illegal"), a("integer")]),
                     LexError::AtomTooLong => tuple(vec![a("illegal"), a("atom")]),
                     _ => tuple(vec![a("illegal"), a("character")]),

@@ -1096,3 +1096,74 @@ pub fn select_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     };
     select_chunk(ctx, args, cursor, spec, scratch)
 }
+
+/// `ets:slot(Tab, I)`: the I-th object (counting from 0) in the table's
+/// order, objects of one key together; `'$end_of_table'` just past the
+/// last, `badarg` beyond. An ordered_set's slots are OTP's; a hash
+/// table's are its own (OTP's are hash buckets).
+pub fn slot_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let table = readable(ctx, args[0])?;
+    let Some(i) = args[1].as_small().and_then(|i| usize::try_from(i).ok()) else {
+        return badarg();
+    };
+    let store = table.read();
+    let mut groups: Vec<Vec<&MessageBuffer>> = Vec::new();
+    for o in store.iter() {
+        match groups.last_mut() {
+            Some(group)
+                if table.kind != Kind::OrderedSet
+                    && compare_across(
+                        heap_of(group[0]),
+                        key_of(group[0], table.keypos),
+                        heap_of(o),
+                        key_of(o, table.keypos),
+                        true,
+                    ) == std::cmp::Ordering::Equal =>
+            {
+                group.push(o)
+            }
+            _ => groups.push(vec![o]),
+        }
+        if groups.len() > i + 1 {
+            break;
+        }
+    }
+    match groups.len() {
+        n if i < n => objects_out(ctx, args, groups[i].iter().copied()),
+        n if i == n => Ok(end_of_table()),
+        _ => badarg(),
+    }
+}
+
+/// `ets:match_spec_compile(MatchSpec)`: the spec, checked, in a tuple
+/// that `match_spec_run/2` takes (OTP's is a reference).
+pub fn match_spec_compile_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let mut scratch = Heap::new();
+    compile(ctx, args[0], &mut scratch)?;
+    ctx.ensure(3, args)?;
+    let tag = Term::atom(atom!("$ets_compiled_ms"));
+    let spec = args[0];
+    Ok(ctx.heap().tuple(&[tag, spec]))
+}
+
+/// `ets:match_spec_run(List, CompiledMatchSpec)`: the results of the
+/// spec on the elements it matches, in order.
+pub fn match_spec_run_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let tag = Term::atom(atom!("$ets_compiled_ms"));
+    let spec_term = match ctx.process.heap.as_tuple(args[1]) {
+        Some(&[t, spec]) if t == tag => spec,
+        _ => return badarg(),
+    };
+    let items = super::erlang::list_elements(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let mut scratch = Heap::new();
+    let spec = compile(ctx, spec_term, &mut scratch)?;
+    let me = me();
+    let mut results = Vec::new();
+    for item in items {
+        let object = MessageBuffer::copy_from(&ctx.process.heap, item).map_err(no_room)?;
+        if let Some(value) = spec.run(&mut scratch, &object, me).map_err(no_room)? {
+            results.push(value);
+        }
+    }
+    results_out(ctx, args, &mut scratch, &results)
+}

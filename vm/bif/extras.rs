@@ -197,7 +197,7 @@ pub fn raise_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let class = args[0].as_atom().and_then(Class::from_atom);
     match class {
         Some(class) if list_elements(&ctx.process.heap, args[2]).is_some() => {
-            Err(BifError::Raise(class, args[1]))
+            Err(BifError::RaiseTrace(class, args[1], args[2]))
         }
         _ => Ok(Term::atom(Atom::BADARG)),
     }

@@ -829,9 +829,10 @@ pub fn read_file_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// Variables set by `os:putenv/2`: changing the real environment while
 /// scheduler threads may read it is unsound, so the VM keeps its own
-/// layer on top (passed on to `os:cmd/1`).
-fn env_overlay() -> std::sync::MutexGuard<'static, HashMap<String, String>> {
-    static ENV: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+/// layer on top (passed on to `os:cmd/1`); `None` is a variable that
+/// `os:unsetenv/1` removed.
+fn env_overlay() -> std::sync::MutexGuard<'static, HashMap<String, Option<String>>> {
+    static ENV: OnceLock<Mutex<HashMap<String, Option<String>>>> = OnceLock::new();
     ENV.get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -839,7 +840,7 @@ fn env_overlay() -> std::sync::MutexGuard<'static, HashMap<String, String>> {
 
 fn getenv(name: &str) -> Option<String> {
     if let Some(v) = env_overlay().get(name) {
-        return Some(v.clone());
+        return v.clone();
     }
     std::env::var_os(name).map(|v| os_text(&v))
 }
@@ -852,7 +853,12 @@ pub fn getenv_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let mut vars: HashMap<String, String> = std::env::vars_os()
         .map(|(k, v)| (os_text(&k), os_text(&v)))
         .collect();
-    vars.extend(env_overlay().clone());
+    for (k, v) in env_overlay().iter() {
+        match v {
+            Some(v) => vars.insert(k.clone(), v.clone()),
+            None => vars.remove(k),
+        };
+    }
     let entries: Vec<String> = vars.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
     let words: usize = entries.iter().map(|n| 2 * n.chars().count() + 2).sum();
     ctx.ensure(words, args)?;
@@ -887,7 +893,16 @@ pub fn putenv_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if name.is_empty() || name.contains('=') {
         return Err(BifError::Badarg);
     }
-    env_overlay().insert(name, value);
+    env_overlay().insert(name, Some(value));
+    Ok(Term::atom(Atom::TRUE))
+}
+
+pub fn unsetenv_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let name = env_name(ctx, args[0])?;
+    if name.is_empty() || name.contains('=') {
+        return Err(BifError::Badarg);
+    }
+    env_overlay().insert(name, None);
     Ok(Term::atom(Atom::TRUE))
 }
 
@@ -951,12 +966,16 @@ pub fn cmd_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         String::from_utf8_lossy(&bytes).into_owned()
     };
     crate::runtime::output::flush();
-    let output = std::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(format!("exec 2>&1\n{command}"))
-        .envs(env_overlay().clone())
-        .stdin(std::process::Stdio::null())
-        .output();
+    let mut shell = std::process::Command::new("/bin/sh");
+    shell.arg("-c").arg(format!("exec 2>&1\n{command}"));
+    let overlay = env_overlay().clone();
+    for (k, v) in overlay {
+        match v {
+            Some(v) => shell.env(k, v),
+            None => shell.env_remove(k),
+        };
+    }
+    let output = shell.stdin(std::process::Stdio::null()).output();
     let bytes = output.map(|o| o.stdout).unwrap_or_default();
     make_data(ctx, bytes, false, false, args)
 }

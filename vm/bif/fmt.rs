@@ -30,12 +30,31 @@ fn install_namer() {
     ONCE.call_once(|| {
         print::set_namer(print::Namer {
             fun: |index| match crate::runtime::fun_entry(index) {
+                Some(e) if e.module.name.name() == "erl_eval" => erl_eval_fun(e),
                 Some(e) => format!("#Fun<{}.{}.0>", e.module.name.name(), e.fun),
                 None => format!("#Fun<act.{index}.0>"),
             },
             pid: pid_text,
         })
     });
+}
+
+/// A fun that erl_eval made for evaluated code prints as OTP 25's
+/// erl_eval funs do: `#Fun<erl_eval.N.3316493>`, N by arity (43 - arity,
+/// or 20 - arity for a named fun; stdlib/erl_eval.act makes those two
+/// kinds in `make_fun` and `make_named_fun`).
+fn erl_eval_fun(e: &crate::runtime::FunEntry) -> String {
+    let def = &e.module.funs[e.fun as usize];
+    let function = e.module.functions[def.function as usize].name.name();
+    let base = if function.contains("make_named_fun") {
+        20
+    } else if function.contains("make_fun") {
+        43
+    } else {
+        return format!("#Fun<erl_eval.{}.0>", e.fun);
+    };
+    let n = base - i64::from(def.arity);
+    format!("#Fun<erl_eval.{n}.3316493>")
 }
 
 /// Whether the script said `-mode(compile).`: escript then numbers the

@@ -75,6 +75,9 @@ pub enum BifError {
     SystemLimit,
     /// An exception with a reason already on the heap (`error(R)`, ...).
     Raise(Class, Term),
+    /// `erlang:raise(Class, Reason, Trace)`: an exception with the given
+    /// stack trace, as a rethrow.
+    RaiseTrace(Class, Term, Term),
     /// `error(R, Args)`: the stack trace shows the arguments.
     /// `halt(Status)`.
     Halt(i32),
@@ -459,6 +462,9 @@ bifs! {
         "give_away", 3 => ets::give_away_3;
         "setopts", 2 => ets::setopts_2;
         "whereis", 1 => ets::whereis_1;
+        "slot", 2 => ets::slot_2;
+        "match_spec_compile", 1 => ets::match_spec_compile_1;
+        "match_spec_run", 2 => ets::match_spec_run_2;
     }
     // io input and options, files, os, init, ports (helper `hour`).
     "io" => {
@@ -506,6 +512,7 @@ bifs! {
         "getenv", 1 => file::getenv_1;
         "getenv", 2 => file::getenv_2;
         "putenv", 2 => file::putenv_2;
+        "unsetenv", 1 => file::unsetenv_1;
         "getpid", 0 => file::getpid_0;
         "timestamp", 0 => file::timestamp_0;
         "system_time", 0 => file::system_time_0;

@@ -999,6 +999,10 @@ fn bif_error(
         BifError::SystemLimit => (Class::Error, Term::atom(Atom::SYSTEM_LIMIT)),
         BifError::Raise(class, reason) => (class, reason),
         BifError::Halt(status) => return Flow::Stop(Outcome::Halt(status)),
+        BifError::RaiseTrace(class, reason, trace) => {
+            p.set_exception([Term::atom(class.atom()), reason, trace]);
+            return exception::unwind(p, x, module, ip, class);
+        }
     };
     if let Some((index, args)) = bif {
         match crate::runtime::explain::bif_frame(index, e, &p.heap, args) {

@@ -48,7 +48,7 @@ pub fn bif_frame(index: u16, e: BifError, heap: &Heap, args: &[Term]) -> BifFram
         ("erlang", "error" | "exit" | "throw" | "raise")
     );
     match e {
-        BifError::Halt(_) => BifFrame::None,
+        BifError::Halt(_) | BifError::RaiseTrace(..) => BifFrame::None,
         BifError::Raise(Class::Error, _) if entry.module == "erlang" && entry.name == "error" => {
             if entry.arity >= 2
                 && let Some(list) = bif::erlang::list_elements(heap, args[1])

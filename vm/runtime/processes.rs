@@ -419,13 +419,16 @@ impl Actor {
                 ctx.halt(status);
                 return RunOutcome::Exit(atom_buffer(Atom::NORMAL));
             }
-            Err(crate::bif::BifError::Raise(Class::Exit, r)) => {
+            Err(
+                crate::bif::BifError::Raise(Class::Exit, r)
+                | crate::bif::BifError::RaiseTrace(Class::Exit, r, _),
+            ) => {
                 return RunOutcome::Exit(
                     MessageBuffer::copy_from(&self.process.heap, r)
                         .unwrap_or_else(|_| atom_buffer(Atom::SYSTEM_LIMIT)),
                 );
             }
-            Err(crate::bif::BifError::Raise(_, r)) => r,
+            Err(crate::bif::BifError::Raise(_, r) | crate::bif::BifError::RaiseTrace(_, r, _)) => r,
             Err(crate::bif::BifError::Badarith) => Term::atom(Atom::BADARITH),
             Err(crate::bif::BifError::SystemLimit) => Term::atom(Atom::SYSTEM_LIMIT),
             Err(_) => Term::atom(Atom::BADARG),

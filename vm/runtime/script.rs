@@ -61,6 +61,12 @@ pub const STDLIB: &[(&str, &str)] = &[
         include_str!("../../stdlib/digraph_utils.act"),
     ),
     ("code", include_str!("../../stdlib/code.act")),
+    ("erl_eval", include_str!("../../stdlib/erl_eval.act")),
+    ("erl_scan", include_str!("../../stdlib/erl_scan.act")),
+    (
+        "erl_internal",
+        include_str!("../../stdlib/erl_internal.act"),
+    ),
 ];
 
 /// Whether act embeds a library module of this name written in act.
