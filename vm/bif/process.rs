@@ -267,20 +267,26 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let pid = match to.as_atom() {
         Some(name) => services(|s| s.whereis(name)).ok_or(BifError::Badarg)?,
         None => match ctx.process.heap.as_tuple(to) {
-            // `{Name, Node} ! Msg`: a registered name on a node. Only this
-            // node exists; as in Erlang, a name nobody holds there (or
-            // another node) drops the message instead of raising.
+            // `{Name, Node} ! Msg`: a registered name on a node. As in
+            // Erlang, a name nobody holds (or an unreachable node) drops
+            // the message instead of raising.
             Some(&[name, node]) if name.is_atom() && node.is_atom() => {
-                let local = node == Term::atom(Atom::NONODE);
-                match name.as_atom().filter(|_| local) {
-                    Some(name) => match services(|s| s.whereis(name)) {
-                        Some(pid) => pid,
-                        None => return Ok(msg),
-                    },
+                let (Some(name), Some(node)) = (name.as_atom(), node.as_atom()) else {
+                    return Ok(msg);
+                };
+                let this = crate::term::node::this_node().name;
+                if node != Atom::NONODE && node != this {
+                    return send_remote_name(ctx, name, node, msg);
+                }
+                match services(|s| s.whereis(name)) {
+                    Some(pid) => pid,
                     None => return Ok(msg),
                 }
             }
-            _ => pid_of(to)?,
+            _ => match ctx.process.heap.view(to) {
+                View::ExtPid { node, id } => return send_remote_pid(ctx, node, id, msg),
+                _ => pid_of(to)?,
+            },
         },
     };
     if pid == services(|s| s.self_pid()) {
@@ -291,6 +297,31 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     }
     let buffer = copy_out(ctx, msg)?;
     services(|s| s.send(pid, buffer));
+    Ok(msg)
+}
+
+/// The message in the external format, for another node (a term the
+/// format cannot carry, such as a local fun, is `badarg`).
+fn external(ctx: &Context, msg: Term) -> Result<Vec<u8>, BifError> {
+    crate::term::etf::term_to_binary(&ctx.process.heap, msg).map_err(|e| match e {
+        crate::term::etf::EtfError::SystemLimit => BifError::SystemLimit,
+        _ => BifError::Badarg,
+    })
+}
+
+/// `Pid ! Msg` to a pid of another node: encoded from this heap straight
+/// into the connection's outbound buffer.
+fn send_remote_pid(ctx: &mut Context, node: u32, id: u64, msg: Term) -> BifResult {
+    let payload = external(ctx, msg)?;
+    crate::runtime::nodes::send_to_pid(node, id, &payload);
+    Ok(msg)
+}
+
+/// `{Name, Node} ! Msg` for another node.
+fn send_remote_name(ctx: &mut Context, name: Atom, node: Atom, msg: Term) -> BifResult {
+    let payload = external(ctx, msg)?;
+    let me = services(|s| s.self_pid());
+    crate::runtime::nodes::send_to_name(me, node, name, &payload);
     Ok(msg)
 }
 

@@ -1007,7 +1007,13 @@ impl Services for ActorServices<'_, '_> {
 /// `stats` asks for the `--stats` report on stderr.
 pub fn run_main(config: Config, process: Process, args: Vec<Term>, stats: bool) -> i32 {
     DETERMINISTIC.store(config.deterministic, Ordering::Relaxed);
-    let finished = sched::run(config, move |_| Actor::new(process, Start::Run(args), true));
+    if let Err(message) = super::nodes::start_if_asked(config.deterministic) {
+        output::write_stderr(format!("act: {message}\n").as_bytes());
+        return 1;
+    }
+    let finished = sched::run_with_outside(config, super::nodes::outside(), move |_| {
+        Actor::new(process, Start::Run(args), true)
+    });
     output::flush();
     crate::bif::file::flush_all();
     if stats {
@@ -1040,6 +1046,9 @@ fn options() -> &'static std::sync::Mutex<(Config, bool)> {
 
 /// Applies one runtime option (`Ok(false)`: not a runtime option).
 pub fn apply_option(name: &str, value: Option<&str>) -> Result<bool, String> {
+    if super::nodes::option_takes_value(name) {
+        return super::nodes::apply_option(name, value);
+    }
     let mut options = options().lock().unwrap_or_else(|e| e.into_inner());
     match name {
         "--stats" => {
@@ -1076,7 +1085,7 @@ pub fn engine_report() -> Option<String> {
 
 /// Whether a runtime option takes a value after it.
 pub fn option_takes_value(name: &str) -> bool {
-    name == "--engine" || Config::option_takes_value(name)
+    name == "--engine" || Config::option_takes_value(name) || super::nodes::option_takes_value(name)
 }
 
 /// The configuration the options set, and whether `--stats` was given.

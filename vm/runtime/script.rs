@@ -61,6 +61,9 @@ pub const STDLIB: &[(&str, &str)] = &[
         include_str!("../../stdlib/digraph_utils.act"),
     ),
     ("code", include_str!("../../stdlib/code.act")),
+    // Distribution (helper `nodes`).
+    ("net_kernel", include_str!("../../stdlib/net_kernel.act")),
+    ("net_adm", include_str!("../../stdlib/net_adm.act")),
 ];
 
 /// Whether act embeds a library module of this name written in act.

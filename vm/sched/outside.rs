@@ -1,0 +1,76 @@
+//! The door for signals from threads that are not schedulers (the
+//! distribution's connection readers): they queue here, and schedulers
+//! deliver them from their loop.
+//!
+//! Invariants: a thread outside never touches the process table or a run
+//! queue; it pushes `(target, signal)` under one lock and, when the queue
+//! turns non-empty, unparks every scheduler. A scheduler drains the whole
+//! queue in push order, so one outside thread's signals to one receiver
+//! arrive in the order pushed (a connection's message order holds). A
+//! scheduler looks at `pending` at the top of its loop and before it
+//! parks; a push that races the park finds the parker's token set, so no
+//! signal waits for an unrelated wake-up.
+
+use super::pid::Pid;
+use super::signal::Signal;
+use crate::term::Atom;
+use crossbeam_utils::sync::Unparker;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whom an outside signal is for.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    Pid(Pid),
+    /// A registered name; the signal is dropped if nobody holds it.
+    Name(Atom),
+}
+
+/// Signals waiting for a scheduler to deliver them.
+pub struct Outside<M> {
+    queue: Mutex<Vec<(Target, Signal<M>)>>,
+    pending: AtomicBool,
+    /// The schedulers' unparkers, set by `run` while the schedulers live.
+    wake: Mutex<Vec<Unparker>>,
+}
+
+impl<M> Default for Outside<M> {
+    fn default() -> Self {
+        Outside {
+            queue: Mutex::new(Vec::new()),
+            pending: AtomicBool::new(false),
+            wake: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<M> Outside<M> {
+    /// Queues `signal` for `target` and wakes the schedulers.
+    pub fn push(&self, target: Target, signal: Signal<M>) {
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((target, signal));
+        if !self.pending.swap(true, Ordering::SeqCst) {
+            for u in self.wake.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                u.unpark();
+            }
+        }
+    }
+
+    /// Whether signals wait.
+    #[inline]
+    pub(crate) fn pending(&self) -> bool {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    /// Everything queued so far, oldest first.
+    pub(crate) fn take(&self) -> Vec<(Target, Signal<M>)> {
+        self.pending.store(false, Ordering::SeqCst);
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub(crate) fn set_wakers(&self, wakers: Vec<Unparker>) {
+        *self.wake.lock().unwrap_or_else(|e| e.into_inner()) = wakers;
+    }
+}
