@@ -23,7 +23,9 @@ pub fn node_0(_: &mut Context, _: &mut [Term]) -> BifResult {
 pub fn node_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     match ctx.process.heap.view(args[0]) {
         View::Pid(_) | View::Ref(_) => Ok(this_name()),
-        View::ExtPid { node, .. } => Ok(Term::atom(node::entry(node).name)),
+        View::ExtPid { node, .. } | View::ExtRef { node, .. } => {
+            Ok(Term::atom(node::entry(node).name))
+        }
         _ => Err(BifError::Badarg),
     }
 }
