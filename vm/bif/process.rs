@@ -557,7 +557,14 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if args[0] != Term::atom(Atom::PROCESS) {
         return Err(BifError::Badarg);
     }
-    let name = args[1].as_atom();
+    if let Some(reference) = monitor_remote(ctx, args)? {
+        return Ok(reference);
+    }
+    let name = match ctx.process.heap.as_tuple(args[1]) {
+        // `{Name, Node}` of this node: the name.
+        Some(&[name, _]) => Some(name.as_atom().ok_or(BifError::Badarg)?),
+        _ => args[1].as_atom(),
+    };
     let target = match name {
         Some(name) => services(|s| s.whereis(name)),
         None => Some(pid_of(args[1])?),
@@ -573,9 +580,35 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     reference(ctx, args, id)
 }
 
+/// `monitor(process, RemotePid | {Name, OtherNode})`: `None` when the
+/// target is of this node.
+fn monitor_remote(ctx: &mut Context, args: &mut [Term]) -> Result<Option<Term>, BifError> {
+    use crate::runtime::nodes::{self, Watched};
+    let heap = &ctx.process.heap;
+    let (node, what) = match heap.view(args[1]) {
+        View::ExtPid { node, id } => (crate::term::node::entry(node).name, Watched::Pid(node, id)),
+        View::Tuple(&[name, node]) => {
+            let (Some(name), Some(node)) = (name.as_atom(), node.as_atom()) else {
+                return Err(BifError::Badarg);
+            };
+            if node == Atom::NONODE || node == crate::term::node::this_node().name {
+                return Ok(None);
+            }
+            (node, Watched::Name(name))
+        }
+        _ => return Ok(None),
+    };
+    let (me, id) = services(|s| (s.self_pid(), s.make_ref()));
+    ctx.process.mailbox.set_mark(id);
+    nodes::monitor_remote(me, node, what, id);
+    reference(ctx, args, id).map(Some)
+}
+
 pub fn demonitor_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let id = reference_id(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
-    services(|s| s.demonitor(id));
+    if !crate::runtime::nodes::demonitor_remote(id) {
+        services(|s| s.demonitor(id));
+    }
     Ok(Term::atom(Atom::TRUE))
 }
 
@@ -584,7 +617,7 @@ pub fn demonitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let id = reference_id(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
     let options =
         super::erlang::list_elements(&ctx.process.heap, args[1]).ok_or(BifError::Badarg)?;
-    let active = services(|s| s.demonitor(id));
+    let active = crate::runtime::nodes::demonitor_remote(id) || services(|s| s.demonitor(id));
     let flush = options.contains(&Term::atom(Atom::intern("flush")));
     if flush {
         let heap = &ctx.process.heap;

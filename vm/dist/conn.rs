@@ -32,6 +32,9 @@ const SEND_TT: i32 = 12;
 const REG_SEND_TT: i32 = 16;
 const SEND_SENDER: i32 = 22;
 const SEND_SENDER_TT: i32 = 23;
+const MONITOR_P: i32 = 19;
+const DEMONITOR_P: i32 = 20;
+const MONITOR_P_EXIT: i32 = 21;
 /// The pass-through type byte of every frame after the handshake.
 const PASS_THROUGH: u8 = 112;
 /// A frame longer than this is taken for garbage and closes the connection.
@@ -155,7 +158,7 @@ pub fn connect(peer: Atom, waiter: Pid) -> Connect {
     }
 }
 
-fn valid_name(peer: Atom) -> bool {
+pub(super) fn valid_name(peer: Atom) -> bool {
     matches!(peer.name().split_once('@'), Some((a, h)) if !a.is_empty() && !h.is_empty())
 }
 
@@ -218,7 +221,7 @@ pub fn demonitor_node(peer: Atom, watcher: Pid) {
 // ---------------------------------------------------------------------
 // Sending.
 
-fn local_epid(pid: Pid) -> EPid {
+pub(super) fn local_epid(pid: Pid) -> EPid {
     let t = node::this_node();
     EPid::new(
         t.name.name(),
@@ -228,14 +231,14 @@ fn local_epid(pid: Pid) -> EPid {
     )
 }
 
-fn control(elements: Vec<ETerm>) -> Vec<u8> {
+pub(super) fn control(elements: Vec<ETerm>) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
     // Encoding into a Vec cannot fail for these terms.
     let _ = ETerm::from(Tuple { elements }).encode(&mut out);
     out
 }
 
-fn tag(n: i32) -> ETerm {
+pub(super) fn tag(n: i32) -> ETerm {
     ETerm::from(FixInteger { value: n })
 }
 
@@ -270,19 +273,19 @@ pub fn send_to_name(from: Pid, peer: Atom, name: Atom, payload: &[u8]) {
 
 /// Appends a frame for `peer`, dialing it if needed. Dropped (as Erlang
 /// drops a message to an unreachable node) when this node is not alive
-/// or the connection failed.
-fn queue(peer: Atom, ctrl: &[u8], payload: &[u8]) {
+/// or the connection failed; false then.
+pub(super) fn queue(peer: Atom, ctrl: &[u8], payload: &[u8]) -> bool {
     if this().is_none() || !valid_name(peer) {
-        return;
+        return false;
     }
     let c = conn_for(peer);
-    push_frame(&c, ctrl, payload);
+    push_frame(&c, ctrl, payload)
 }
 
-fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) {
+fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) -> bool {
     let mut out = c.lock();
     if out.state == State::Down {
-        return;
+        return false;
     }
     let was_empty = out.buf.is_empty();
     let len = (1 + ctrl.len() + payload.len()) as u32;
@@ -296,6 +299,7 @@ fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) {
     if was_empty && up {
         c.changed.notify_one();
     }
+    true
 }
 
 // ---------------------------------------------------------------------
@@ -529,6 +533,7 @@ fn fail(c: &Arc<Conn>) {
         rt::deliver(Target::Pid(w), rt::connected(c.peer, false));
     }
     let _ = was_up;
+    super::watch::node_down(c.peer);
     let watchers = node_watchers().remove(&c.peer).unwrap_or_default();
     for w in watchers {
         rt::deliver(Target::Pid(w), rt::nodedown(c.peer));
@@ -639,15 +644,18 @@ fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
             let name = Atom::try_intern(&name.name).ok_or("atom table full")?;
             deliver_payload(Target::Name(name), rest)?;
         }
-        // Links, monitors, exits, spawn requests: not served yet; the
-        // peer's own side still reports noconnection when we go away.
+        MONITOR_P => super::watch::monitor_request(c.peer, &elements),
+        DEMONITOR_P => super::watch::demonitor_request(&elements),
+        MONITOR_P_EXIT => super::watch::monitored_exit(&elements),
+        // Links, exits, spawn requests: not served yet; the peer's own
+        // side still reports noconnection when we go away.
         _ => {}
     }
     Ok(())
 }
 
 /// A pid of this node named in a control message.
-fn local_pid(p: &EPid) -> Option<Pid> {
+pub(super) fn local_pid(p: &EPid) -> Option<Pid> {
     let t = node::this_node();
     (p.node.name == t.name.name()).then(|| Pid::from_id(p.id as u64 | (p.serial as u64) << 32))
 }

@@ -24,6 +24,7 @@
 //!   that is not started answers as `nonode@nohost` and sends nowhere.
 
 mod conn;
+mod watch;
 
 use crate::term::node;
 use crate::term::{Atom, Term};
@@ -38,6 +39,9 @@ use std::time::Duration;
 
 pub use conn::{
     Connect, connect, demonitor_node, disconnect, monitor_node, nodes, send_to_name, send_to_pid,
+};
+pub use watch::{
+    Watched, demonitor as demonitor_process, exited, monitor as monitor_process, probed, watched,
 };
 
 /// A started node.

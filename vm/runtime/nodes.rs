@@ -32,6 +32,39 @@ pub fn deliver(to: Target, message: MessageBuffer) {
     }
 }
 
+/// Asks a scheduler whether `target` names a live process; the answer
+/// goes to `dist::probed` with `token`.
+pub fn probe(target: Target, token: u64) {
+    if let Some(o) = OUTSIDE.get() {
+        o.probe(target, token);
+    }
+}
+
+/// A process exited (its exit hook): monitors from other nodes hear it.
+/// One load when no other node monitors anything here.
+#[inline]
+pub fn exited(pid: Pid, reason: &MessageBuffer) {
+    if dist::watched() {
+        let empty = Heap::new();
+        let heap = reason.heap().unwrap_or(&empty);
+        let bytes = crate::term::etf::term_to_binary(heap, reason.term())
+            .unwrap_or_else(|_| vec![131, 100, 0, 6, b'n', b'o', b'p', b'r', b'o', b'c']);
+        dist::exited(pid, &bytes);
+    }
+}
+
+pub use dist::Watched;
+
+/// `monitor(process, ...)` of a process of `node`, with reference `id`.
+pub fn monitor_remote(watcher: Pid, node: Atom, what: Watched, id: u64) {
+    dist::monitor_process(watcher, node, what, id);
+}
+
+/// `demonitor(Ref)`: whether `id` was a monitor of another node's process.
+pub fn demonitor_remote(id: u64) -> bool {
+    dist::alive() && dist::demonitor_process(id)
+}
+
 fn small_tuple(elements: &[Term]) -> MessageBuffer {
     let mut heap = Heap::new();
     let t = heap.tuple(elements);
@@ -101,7 +134,9 @@ pub fn start_if_asked(deterministic: bool) -> Result<(), String> {
         return Ok(());
     }
     dist::start(&options)?;
-    let _ = OUTSIDE.set(Arc::new(Outside::default()));
+    let outside = Arc::new(Outside::default());
+    outside.set_probe_hook(Box::new(dist::probed));
+    let _ = OUTSIDE.set(outside);
     Ok(())
 }
 

@@ -637,6 +637,7 @@ impl ProcessBody for Actor {
 
     fn on_exit(&mut self, ctx: &mut RunContext<'_, Actor>, reason: &MessageBuffer) {
         let me = ctx.pid();
+        super::nodes::exited(me, reason);
         // Its ets tables go to their heirs or away.
         for (heir, message) in super::ets::owner_exited(me, |p| ctx.is_alive(p)) {
             ctx.send(heir, Signal::Message(message));

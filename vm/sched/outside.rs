@@ -26,12 +26,25 @@ pub enum Target {
     Name(Atom),
 }
 
+/// One thing queued from outside.
+pub(crate) enum Item<M> {
+    Signal(Target, Signal<M>),
+    /// Asks which live process `Target` names; the answer goes to the
+    /// probe hook with the token.
+    Probe(Target, u64),
+}
+
+/// Called on a scheduler with a probe's token and the live process its
+/// target names (`None`: no such process).
+pub type ProbeHook = Box<dyn Fn(u64, Option<Pid>) + Send + Sync>;
+
 /// Signals waiting for a scheduler to deliver them.
 pub struct Outside<M> {
-    queue: Mutex<Vec<(Target, Signal<M>)>>,
+    queue: Mutex<Vec<Item<M>>>,
     pending: AtomicBool,
     /// The schedulers' unparkers, set by `run` while the schedulers live.
     wake: Mutex<Vec<Unparker>>,
+    probe_hook: std::sync::OnceLock<ProbeHook>,
 }
 
 impl<M> Default for Outside<M> {
@@ -40,6 +53,7 @@ impl<M> Default for Outside<M> {
             queue: Mutex::new(Vec::new()),
             pending: AtomicBool::new(false),
             wake: Mutex::new(Vec::new()),
+            probe_hook: std::sync::OnceLock::new(),
         }
     }
 }
@@ -47,10 +61,32 @@ impl<M> Default for Outside<M> {
 impl<M> Outside<M> {
     /// Queues `signal` for `target` and wakes the schedulers.
     pub fn push(&self, target: Target, signal: Signal<M>) {
+        self.enqueue(Item::Signal(target, signal));
+    }
+
+    /// Asks a scheduler whether `target` names a live process; the hook
+    /// set with `set_probe_hook` hears the answer (in queue order with
+    /// the signals).
+    pub fn probe(&self, target: Target, token: u64) {
+        self.enqueue(Item::Probe(target, token));
+    }
+
+    /// Sets the hook that answers probes (once).
+    pub fn set_probe_hook(&self, hook: ProbeHook) {
+        let _ = self.probe_hook.set(hook);
+    }
+
+    pub(crate) fn answer_probe(&self, token: u64, pid: Option<Pid>) {
+        if let Some(hook) = self.probe_hook.get() {
+            hook(token, pid);
+        }
+    }
+
+    fn enqueue(&self, item: Item<M>) {
         self.queue
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((target, signal));
+            .push(item);
         if !self.pending.swap(true, Ordering::SeqCst) {
             for u in self.wake.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                 u.unpark();
@@ -65,7 +101,7 @@ impl<M> Outside<M> {
     }
 
     /// Everything queued so far, oldest first.
-    pub(crate) fn take(&self) -> Vec<(Target, Signal<M>)> {
+    pub(crate) fn take(&self) -> Vec<Item<M>> {
         self.pending.store(false, Ordering::SeqCst);
         std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
     }

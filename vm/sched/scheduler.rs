@@ -42,7 +42,7 @@ use crossbeam_utils::CachePadded;
 use crossbeam_utils::sync::{Parker, Unparker};
 
 use super::cell::{InboxReader, ProcessCell};
-use super::outside::{Outside, Target};
+use super::outside::{Item, Outside, Target};
 use super::pid::Pid;
 use super::send_timer::{Destination, Pending, SendTimers};
 use super::signal::Signal;
@@ -950,7 +950,19 @@ fn deliver_outside<B: ProcessBody>(
     local: &mut Local<B>,
     outside: &Outside<B::Message>,
 ) {
-    for (target, signal) in outside.take() {
+    for item in outside.take() {
+        let (target, signal) = match item {
+            Item::Signal(target, signal) => (target, signal),
+            Item::Probe(target, token) => {
+                let pid = match target {
+                    Target::Pid(pid) => Some(pid),
+                    Target::Name(name) => shared.table.whereis(name),
+                };
+                let live = pid.filter(|&pid| shared.table.get(pid).is_some());
+                outside.answer_probe(token, live);
+                continue;
+            }
+        };
         let pid = match target {
             Target::Pid(pid) => Some(pid),
             Target::Name(name) => shared.table.whereis(name),
