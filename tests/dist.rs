@@ -311,3 +311,118 @@ fn check_beam(beam: &mut Lines) {
     assert_eq!(beam.expect("in order "), "in order true");
     assert_eq!(beam.expect("nodedown"), "nodedown");
 }
+
+/// An act client of a BEAM node: gen_server:call to `{Name, Node}`,
+/// rpc:call through rex (with the remote output written here), and
+/// monitors of remote processes by pid and by name.
+const CALLER: &str = r#"
+-module(caller).
+-export([main/1]).
+
+main([Peer]) ->
+    N = list_to_atom(Peer),
+    io:format("call ~p~n", [gen_server:call({srv, N}, hi, 20000)]),
+    io:format("rpc ~p~n", [rpc:call(N, lists, reverse, [[1, 2, 3]])]),
+    ok = rpc:call(N, io, format, ["remote ~p~n", [output]]),
+    io:format("rpc error ~p~n", [element(1, rpc:call(N, erlang, error, [boom]))]),
+    R1 = monitor(process, {nosuch, N}),
+    receive {'DOWN', R1, process, {nosuch, N}, W1} -> io:format("down name ~p~n", [W1])
+    after 20000 -> io:format("no down~n") end,
+    {srv, N} ! {self(), spawn},
+    P = receive {spawned, X} -> X after 20000 -> exit(no_pid) end,
+    R2 = monitor(process, P),
+    P ! die,
+    receive {'DOWN', R2, process, P, W2} -> io:format("down pid ~p~n", [W2])
+    after 20000 -> io:format("no down~n") end,
+    {srv, N} ! stop.
+"#;
+
+#[test]
+fn act_calls_beam() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; act-calls-BEAM test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("beam");
+    // A hand-written gen_server loop (no module to compile).
+    let mut beam = cluster.beam(
+        &server,
+        "register(srv, self()), io:format(\"ready~n\"), \
+         L = fun L() -> receive \
+           {'$gen_call', {F, T}, Q} -> F ! {T, {echo, Q}}, L(); \
+           {F, spawn} -> F ! {spawned, spawn(fun() -> receive die -> exit(bye) end end)}, L(); \
+           stop -> halt() end end, L().",
+    );
+    beam.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("caller"), "caller", CALLER, &[&peer]);
+    assert_eq!(client.expect("call "), "call {echo,hi}");
+    assert_eq!(client.expect("rpc "), "rpc [3,2,1]");
+    assert_eq!(client.expect("remote "), "remote output");
+    assert_eq!(client.expect("rpc error "), "rpc error badrpc");
+    assert_eq!(client.expect("down name "), "down name noproc");
+    assert_eq!(client.expect("down pid "), "down pid bye");
+}
+
+/// An act gen_server that BEAM calls and monitors.
+const SERVER: &str = r#"
+-module(server).
+-behaviour(gen_server).
+-export([main/1, init/1, handle_call/3, handle_cast/2, handle_info/2]).
+
+main(_) ->
+    {ok, Pid} = gen_server:start({local, srv}, ?MODULE, 0, []),
+    Ref = monitor(process, Pid),
+    io:format("ready~n"),
+    receive {'DOWN', Ref, process, Pid, Why} -> io:format("server ended ~p~n", [Why]) end.
+
+init(N) -> {ok, N}.
+handle_call(stop, _From, N) -> {stop, finished, ok, N};
+handle_call(Req, _From, N) -> {reply, {N, Req, node()}, N + 1}.
+handle_cast(_, N) -> {noreply, N}.
+handle_info(_, N) -> {noreply, N}.
+"#;
+
+#[test]
+fn beam_calls_act() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; BEAM-calls-act test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("server");
+    let mut act = cluster.act(&server, "server", SERVER, &[]);
+    act.expect("ready");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         io:format(\"call ~p~n\", [gen_server:call({{srv, N}}, hello, 20000)]), \
+         io:format(\"call ~p~n\", [gen_server:call({{srv, N}}, again, 20000)]), \
+         R = monitor(process, {{srv, N}}), \
+         io:format(\"stop ~p~n\", [gen_server:call({{srv, N}}, stop, 20000)]), \
+         receive {{'DOWN', R, process, _, W}} -> io:format(\"down ~p~n\", [W]) \
+         after 20000 -> io:format(\"no down~n\") end, \
+         R2 = monitor(process, {{srv, N}}), \
+         receive {{'DOWN', R2, process, _, W2}} -> io:format(\"gone ~p~n\", [W2]) \
+         after 20000 -> io:format(\"no gone~n\") end, \
+         halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    assert_eq!(beam.expect("call "), format!("call {{0,hello,{peer}}}"));
+    assert_eq!(beam.expect("call "), format!("call {{1,again,{peer}}}"));
+    assert_eq!(beam.expect("stop "), "stop ok");
+    assert_eq!(beam.expect("down "), "down finished");
+    let gone = beam.expect("gone ");
+    assert!(
+        gone == "gone noproc" || gone == "gone noconnection",
+        "{gone}"
+    );
+    act.expect("server ended finished");
+}

@@ -310,7 +310,8 @@ fn local_node() -> Option<LocalNode> {
     let mut local = LocalNode::new(n.name.name().parse().ok()?, Creation::new(n.creation));
     local.flags |= DistributionFlags::PUBLISHED
         | DistributionFlags::DIST_MONITOR
-        | DistributionFlags::DIST_MONITOR_NAME;
+        | DistributionFlags::DIST_MONITOR_NAME
+        | DistributionFlags::UNICODE_IO;
     Some(local)
 }
 

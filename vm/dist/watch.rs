@@ -259,6 +259,9 @@ pub fn monitor_request(peer: Atom, elements: &[ETerm]) {
             probes().insert(token, Probe::Pid(pid));
             rt::probe(Target::Pid(pid), token);
         }
+        // net_kernel is served by this room itself (conn.rs) and lives
+        // as long as the node: a monitor of it never fires.
+        ETerm::Atom(name) if name.name == "net_kernel" => {}
         ETerm::Atom(name) => {
             let Some(name) = Atom::try_intern(&name.name) else {
                 return;
