@@ -175,10 +175,10 @@ pub fn monitor(watcher: Pid, peer: Atom, what: Watched, id: u64) {
         local_ref(id),
     ]);
     outgoing().insert(id, m);
-    if !queue(peer, &ctrl, &[]) {
-        if let Some(m) = outgoing().remove(&id) {
-            send_down(id, &m, noconnection());
-        }
+    if !queue(peer, &ctrl, &[])
+        && let Some(m) = outgoing().remove(&id)
+    {
+        send_down(id, &m, noconnection());
     }
 }
 

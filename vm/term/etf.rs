@@ -564,7 +564,7 @@ fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
             }
             // A reference of another node is boxed bigger than a local one.
             NEWER_REFERENCE_EXT => {
-                let n = input.u16()? as usize;
+                let n = input.u16()?;
                 if !(1..=5).contains(&n) {
                     return Err(EtfError::Badarg);
                 }
