@@ -54,6 +54,11 @@ enum State {
 
 struct Out {
     state: State,
+    /// The socket's descriptor once up, for sends straight from the
+    /// sender (non-blocking) when nothing else is in flight.
+    fd: i32,
+    /// The writer holds a batch it has not finished writing.
+    writing: bool,
     /// Whole frames waiting for the writer, back to back.
     buf: Vec<u8>,
     /// Processes waiting in `net_kernel:connect_node` for the outcome.
@@ -96,6 +101,8 @@ fn new_conn(peer: Atom) -> Arc<Conn> {
         peer,
         out: Mutex::new(Out {
             state: State::Connecting,
+            fd: -1,
+            writing: false,
             buf: Vec::new(),
             waiters: Vec::new(),
         }),
@@ -294,11 +301,35 @@ fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) -> bool {
     out.buf.extend_from_slice(ctrl);
     out.buf.extend_from_slice(payload);
     let up = out.state == State::Up;
+    if !(was_empty && up) {
+        // The writer is awake, or will be when the connection is up.
+        return true;
+    }
+    if !out.writing && out.fd >= 0 {
+        // Nothing in flight: try the socket now, without blocking, and
+        // leave the writer asleep if it all went (order is kept: the
+        // buffer was empty and the writer idle).
+        // SAFETY: `fd` is the connection's open socket (closed only after
+        // the state turns Down, under this lock); the pointer and length
+        // describe `out.buf`.
+        let n = unsafe {
+            libc::send(
+                out.fd,
+                out.buf.as_ptr().cast(),
+                out.buf.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n > 0 {
+            out.buf.drain(..n as usize);
+            if out.buf.is_empty() {
+                return true;
+            }
+        }
+    }
     drop(out);
     // The writer only waits on an empty buffer.
-    if was_empty && up {
-        c.changed.notify_one();
-    }
+    c.changed.notify_one();
     true
 }
 
@@ -486,6 +517,7 @@ fn install(c: &Arc<Conn>, stream: TcpStream) {
             return;
         }
         out.state = State::Up;
+        out.fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
         *c.socket.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
         std::mem::take(&mut out.waiters)
     };
@@ -517,6 +549,7 @@ fn fail(c: &Arc<Conn>) {
         }
         let was_up = out.state == State::Up;
         out.state = State::Down;
+        out.fd = -1;
         out.buf = Vec::new();
         (std::mem::take(&mut out.waiters), was_up)
     };
@@ -555,6 +588,7 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
                 }
                 if !out.buf.is_empty() {
                     std::mem::swap(&mut out.buf, &mut batch);
+                    out.writing = true;
                     break;
                 }
                 let (o, timeout) = c
@@ -564,6 +598,7 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
                 out = o;
                 if timeout.timed_out() && out.buf.is_empty() && out.state == State::Up {
                     batch.extend_from_slice(&[0, 0, 0, 0]);
+                    out.writing = true;
                     break;
                 }
             }
@@ -574,6 +609,7 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
             return;
         }
         batch.clear();
+        c.lock().writing = false;
     }
 }
 

@@ -4,9 +4,10 @@
 //!
 //! Invariants: a thread outside never touches the process table or a run
 //! queue; it pushes `(target, signal)` under one lock and, when the queue
-//! turns non-empty, unparks every scheduler. A scheduler drains the whole
-//! queue in push order, so one outside thread's signals to one receiver
-//! arrive in the order pushed (a connection's message order holds). A
+//! turns non-empty, unparks every scheduler. One scheduler at a time
+//! drains the whole queue in push order, so one outside thread's signals
+//! to one receiver arrive in the order pushed (a connection's message
+//! order holds). A
 //! scheduler looks at `pending` at the top of its loop and before it
 //! parks; a push that races the park finds the parker's token set, so no
 //! signal waits for an unrelated wake-up.
@@ -45,6 +46,9 @@ pub struct Outside<M> {
     /// The schedulers' unparkers, set by `run` while the schedulers live.
     wake: Mutex<Vec<Unparker>>,
     probe_hook: std::sync::OnceLock<ProbeHook>,
+    /// Held by the one scheduler delivering: two schedulers delivering
+    /// two batches at once could interleave one sender's messages.
+    drain: Mutex<()>,
 }
 
 impl<M> Default for Outside<M> {
@@ -54,6 +58,7 @@ impl<M> Default for Outside<M> {
             pending: AtomicBool::new(false),
             wake: Mutex::new(Vec::new()),
             probe_hook: std::sync::OnceLock::new(),
+            drain: Mutex::new(()),
         }
     }
 }
@@ -100,7 +105,18 @@ impl<M> Outside<M> {
         self.pending.load(Ordering::SeqCst)
     }
 
-    /// Everything queued so far, oldest first.
+    /// The right to deliver, if no other scheduler is delivering (it
+    /// will see `pending` again when it is done).
+    pub(crate) fn try_drain(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        match self.drain.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Everything queued so far, oldest first (call with `try_drain`'s
+    /// guard held, and deliver before dropping it).
     pub(crate) fn take(&self) -> Vec<Item<M>> {
         self.pending.store(false, Ordering::SeqCst);
         std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))

@@ -950,6 +950,9 @@ fn deliver_outside<B: ProcessBody>(
     local: &mut Local<B>,
     outside: &Outside<B::Message>,
 ) {
+    let Some(_draining) = outside.try_drain() else {
+        return;
+    };
     for item in outside.take() {
         let (target, signal) = match item {
             Item::Signal(target, signal) => (target, signal),
