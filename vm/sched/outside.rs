@@ -4,7 +4,8 @@
 //!
 //! Invariants: a thread outside never touches the process table or a run
 //! queue; it pushes `(target, signal)` under one lock and, when the queue
-//! turns non-empty, unparks every scheduler. One scheduler at a time
+//! turns non-empty, unparks the first scheduler (the others look at the
+//! queue at the top of their loops and before they park). One scheduler at a time
 //! drains the whole queue in push order, so one outside thread's signals
 //! to one receiver arrive in the order pushed (a connection's message
 //! order holds). A
@@ -92,10 +93,13 @@ impl<M> Outside<M> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(item);
-        if !self.pending.swap(true, Ordering::SeqCst) {
-            for u in self.wake.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-                u.unpark();
-            }
+        if !self.pending.swap(true, Ordering::SeqCst)
+            && let Some(u) = self.wake.lock().unwrap_or_else(|e| e.into_inner()).first()
+        {
+            // One scheduler is enough (it delivers the lot, and a woken
+            // receiver runs next on it); waking them all costs more
+            // than it saves.
+            u.unpark();
         }
     }
 
