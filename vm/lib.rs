@@ -7,6 +7,7 @@
 pub mod bif;
 pub mod code;
 pub mod compile;
+pub mod dist;
 pub mod engine;
 pub mod heap;
 pub mod interp;

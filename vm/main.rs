@@ -44,6 +44,9 @@ Options:
   --engine E           interp, native (compile every function) or auto
                        (compile hot functions; the default; also ACT_ENGINE)
   --engine-stats       print what the native tier compiled, on stderr
+  --sname NAME         run as a distributed node NAME@host (short host name)
+  --name NAME@HOST     the same with a long (fully qualified) name
+  --cookie COOKIE      the node's cookie (default: ~/.erlang.cookie)
 ";
 
 /// The line printed after a usage error.

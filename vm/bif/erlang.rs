@@ -859,10 +859,6 @@ pub fn self_0(_: &mut Context, _: &mut [Term]) -> BifResult {
     Ok(self_pid())
 }
 
-pub fn node_0(_: &mut Context, _: &mut [Term]) -> BifResult {
-    Ok(Term::atom(Atom::NONODE))
-}
-
 pub fn make_fun_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let (m, f) = (
         args[0].as_atom().ok_or(BifError::Badarg)?,
@@ -922,17 +918,6 @@ pub fn map_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     match ctx.process.heap.view(args[0]) {
         View::Map { keys, .. } => Ok(Term::small(keys.len() as i64)),
         _ => Err(error_tuple(ctx, Atom::BADMAP, args[0])),
-    }
-}
-
-/// `node(Pid)`: every pid is local.
-pub fn node_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    if args[0].is_pid() {
-        return Ok(Term::atom(crate::term::node::this_node().name));
-    }
-    match ctx.process.heap.view(args[0]) {
-        View::ExtPid { node, .. } => Ok(Term::atom(crate::term::node::entry(node).name)),
-        _ => Err(BifError::Badarg),
     }
 }
 

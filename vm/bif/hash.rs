@@ -283,6 +283,7 @@ fn hash2(heap: &Heap, term: Term) -> u32 {
             View::Pid(id) => h.word(id as u32, golden(5)),
             View::ExtPid { node, id } => h.word2(id as u32, node, golden(5)),
             View::Ref(id) => h.word(id as u32, golden(7)),
+            View::ExtRef { node, words, .. } => h.word2(words[0], node, golden(7)),
             View::Fun { index, captured } => {
                 h.word2(captured.len() as u32, index, GOLDEN);
                 stack.extend(captured.iter().rev().map(|&e| Job2::Term(e)));
@@ -429,6 +430,9 @@ fn hash1(heap: &Heap, term: Term) -> u32 {
                 hash = hash.wrapping_mul(P6);
             }
             View::Ref(id) => hash = phash_integer(hash, false, &[id as u32]).wrapping_mul(P10),
+            View::ExtRef { node, words, .. } => {
+                hash = phash_integer(hash, false, &[words[0], node]).wrapping_mul(P10)
+            }
             View::Fun { index, captured } => {
                 hash = hash
                     .wrapping_mul(P10)

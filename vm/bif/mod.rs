@@ -8,6 +8,7 @@
 pub mod binary;
 pub mod bits;
 pub mod digest;
+pub mod dist;
 // Helper `lib`: io_lib:format's deep list.
 pub mod deep_format;
 pub mod erl_syntax;
@@ -210,7 +211,7 @@ bifs! {
         "erase", 1 => erlang::erase_1, auto;
         "make_ref", 0 => process::make_ref_0, auto;
         "self", 0 => process::self_0, auto;
-        "node", 0 => erlang::node_0, auto;
+        "node", 0 => dist::node_0, auto;
         "map_get", 2 => erlang::map_get_2, auto;
         "is_map_key", 2 => erlang::is_map_key_2, auto;
         "map_size", 1 => erlang::map_size_1, auto;
@@ -246,7 +247,7 @@ bifs! {
         "monotonic_time", 1 => process::monotonic_time_1;
         "system_time", 0 => process::system_time_0;
         "system_time", 1 => process::system_time_1;
-        "node", 1 => erlang::node_1, auto;
+        "node", 1 => dist::node_1, auto;
     }
     "$shell" => {
         "take", 0 => shell::take_0;
@@ -581,9 +582,15 @@ bifs! {
         "get_keys", 0 => more::get_keys_0, auto;
         "get_keys", 1 => more::get_keys_1, auto;
         "make_tuple", 3 => more::make_tuple_3;
-        "is_alive", 0 => more::is_alive_0, auto;
-        "nodes", 0 => more::nodes_0, auto;
-        "nodes", 1 => more::nodes_1, auto;
+        "is_alive", 0 => dist::is_alive_0, auto;
+        "nodes", 0 => dist::nodes_0, auto;
+        "nodes", 1 => dist::nodes_1, auto;
+        "monitor_node", 2 => dist::monitor_node_2, auto;
+        "disconnect_node", 1 => dist::disconnect_node_1;
+        "get_cookie", 0 => dist::get_cookie_0;
+        "set_cookie", 1 => dist::set_cookie_1;
+        "set_cookie", 2 => dist::set_cookie_2;
+        "$dist_connect", 1 => dist::dist_connect_1;
         "fun_to_list", 1 => more::fun_to_list_1, auto;
         "append", 2 => more::append_2;
         "subtract", 2 => more::subtract_2;

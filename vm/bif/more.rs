@@ -163,22 +163,6 @@ pub fn make_tuple_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(ctx.heap().tuple(&elements))
 }
 
-pub fn is_alive_0(_: &mut Context, _: &mut [Term]) -> BifResult {
-    Ok(Term::FALSE)
-}
-
-pub fn nodes_0(_: &mut Context, _: &mut [Term]) -> BifResult {
-    Ok(Term::NIL)
-}
-
-pub fn nodes_1(_: &mut Context, args: &mut [Term]) -> BifResult {
-    if args[0].is_atom() || args[0].is_nil() || args[0].is_cons() {
-        Ok(Term::NIL)
-    } else {
-        Err(BifError::Badarg)
-    }
-}
-
 pub fn fun_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     match ctx.process.heap.view(args[0]) {
         View::Fun { .. } | View::ExternalFun { .. } => {

@@ -292,22 +292,55 @@ fn send_target(ctx: &mut Context, to: Term, msg: Term) -> Result<Option<Pid>, Bi
     Ok(Some(match to.as_atom() {
         Some(name) => services(|s| s.whereis(name)).ok_or(BifError::Badarg)?,
         None => match ctx.process.heap.as_tuple(to) {
-            // `{Name, Node} ! Msg`: a registered name on a node. Only this
-            // node exists; as in Erlang, a name nobody holds there (or
-            // another node) drops the message instead of raising.
+            // `{Name, Node} ! Msg`: a registered name on a node. As in
+            // Erlang, a name nobody holds (or an unreachable node) drops
+            // the message instead of raising.
             Some(&[name, node]) if name.is_atom() && node.is_atom() => {
-                let local = node == Term::atom(Atom::NONODE);
-                match name.as_atom().filter(|_| local) {
-                    Some(name) => match services(|s| s.whereis(name)) {
-                        Some(pid) => pid,
-                        None => return Ok(None),
-                    },
+                let (Some(name), Some(node)) = (name.as_atom(), node.as_atom()) else {
+                    return Ok(None);
+                };
+                let this = crate::term::node::this_node().name;
+                if node != Atom::NONODE && node != this {
+                    return send_remote_name(ctx, name, node, msg).map(|_| None);
+                }
+                match services(|s| s.whereis(name)) {
+                    Some(pid) => pid,
                     None => return Ok(None),
                 }
             }
-            _ => pid_of(to)?,
+            _ => match ctx.process.heap.view(to) {
+                View::ExtPid { node, id } => {
+                    return send_remote_pid(ctx, node, id, msg).map(|_| None);
+                }
+                _ => pid_of(to)?,
+            },
         },
     }))
+}
+
+/// The message in the external format, for another node (a term the
+/// format cannot carry, such as a local fun, is `badarg`).
+fn external(ctx: &Context, msg: Term) -> Result<Vec<u8>, BifError> {
+    crate::term::etf::term_to_binary(&ctx.process.heap, msg).map_err(|e| match e {
+        crate::term::etf::EtfError::SystemLimit => BifError::SystemLimit,
+        _ => BifError::Badarg,
+    })
+}
+
+/// `Pid ! Msg` to a pid of another node: encoded from this heap straight
+/// into the connection's outbound buffer.
+fn send_remote_pid(ctx: &mut Context, node: u32, id: u64, msg: Term) -> BifResult {
+    let payload = external(ctx, msg)?;
+    crate::runtime::nodes::send_to_pid(node, id, &payload);
+    Ok(msg)
+}
+
+/// `{Name, Node} ! Msg` for another node.
+fn send_remote_name(ctx: &mut Context, name: Atom, node: Atom, msg: Term) -> BifResult {
+    let payload = external(ctx, msg)?;
+    let me = services(|s| s.self_pid());
+    crate::runtime::nodes::send_to_name(me, node, name, &payload);
+    Ok(msg)
 }
 
 pub fn self_0(_: &mut Context, _: &mut [Term]) -> BifResult {
@@ -542,7 +575,14 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if args[0] != Term::atom(Atom::PROCESS) {
         return Err(BifError::Badarg);
     }
-    let name = args[1].as_atom();
+    if let Some(reference) = monitor_remote(ctx, args)? {
+        return Ok(reference);
+    }
+    let name = match ctx.process.heap.as_tuple(args[1]) {
+        // `{Name, Node}` of this node: the name.
+        Some(&[name, _]) => Some(name.as_atom().ok_or(BifError::Badarg)?),
+        _ => args[1].as_atom(),
+    };
     let target = match name {
         Some(name) => services(|s| s.whereis(name)),
         None => Some(pid_of(args[1])?),
@@ -558,9 +598,35 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     reference(ctx, args, id)
 }
 
+/// `monitor(process, RemotePid | {Name, OtherNode})`: `None` when the
+/// target is of this node.
+fn monitor_remote(ctx: &mut Context, args: &mut [Term]) -> Result<Option<Term>, BifError> {
+    use crate::runtime::nodes::{self, Watched};
+    let heap = &ctx.process.heap;
+    let (node, what) = match heap.view(args[1]) {
+        View::ExtPid { node, id } => (crate::term::node::entry(node).name, Watched::Pid(node, id)),
+        View::Tuple(&[name, node]) => {
+            let (Some(name), Some(node)) = (name.as_atom(), node.as_atom()) else {
+                return Err(BifError::Badarg);
+            };
+            if node == Atom::NONODE || node == crate::term::node::this_node().name {
+                return Ok(None);
+            }
+            (node, Watched::Name(name))
+        }
+        _ => return Ok(None),
+    };
+    let (me, id) = services(|s| (s.self_pid(), s.make_ref()));
+    ctx.process.mailbox.set_mark(id);
+    nodes::monitor_remote(me, node, what, id);
+    reference(ctx, args, id).map(Some)
+}
+
 pub fn demonitor_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let id = reference_id(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
-    services(|s| s.demonitor(id));
+    if !crate::runtime::nodes::demonitor_remote(id) {
+        services(|s| s.demonitor(id));
+    }
     Ok(Term::atom(Atom::TRUE))
 }
 
@@ -569,7 +635,7 @@ pub fn demonitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let id = reference_id(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
     let options =
         super::erlang::list_elements(&ctx.process.heap, args[1]).ok_or(BifError::Badarg)?;
-    let active = services(|s| s.demonitor(id));
+    let active = crate::runtime::nodes::demonitor_remote(id) || services(|s| s.demonitor(id));
     let flush = options.contains(&Term::atom(Atom::intern("flush")));
     if flush {
         let heap = &ctx.process.heap;

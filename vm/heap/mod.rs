@@ -75,6 +75,7 @@ pub const CONS_WORDS: usize = 2;
 pub const FLOAT_WORDS: usize = 2;
 pub const REF_WORDS: usize = 2;
 pub const EXT_PID_WORDS: usize = 3;
+pub const EXT_REF_WORDS: usize = 5;
 pub const EXTERNAL_FUN_WORDS: usize = 4;
 pub const SUB_BINARY_WORDS: usize = 4;
 /// Largest size of an integer result from an i64: a one-limb bignum.
@@ -795,6 +796,24 @@ impl Heap {
         Term::heap_pointer(TAG_BOXED, at)
     }
 
+    /// A reference of another node (needs `EXT_REF_WORDS`): a `Ref`
+    /// object of four raw words (a local one has one), the 32-bit words
+    /// packed in pairs, then the count, then the node-table index.
+    pub fn external_ref(&mut self, node: u32, words: &[u32]) -> Term {
+        let mut w = [0u32; 5];
+        let len = words.len().min(5);
+        w[..len].copy_from_slice(&words[..len]);
+        let pair = |a: u32, b: u32| Term(a as u64 | (b as u64) << 32);
+        let at = self.alloc(&[
+            header(Kind::Ref, 4),
+            pair(w[0], w[1]),
+            pair(w[2], w[3]),
+            pair(w[4], len as u32),
+            Term(node as u64),
+        ]);
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
     pub fn reference(&mut self, id: u64) -> Term {
         let at = self.alloc(&[header(Kind::Ref, 1), Term(id)]);
         Term::heap_pointer(TAG_BOXED, at)
@@ -1260,7 +1279,19 @@ impl Heap {
                         function: payload[1].as_atom().unwrap_or(Atom::EMPTY),
                         arity: payload[2].as_small().unwrap_or(0) as u32,
                     },
-                    Kind::Ref => View::Ref(payload[0].0),
+                    Kind::Ref if size == 1 => View::Ref(payload[0].0),
+                    Kind::Ref => {
+                        let word = |i: usize| payload[i / 2].0.checked_shr(32 * (i as u32 % 2));
+                        let mut words = [0u32; 5];
+                        for (i, w) in words.iter_mut().enumerate() {
+                            *w = word(i).unwrap_or(0) as u32;
+                        }
+                        View::ExtRef {
+                            node: payload[3].0 as u32,
+                            len: (payload[2].0 >> 32) as u32,
+                            words,
+                        }
+                    }
                     Kind::ExtPid => View::ExtPid {
                         node: payload[0].0 as u32,
                         id: payload[1].0,

@@ -591,7 +591,13 @@ fn run_terminal() -> i32 {
             *n = session.names();
         }
         let prompt = if is_blank(&buffer) {
-            format!("{}> ", session.shell.counter)
+            // A distributed shell names its node, as erl's does.
+            let node = crate::term::node::this_node().name;
+            if node == crate::term::Atom::NONODE {
+                format!("{}> ", session.shell.counter)
+            } else {
+                format!("({}){}> ", node.name(), session.shell.counter)
+            }
         } else {
             format!(
                 "{}.. ",

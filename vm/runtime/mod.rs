@@ -7,6 +7,7 @@
 pub mod ets;
 pub mod explain;
 pub mod links;
+pub mod nodes;
 pub mod output;
 pub mod processes;
 pub mod script;

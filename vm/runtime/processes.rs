@@ -651,6 +651,7 @@ impl ProcessBody for Actor {
 
     fn on_exit(&mut self, ctx: &mut RunContext<'_, Actor>, reason: &MessageBuffer) {
         let me = ctx.pid();
+        super::nodes::exited(me, reason);
         // Its ets tables go to their heirs or away.
         for (heir, message) in super::ets::owner_exited(me, |p| ctx.is_alive(p)) {
             ctx.send(heir, Signal::Message(message));
@@ -1021,7 +1022,13 @@ impl Services for ActorServices<'_, '_> {
 /// `stats` asks for the `--stats` report on stderr.
 pub fn run_main(config: Config, process: Process, args: Vec<Term>, stats: bool) -> i32 {
     DETERMINISTIC.store(config.deterministic, Ordering::Relaxed);
-    let finished = sched::run(config, move |_| Actor::new(process, Start::Run(args), true));
+    if let Err(message) = super::nodes::start_if_asked(config.deterministic) {
+        output::write_stderr(format!("act: {message}\n").as_bytes());
+        return 1;
+    }
+    let finished = sched::run_with_outside(config, super::nodes::outside(), move |_| {
+        Actor::new(process, Start::Run(args), true)
+    });
     output::flush();
     crate::bif::file::flush_all();
     if stats {
@@ -1054,6 +1061,9 @@ fn options() -> &'static std::sync::Mutex<(Config, bool)> {
 
 /// Applies one runtime option (`Ok(false)`: not a runtime option).
 pub fn apply_option(name: &str, value: Option<&str>) -> Result<bool, String> {
+    if super::nodes::option_takes_value(name) {
+        return super::nodes::apply_option(name, value);
+    }
     let mut options = options().lock().unwrap_or_else(|e| e.into_inner());
     match name {
         "--stats" => {
@@ -1090,7 +1100,7 @@ pub fn engine_report() -> Option<String> {
 
 /// Whether a runtime option takes a value after it.
 pub fn option_takes_value(name: &str) -> bool {
-    name == "--engine" || Config::option_takes_value(name)
+    name == "--engine" || Config::option_takes_value(name) || super::nodes::option_takes_value(name)
 }
 
 /// The configuration the options set, and whether `--stats` was given.

@@ -67,6 +67,9 @@ pub const STDLIB: &[(&str, &str)] = &[
         "erl_internal",
         include_str!("../../stdlib/erl_internal.act"),
     ),
+    // Distribution (helper `nodes`).
+    ("net_kernel", include_str!("../../stdlib/net_kernel.act")),
+    ("net_adm", include_str!("../../stdlib/net_adm.act")),
 ];
 
 /// Whether act embeds a library module of this name written in act.

@@ -14,6 +14,8 @@
 //! - `pid.rs`: `Pid`, a slot and generation in the 61 bits of `Term::pid`.
 //! - `scheduler.rs`: the threads, run queues, next slot, stealing, parking,
 //!   and `RunContext`, the door from a process to the runtime.
+//! - `outside.rs`: the queue by which threads that are not schedulers (a
+//!   distributed node's connections) hand signals to processes.
 //! - `timer.rs`, `stats.rs`: timers per scheduler; `--stats` counters.
 //!
 //! # Plugging in a process
@@ -94,6 +96,7 @@
 
 pub mod cell;
 pub mod inbox;
+pub mod outside;
 pub mod pid;
 pub mod scheduler;
 pub mod send_timer;
@@ -112,7 +115,9 @@ mod tests;
 
 pub use cell::ProcessCell;
 pub use pid::Pid;
-pub use scheduler::{CONTEXT_REDS, Config, Delivery, Finish, Finished, RunContext, run};
+pub use scheduler::{
+    CONTEXT_REDS, Config, Delivery, Finish, Finished, RunContext, run, run_with_outside,
+};
 pub use signal::Signal;
 pub use stats::{Counters, Stats};
 pub use table::{ProcessTable, SystemLimit};

@@ -42,6 +42,7 @@ use crossbeam_utils::CachePadded;
 use crossbeam_utils::sync::{Parker, Unparker};
 
 use super::cell::{InboxReader, ProcessCell};
+use super::outside::{Item, Outside, Target};
 use super::pid::Pid;
 use super::send_timer::{Destination, Pending, SendTimers};
 use super::signal::Signal;
@@ -234,6 +235,9 @@ struct Shared<B: ProcessBody> {
     reductions: Box<[CachePadded<AtomicU64>]>,
     /// Messages waiting for their `send_after` / `start_timer` deadline.
     send_timers: SendTimers<B::Message>,
+    /// Signals from threads outside the schedulers (a distributed node's
+    /// connections); `None` on a node that is not alive.
+    outside: Option<Arc<Outside<B::Message>>>,
 }
 
 impl<B: ProcessBody> Shared<B> {
@@ -623,6 +627,16 @@ fn restamp_stolen<B: ProcessBody>(local: &mut Local<B>) {
 /// When it returns every scheduler thread has stopped and every process is
 /// gone.
 pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finished<B::Message> {
+    run_with_outside(config, None, main)
+}
+
+/// `run`, with a door for signals from threads outside the schedulers
+/// (`outside.rs`).
+pub fn run_with_outside<B: ProcessBody>(
+    config: Config,
+    outside: Option<Arc<Outside<B::Message>>>,
+    main: impl FnOnce(Pid) -> B,
+) -> Finished<B::Message> {
     let mut config = config;
     if config.deterministic {
         config.schedulers = 1;
@@ -664,8 +678,12 @@ pub fn run<B: ProcessBody>(config: Config, main: impl FnOnce(Pid) -> B) -> Finis
             .map(|_| CachePadded::new(AtomicU64::new(0)))
             .collect(),
         send_timers: SendTimers::default(),
+        outside,
         config,
     };
+    if let Some(outside) = &shared.outside {
+        outside.set_wakers(shared.unparkers.clone());
+    }
     shared.injector.push(Entry {
         cell: main_cell,
         queued_at: 0,
@@ -747,6 +765,11 @@ fn scheduler_loop<B: ProcessBody>(shared: &Shared<B>, mut local: Local<B>) -> Co
     let mut registers = B::Registers::default();
     while !shared.stopped() {
         fire_due_timers(shared, &mut local);
+        if let Some(outside) = &shared.outside
+            && outside.pending()
+        {
+            deliver_outside(shared, &mut local, outside);
+        }
         if let Some((cell, budget)) = next_local(shared, &mut local) {
             run_process(shared, &mut local, &mut registers, cell, budget);
             continue;
@@ -882,7 +905,8 @@ fn idle<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
         shared.sleeping.fetch_add(1, Ordering::SeqCst);
     }
     fence(Ordering::SeqCst);
-    if !shared.has_work() && !shared.stopped() {
+    let outside = shared.outside.as_ref().is_some_and(|o| o.pending());
+    if !shared.has_work() && !shared.stopped() && !outside {
         local.counters.parks += 1;
         match deadline {
             Some(at) => {
@@ -921,6 +945,43 @@ fn fire_due_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
             continue;
         }
         if cell.deliver(Signal::Timeout(timer.tag)) == Notified::Woken {
+            push_local(shared, local, cell);
+        }
+    }
+}
+
+/// Delivers the signals queued by threads outside the schedulers, in the
+/// order they were queued.
+fn deliver_outside<B: ProcessBody>(
+    shared: &Shared<B>,
+    local: &mut Local<B>,
+    outside: &Outside<B::Message>,
+) {
+    let Some(_draining) = outside.try_drain() else {
+        return;
+    };
+    for item in outside.take() {
+        let (target, signal) = match item {
+            Item::Signal(target, signal) => (target, signal),
+            Item::Probe(target, token) => {
+                let pid = match target {
+                    Target::Pid(pid) => Some(pid),
+                    Target::Name(name) => shared.table.whereis(name),
+                };
+                let live = pid.filter(|&pid| shared.table.get(pid).is_some());
+                outside.answer_probe(token, live);
+                continue;
+            }
+        };
+        let pid = match target {
+            Target::Pid(pid) => Some(pid),
+            Target::Name(name) => shared.table.whereis(name),
+        };
+        let Some(cell) = pid.and_then(|pid| shared.table.get(pid)) else {
+            continue;
+        };
+        local.counters.messages_sent += 1;
+        if cell.deliver(signal) == Notified::Woken {
             push_local(shared, local, cell);
         }
     }

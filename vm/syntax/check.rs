@@ -123,6 +123,7 @@ pub const AUTO_IMPORTED: &[(&str, u32)] = &[
     ("min", 2),
     ("monitor", 2),
     ("monitor", 3),
+    ("monitor_node", 2),
     ("node", 0),
     ("node", 1),
     ("nodes", 0),

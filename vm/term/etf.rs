@@ -10,8 +10,8 @@
 //! `Heap::receive_buffer`.
 //!
 //! Supported: integers, floats, atoms, `[]`, strings, lists (proper and
-//! improper), tuples, maps, binaries, `fun M:F/A`, local pids and
-//! references. Local funs are not encodable yet (`Unsupported`). Maps
+//! improper), tuples, maps, binaries, `fun M:F/A`, pids and references
+//! of any node. Local funs are not encodable yet (`Unsupported`). Maps
 //! are written in act's key order, which is OTP's for maps of up to 32
 //! keys.
 
@@ -176,6 +176,16 @@ fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), Et
                 out.extend_from_slice(&this.creation.to_be_bytes());
                 out.extend_from_slice(&(id as u32).to_be_bytes());
                 out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
+            }
+            View::ExtRef { node, len, words } => {
+                let entry = node::entry(node);
+                out.push(NEWER_REFERENCE_EXT);
+                out.extend_from_slice(&(len as u16).to_be_bytes());
+                encode_atom(out, entry.name);
+                out.extend_from_slice(&entry.creation.to_be_bytes());
+                for w in &words[..len as usize] {
+                    out.extend_from_slice(&w.to_be_bytes());
+                }
             }
             View::Fun { index, captured } => encode_fun(heap, index, captured, out, funs)?,
             View::NotAValue => return Err(EtfError::Unsupported),
@@ -552,12 +562,14 @@ fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
                 decode_any_atom(&mut input)?;
                 (input.take(9).map(|_| heap::EXT_PID_WORDS)?, 0)
             }
-            // A reference of another node cannot be made yet; a local one
-            // in its place could alias a live one, so it is badarg.
+            // A reference of another node is boxed bigger than a local one.
             NEWER_REFERENCE_EXT => {
                 let n = input.u16()?;
-                local_node(decode_any_atom(&mut input)?)?;
-                (input.take(4 + 4 * n).map(|_| heap::REF_WORDS)?, 0)
+                if !(1..=5).contains(&n) {
+                    return Err(EtfError::Badarg);
+                }
+                decode_any_atom(&mut input)?;
+                (input.take(4 + 4 * n).map(|_| heap::EXT_REF_WORDS)?, 0)
             }
             _ => return Err(EtfError::Badarg),
         };
@@ -725,15 +737,19 @@ fn decode_one(
             }
             NEWER_REFERENCE_EXT => {
                 let n = input.u16()?;
-                decode_any_atom(input)?;
-                input.u32()?;
+                let name = decode_any_atom(input)?;
+                let creation = input.u32()? as u32;
                 let mut words = Vec::new();
                 for _ in 0..n {
-                    words.push(input.u32()? as u64);
+                    words.push(input.u32()? as u32);
                 }
-                let id = words.first().copied().unwrap_or(0)
-                    | (words.get(1).copied().unwrap_or(0) << 32);
-                heap.reference(id)
+                if is_this_node(name, creation) {
+                    let id = words.first().copied().unwrap_or(0) as u64
+                        | (words.get(1).copied().unwrap_or(0) as u64) << 32;
+                    heap.reference(id)
+                } else {
+                    heap.external_ref(node::intern(name, creation), &words)
+                }
             }
             _ => return Err(EtfError::Badarg),
         };
@@ -746,15 +762,6 @@ fn decode_one(
 fn is_this_node(name: Atom, creation: u32) -> bool {
     let this = node::this_node();
     name == Atom::NONODE || (name == this.name && (creation == this.creation || creation == 0))
-}
-
-/// `Ok` for this node's name.
-fn local_node(node: Atom) -> Result<(), EtfError> {
-    if is_this_node(node, 0) || node == node::this_node().name {
-        Ok(())
-    } else {
-        Err(EtfError::Badarg)
-    }
 }
 
 fn decode_any_atom(input: &mut Input) -> Result<Atom, EtfError> {

@@ -60,11 +60,34 @@ fn pid_key(view: &View) -> (u64, &'static str, u32) {
     }
 }
 
+/// What orders references of several nodes: node name, creation, then
+/// the words from the most significant (a local reference counts as one
+/// of this node).
+fn ref_key(view: &View) -> (&'static str, u32, [u32; 5]) {
+    match *view {
+        View::ExtRef { node, words, .. } => {
+            let entry = super::node::entry(node);
+            let mut w = words;
+            w.reverse();
+            (entry.name.name(), entry.creation, w)
+        }
+        View::Ref(id) => {
+            let this = super::node::this_node();
+            (
+                this.name.name(),
+                this.creation,
+                [0, 0, 0, (id >> 32) as u32, id as u32],
+            )
+        }
+        _ => ("", 0, [0; 5]),
+    }
+}
+
 fn rank(view: &View) -> u8 {
     match view {
         View::Small(_) | View::Big(_) | View::Float(_) => 0,
         View::Atom(_) => 1,
-        View::Ref(_) => 2,
+        View::Ref(_) | View::ExtRef { .. } => 2,
         View::Fun { .. } | View::ExternalFun { .. } => 3,
         View::Pid(_) | View::ExtPid { .. } => 5,
         View::Tuple(_) => 6,
@@ -126,6 +149,9 @@ fn compare_one(
     match (x, y) {
         (View::Atom(p), View::Atom(q)) => p.name().cmp(q.name()),
         (View::Ref(p), View::Ref(q)) => p.cmp(&q),
+        (View::Ref(_) | View::ExtRef { .. }, View::Ref(_) | View::ExtRef { .. }) => {
+            ref_key(&x).cmp(&ref_key(&y))
+        }
         (View::Pid(p), View::Pid(q)) => p.cmp(&q),
         // Pids of different nodes order by node name, then creation, then
         // number (a local pid counts as one of this node).

@@ -314,6 +314,13 @@ fn write_leaf(out: &mut String, view: &View) {
         View::Ref(r) => {
             let _ = write!(out, "#Ref<0.0.0.{r}>");
         }
+        View::ExtRef { node, len, words } => {
+            let _ = write!(out, "#Ref<{node}");
+            for w in words[..*len as usize].iter().rev() {
+                let _ = write!(out, ".{w}");
+            }
+            out.push('>');
+        }
         View::Fun { index, .. } => out.push_str(&fun_name(*index)),
         View::ExternalFun {
             module,

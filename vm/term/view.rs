@@ -37,6 +37,14 @@ pub enum View<'a> {
         node: u32,
         id: u64,
     },
+    /// A reference of another node: its node-table index and its `len`
+    /// 32-bit words (least significant first, as NEWER_REFERENCE_EXT
+    /// carries them; the rest are 0).
+    ExtRef {
+        node: u32,
+        len: u32,
+        words: [u32; 5],
+    },
     /// Keys in term order, values in the same order; `keys.len() == values.len()`.
     Map {
         keys: &'a [Term],

@@ -137,6 +137,12 @@ fn hash_leaf(mut h: u64, view: View, stack: &mut Vec<Term>) -> u64 {
         }
         View::Ref(id) => h = mix(mix(h, REF), id),
         View::ExtPid { node, id } => h = mix(mix(mix(h, REF ^ 1), node as u64), id),
+        View::ExtRef { node, words, .. } => {
+            h = mix(mix(h, REF ^ 2), node as u64);
+            for w in words {
+                h = mix(h, w as u64);
+            }
+        }
         View::Map { keys, values } => {
             h = mix(h, MAP ^ keys.len() as u64);
             children(&mut h, keys);

@@ -1,0 +1,428 @@
+//! Distribution on loopback: act nodes and BEAM nodes (`erl -sname`)
+//! connect, ping, and exchange messages both ways, by pid and by
+//! `{Name, Node}`, in order.
+//!
+//! Every test runs its own epmd on a free port (`ERL_EPMD_PORT`), gives
+//! its nodes unique names and an explicit cookie (so `~/.erlang.cookie`
+//! is neither read nor made), bounds every wait, and kills every child
+//! process when it ends, passing or not (`Cluster`'s `Drop`). Tests that
+//! need `erl` or `epmd` are skipped with a note when they are absent.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+const COOKIE: &str = "act_dist_test_cookie";
+const WAIT: Duration = Duration::from_secs(40);
+
+fn have(program: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {program}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn short_host() -> String {
+    let out = Command::new("hostname").output().expect("hostname");
+    let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    name.split('.').next().unwrap_or("localhost").to_string()
+}
+
+/// A node name no other test (or test run) uses.
+fn unique(prefix: &str) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{prefix}{}x{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The processes of one test; all killed when it is dropped.
+struct Cluster {
+    epmd_port: u16,
+    dir: std::path::PathBuf,
+    children: Vec<Child>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // The nodes first, epmd (the first child) last.
+        for child in self.children.iter_mut().rev() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A started node: its stdout lines, as they come.
+struct Lines {
+    rx: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Lines {
+    /// Waits (bounded) for a line that starts with `prefix`.
+    fn expect(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.starts_with(prefix) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no line starting with {prefix:?}; the node printed:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+}
+
+impl Cluster {
+    /// A cluster with its own epmd; `None` (after a note) without epmd.
+    fn new() -> Option<Cluster> {
+        if !have("epmd") {
+            eprintln!("note: epmd not found; distribution test skipped");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let dir = std::env::temp_dir().join(unique("act-dist-"));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let epmd = Command::new("epmd")
+            .arg("-port")
+            .arg(port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("epmd starts");
+        let cluster = Cluster {
+            epmd_port: port,
+            dir,
+            children: vec![epmd],
+        };
+        let deadline = Instant::now() + WAIT;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "epmd did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(cluster)
+    }
+
+    fn spawn(&mut self, mut command: Command) -> Lines {
+        command
+            .env("ERL_EPMD_PORT", self.epmd_port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command.spawn().expect("node starts");
+        let stdout = child.stdout.take().expect("stdout");
+        self.children.push(child);
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines {
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// An act node named `name` (short name) running `source`'s main/1.
+    fn act(&mut self, name: &str, module: &str, source: &str, args: &[&str]) -> Lines {
+        let file = self.dir.join(format!("{module}.act"));
+        std::fs::write(&file, source).expect("write program");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_act"));
+        command
+            .arg("--sname")
+            .arg(name)
+            .arg("--cookie")
+            .arg(COOKIE)
+            .arg(&file)
+            .args(args);
+        self.spawn(command)
+    }
+
+    /// A BEAM node named `name` evaluating `expr` (which should halt).
+    fn beam(&mut self, name: &str, expr: &str) -> Lines {
+        let mut command = Command::new("erl");
+        command
+            .arg("-sname")
+            .arg(name)
+            .arg("-setcookie")
+            .arg(COOKIE)
+            .arg("-noshell")
+            .arg("-kernel")
+            .arg("inet_dist_use_interface")
+            .arg("{127,0,0,1}")
+            .arg("-eval")
+            .arg(expr);
+        self.spawn(command)
+    }
+}
+
+/// An act node that echoes `{From, Msg}` as `{echo, self(), Msg}`, by
+/// its registered name `echo`, until `stop`.
+const ECHO: &str = r#"
+-module(echo).
+-export([main/1]).
+
+main(_) ->
+    register(echo, self()),
+    io:format("ready ~p ~p~n", [node(), is_alive()]),
+    loop().
+
+loop() ->
+    receive
+        stop -> io:format("stopped~n");
+        {From, Msg} -> From ! {echo, self(), Msg}, loop()
+    end.
+"#;
+
+/// An act node that probes the node in its argument, which runs an echo
+/// registered as `echo`.
+const CLIENT: &str = r#"
+-module(client).
+-export([main/1]).
+
+main([Peer]) ->
+    Node = list_to_atom(Peer),
+    io:format("ping ~p~n", [net_adm:ping(Node)]),
+    io:format("nodes ~p~n", [nodes() =:= [Node]]),
+    Term = {[1, 2.5, -7], <<"bin">>, #{key => "value"}, 123456789012345678901234567890, self()},
+    {echo, Node} ! {self(), Term},
+    Echo = receive
+               {echo, P, Term} -> io:format("named echo ~p~n", [node(P) =:= Node]), P
+           after 20000 -> exit(no_echo)
+           end,
+    [Echo ! {self(), N} || N <- lists:seq(1, 2000)],
+    Got = [receive {echo, _, X} -> X after 20000 -> timeout end || _ <- lists:seq(1, 2000)],
+    io:format("in order ~p~n", [Got =:= lists:seq(1, 2000)]),
+    monitor_node(Node, true),
+    Echo ! stop,
+    receive {nodedown, Node} -> io:format("nodedown~n") after 20000 -> io:format("no nodedown~n") end,
+    io:format("pang ~p~n", [net_adm:ping(Node)]).
+"#;
+
+fn check_client(client: &mut Lines) {
+    assert_eq!(client.expect("ping "), "ping pong");
+    assert_eq!(client.expect("nodes "), "nodes true");
+    assert_eq!(client.expect("named echo "), "named echo true");
+    assert_eq!(client.expect("in order "), "in order true");
+    assert_eq!(client.expect("nodedown"), "nodedown");
+    assert_eq!(client.expect("pang "), "pang pang");
+}
+
+#[test]
+fn act_to_act() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let server = unique("echo");
+    let mut echo = cluster.act(&server, "echo", ECHO, &[]);
+    assert_eq!(echo.expect("ready"), format!("ready {server}@{host} true"));
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("client"), "client", CLIENT, &[&peer]);
+    check_client(&mut client);
+    echo.expect("stopped");
+}
+
+#[test]
+fn act_to_beam() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; act-to-BEAM test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("beam");
+    let mut beam = cluster.beam(
+        &server,
+        "register(echo, self()), io:format(\"ready~n\"), \
+         L = fun L() -> receive stop -> io:format(\"stopped~n\"), halt(); \
+         {F, M} -> F ! {echo, self(), M}, L() end end, L().",
+    );
+    beam.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("client"), "client", CLIENT, &[&peer]);
+    check_client(&mut client);
+}
+
+#[test]
+fn beam_to_act() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; BEAM-to-act test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("echo");
+    let mut echo = cluster.act(&server, "echo", ECHO, &[]);
+    echo.expect("ready");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         io:format(\"ping ~p~n\", [net_adm:ping(N)]), \
+         io:format(\"nodes ~p~n\", [nodes() =:= [N]]), \
+         T = {{[1, 2.5, -7], <<\"bin\">>, #{{key => \"value\"}}, 123456789012345678901234567890, self()}}, \
+         {{echo, N}} ! {{self(), T}}, \
+         P = receive {{echo, E, T}} -> io:format(\"named echo ~p~n\", [node(E) =:= N]), E \
+             after 20000 -> halt(3) end, \
+         [P ! {{self(), I}} || I <- lists:seq(1, 2000)], \
+         G = [receive {{echo, _, X}} -> X after 20000 -> timeout end || _ <- lists:seq(1, 2000)], \
+         io:format(\"in order ~p~n\", [G =:= lists:seq(1, 2000)]), \
+         erlang:monitor_node(N, true), \
+         P ! stop, \
+         receive {{nodedown, N}} -> io:format(\"nodedown~n\") after 20000 -> io:format(\"no nodedown~n\") end, \
+         halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    check_beam(&mut beam);
+    echo.expect("stopped");
+}
+
+fn check_beam(beam: &mut Lines) {
+    assert_eq!(beam.expect("ping "), "ping pong");
+    assert_eq!(beam.expect("nodes "), "nodes true");
+    assert_eq!(beam.expect("named echo "), "named echo true");
+    assert_eq!(beam.expect("in order "), "in order true");
+    assert_eq!(beam.expect("nodedown"), "nodedown");
+}
+
+/// An act client of a BEAM node: gen_server:call to `{Name, Node}`,
+/// rpc:call through rex (with the remote output written here), and
+/// monitors of remote processes by pid and by name.
+const CALLER: &str = r#"
+-module(caller).
+-export([main/1]).
+
+main([Peer]) ->
+    N = list_to_atom(Peer),
+    io:format("call ~p~n", [gen_server:call({srv, N}, hi, 20000)]),
+    io:format("rpc ~p~n", [rpc:call(N, lists, reverse, [[1, 2, 3]])]),
+    ok = rpc:call(N, io, format, ["remote ~p~n", [output]]),
+    io:format("rpc error ~p~n", [element(1, rpc:call(N, erlang, error, [boom]))]),
+    R1 = monitor(process, {nosuch, N}),
+    receive {'DOWN', R1, process, {nosuch, N}, W1} -> io:format("down name ~p~n", [W1])
+    after 20000 -> io:format("no down~n") end,
+    {srv, N} ! {self(), spawn},
+    P = receive {spawned, X} -> X after 20000 -> exit(no_pid) end,
+    R2 = monitor(process, P),
+    P ! die,
+    receive {'DOWN', R2, process, P, W2} -> io:format("down pid ~p~n", [W2])
+    after 20000 -> io:format("no down~n") end,
+    {srv, N} ! stop.
+"#;
+
+#[test]
+fn act_calls_beam() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; act-calls-BEAM test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("beam");
+    // A hand-written gen_server loop (no module to compile).
+    let mut beam = cluster.beam(
+        &server,
+        "register(srv, self()), io:format(\"ready~n\"), \
+         L = fun L() -> receive \
+           {'$gen_call', {F, T}, Q} -> F ! {T, {echo, Q}}, L(); \
+           {F, spawn} -> F ! {spawned, spawn(fun() -> receive die -> exit(bye) end end)}, L(); \
+           stop -> halt() end end, L().",
+    );
+    beam.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("caller"), "caller", CALLER, &[&peer]);
+    assert_eq!(client.expect("call "), "call {echo,hi}");
+    assert_eq!(client.expect("rpc "), "rpc [3,2,1]");
+    assert_eq!(client.expect("remote "), "remote output");
+    assert_eq!(client.expect("rpc error "), "rpc error badrpc");
+    assert_eq!(client.expect("down name "), "down name noproc");
+    assert_eq!(client.expect("down pid "), "down pid bye");
+}
+
+/// An act gen_server that BEAM calls and monitors.
+const SERVER: &str = r#"
+-module(server).
+-behaviour(gen_server).
+-export([main/1, init/1, handle_call/3, handle_cast/2, handle_info/2]).
+
+main(_) ->
+    {ok, Pid} = gen_server:start({local, srv}, ?MODULE, 0, []),
+    Ref = monitor(process, Pid),
+    io:format("ready~n"),
+    receive {'DOWN', Ref, process, Pid, Why} -> io:format("server ended ~p~n", [Why]) end.
+
+init(N) -> {ok, N}.
+handle_call(stop, _From, N) -> {stop, finished, ok, N};
+handle_call(Req, _From, N) -> {reply, {N, Req, node()}, N + 1}.
+handle_cast(_, N) -> {noreply, N}.
+handle_info(_, N) -> {noreply, N}.
+"#;
+
+#[test]
+fn beam_calls_act() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; BEAM-calls-act test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("server");
+    let mut act = cluster.act(&server, "server", SERVER, &[]);
+    act.expect("ready");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         io:format(\"call ~p~n\", [gen_server:call({{srv, N}}, hello, 20000)]), \
+         io:format(\"call ~p~n\", [gen_server:call({{srv, N}}, again, 20000)]), \
+         R = monitor(process, {{srv, N}}), \
+         io:format(\"stop ~p~n\", [gen_server:call({{srv, N}}, stop, 20000)]), \
+         receive {{'DOWN', R, process, _, W}} -> io:format(\"down ~p~n\", [W]) \
+         after 20000 -> io:format(\"no down~n\") end, \
+         R2 = monitor(process, {{srv, N}}), \
+         receive {{'DOWN', R2, process, _, W2}} -> io:format(\"gone ~p~n\", [W2]) \
+         after 20000 -> io:format(\"no gone~n\") end, \
+         halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    assert_eq!(beam.expect("call "), format!("call {{0,hello,{peer}}}"));
+    assert_eq!(beam.expect("call "), format!("call {{1,again,{peer}}}"));
+    assert_eq!(beam.expect("stop "), "stop ok");
+    assert_eq!(beam.expect("down "), "down finished");
+    let gone = beam.expect("gone ");
+    assert!(
+        gone == "gone noproc" || gone == "gone noconnection",
+        "{gone}"
+    );
+    act.expect("server ended finished");
+}

@@ -1,0 +1,132 @@
+//! The distribution BIFs: `node()`, `nodes()`, `is_alive()`, cookies,
+//! `monitor_node/2`, `disconnect_node/1` and the non-blocking connect
+//! under `net_kernel:connect_node/1` (stdlib/net_kernel.act). They reach
+//! the network only through `runtime::nodes`.
+
+use super::erlang::list_elements;
+use super::process::services;
+use super::{BifError, BifResult, Context};
+use crate::runtime::nodes::{self, Connect};
+use crate::term::node;
+use crate::term::view::View;
+use crate::term::{Atom, Term};
+
+fn this_name() -> Term {
+    Term::atom(node::this_node().name)
+}
+
+pub fn node_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(this_name())
+}
+
+/// `node(Arg)`: the node a pid or reference belongs to.
+pub fn node_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match ctx.process.heap.view(args[0]) {
+        View::Pid(_) | View::Ref(_) => Ok(this_name()),
+        View::ExtPid { node, .. } | View::ExtRef { node, .. } => {
+            Ok(Term::atom(node::entry(node).name))
+        }
+        _ => Err(BifError::Badarg),
+    }
+}
+
+pub fn is_alive_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(Term::boolean(nodes::alive()))
+}
+
+fn atom_list(ctx: &mut Context, args: &mut [Term], atoms: &[Atom]) -> BifResult {
+    ctx.ensure(2 * atoms.len(), args)?;
+    let terms: Vec<Term> = atoms.iter().map(|&a| Term::atom(a)).collect();
+    Ok(ctx.heap().list(&terms))
+}
+
+pub fn nodes_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    atom_list(ctx, args, &nodes::nodes())
+}
+
+/// `nodes(Kind)` or `nodes([Kind])`: `visible`, `connected` and `known`
+/// name the connected nodes (act makes no hidden connections), `this`
+/// this node when alive, `hidden` none.
+pub fn nodes_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let kinds = if args[0].is_atom() {
+        vec![args[0]]
+    } else {
+        list_elements(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?
+    };
+    let mut this = false;
+    let mut others = false;
+    for k in kinds {
+        match k.as_atom().map(|a| a.name()) {
+            Some("this") => this = true,
+            Some("visible" | "connected" | "known") => others = true,
+            Some("hidden") => {}
+            _ => return Err(BifError::Badarg),
+        }
+    }
+    let mut list = Vec::new();
+    if this && nodes::alive() {
+        list.push(node::this_node().name);
+    }
+    if others {
+        list.extend(nodes::nodes());
+    }
+    atom_list(ctx, args, &list)
+}
+
+/// `erlang:'$dist_connect'(Node)`: `true`, `false`, or `wait` when a
+/// handshake is under way (then `{'$dist_connected', Node, Bool}` comes).
+pub fn dist_connect_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let peer = args[0].as_atom().ok_or(BifError::Badarg)?;
+    let me = services(|s| s.self_pid());
+    Ok(match nodes::connect(peer, me) {
+        Connect::Yes => Term::TRUE,
+        Connect::No => Term::FALSE,
+        Connect::Wait => Term::atom(Atom::intern("wait")),
+    })
+}
+
+pub fn disconnect_node_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let peer = args[0].as_atom().ok_or(BifError::Badarg)?;
+    if !nodes::alive() {
+        return Ok(Term::atom(Atom::intern("ignored")));
+    }
+    Ok(Term::boolean(nodes::disconnect(peer)))
+}
+
+/// `monitor_node(Node, Flag)`.
+pub fn monitor_node_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let peer = args[0].as_atom().ok_or(BifError::Badarg)?;
+    let on = args[1].as_bool().ok_or(BifError::Badarg)?;
+    let me = services(|s| s.self_pid());
+    nodes::monitor_node(peer, me, on);
+    Ok(Term::TRUE)
+}
+
+pub fn get_cookie_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(match nodes::cookie() {
+        Some(c) => Term::atom(Atom::try_intern(&c).ok_or(BifError::SystemLimit)?),
+        None => Term::atom(Atom::intern("nocookie")),
+    })
+}
+
+/// `erlang:set_cookie(Cookie)`: this node's cookie.
+pub fn set_cookie_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let cookie = args[0].as_atom().ok_or(BifError::Badarg)?;
+    if !nodes::set_cookie(node::this_node().name, cookie.name()) {
+        return Err(BifError::Badarg);
+    }
+    Ok(Term::TRUE)
+}
+
+/// `erlang:set_cookie(Node, Cookie)`: the cookie towards `Node` (this
+/// node's own cookie when `Node` is `node()`).
+pub fn set_cookie_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let (peer, cookie) = (
+        args[0].as_atom().ok_or(BifError::Badarg)?,
+        args[1].as_atom().ok_or(BifError::Badarg)?,
+    );
+    if !nodes::set_cookie(peer, cookie.name()) {
+        return Err(BifError::Badarg);
+    }
+    Ok(Term::TRUE)
+}

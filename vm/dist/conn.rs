@@ -1,0 +1,738 @@
+//! Connections to other nodes: dialing and accepting (the handshake),
+//! the outbound buffer and its writer thread, the reader thread and the
+//! control messages it understands.
+//!
+//! A connection is `Connecting` from the first send or connect (frames
+//! queue meanwhile), `Up` once a handshake succeeded, and `Down` for good
+//! after a failure or a close (a later send dials again with a fresh
+//! connection). Per connection one writer drains the buffer (whole
+//! batches in one `write`, a tick after 15 quiet seconds) and one reader
+//! reads frames in order and hands messages to `runtime::nodes`.
+
+use super::{Blocking, block_on, cookie_for, log, this};
+use crate::runtime::nodes as rt;
+use crate::sched::Pid;
+use crate::sched::outside::Target;
+use crate::term::{Atom, node};
+use eetf::{FixInteger, Pid as EPid, Term as ETerm, Tuple};
+use erl_dist::DistributionFlags;
+use erl_dist::LOWEST_DISTRIBUTION_PROTOCOL_VERSION;
+use erl_dist::epmd::EpmdClient;
+use erl_dist::handshake::{ClientSideHandshake, HandshakeStatus, ServerSideHandshake};
+use erl_dist::node::{Creation, LocalNode};
+use std::collections::HashMap;
+use std::io::{BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+const SEND: i32 = 2;
+const REG_SEND: i32 = 6;
+const SEND_TT: i32 = 12;
+const REG_SEND_TT: i32 = 16;
+const SEND_SENDER: i32 = 22;
+const SEND_SENDER_TT: i32 = 23;
+const MONITOR_P: i32 = 19;
+const DEMONITOR_P: i32 = 20;
+const MONITOR_P_EXIT: i32 = 21;
+/// The pass-through type byte of every frame after the handshake.
+const PASS_THROUGH: u8 = 112;
+/// A frame longer than this is taken for garbage and closes the connection.
+const MAX_FRAME: usize = 1 << 30;
+/// How long a quiet connection waits before it sends a tick.
+const TICK: Duration = Duration::from_secs(15);
+/// Bounds on the steps of dialing and of a handshake.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum State {
+    Connecting,
+    Up,
+    Down,
+}
+
+struct Out {
+    state: State,
+    /// The socket's descriptor once up, for sends straight from the
+    /// sender (non-blocking) when nothing else is in flight.
+    fd: i32,
+    /// The writer holds a batch it has not finished writing.
+    writing: bool,
+    /// Whole frames waiting for the writer, back to back.
+    buf: Vec<u8>,
+    /// Processes waiting in `net_kernel:connect_node` for the outcome.
+    waiters: Vec<Pid>,
+}
+
+struct Conn {
+    peer: Atom,
+    out: Mutex<Out>,
+    changed: Condvar,
+    /// The socket once up, kept to shut it down (which ends the reader).
+    socket: Mutex<Option<TcpStream>>,
+}
+
+impl Conn {
+    fn lock(&self) -> MutexGuard<'_, Out> {
+        self.out.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn conns() -> MutexGuard<'static, HashMap<Atom, Arc<Conn>>> {
+    static CONNS: OnceLock<Mutex<HashMap<Atom, Arc<Conn>>>> = OnceLock::new();
+    CONNS
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// `monitor_node(Node, true)` calls not yet answered, per node.
+fn node_watchers() -> MutexGuard<'static, HashMap<Atom, Vec<Pid>>> {
+    static WATCHERS: OnceLock<Mutex<HashMap<Atom, Vec<Pid>>>> = OnceLock::new();
+    WATCHERS
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+fn new_conn(peer: Atom) -> Arc<Conn> {
+    Arc::new(Conn {
+        peer,
+        out: Mutex::new(Out {
+            state: State::Connecting,
+            fd: -1,
+            writing: false,
+            buf: Vec::new(),
+            waiters: Vec::new(),
+        }),
+        changed: Condvar::new(),
+        socket: Mutex::new(None),
+    })
+}
+
+/// The live connection to `peer`, dialing it first if there is none.
+fn conn_for(peer: Atom) -> Arc<Conn> {
+    let mut map = conns();
+    if let Some(c) = map.get(&peer) {
+        return c.clone();
+    }
+    let c = new_conn(peer);
+    map.insert(peer, c.clone());
+    drop(map);
+    let dialing = c.clone();
+    if std::thread::Builder::new()
+        .name("dist connect".into())
+        .spawn(move || connector(dialing))
+        .is_err()
+    {
+        fail(&c);
+    }
+    c
+}
+
+/// What `connect` found.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Connect {
+    Yes,
+    No,
+    /// A handshake is under way: `{'$dist_connected', Node, Bool}` will
+    /// reach the waiter.
+    Wait,
+}
+
+/// `net_kernel:connect_node(Peer)`, without blocking: the outcome now,
+/// or `Wait` after registering `waiter` for it.
+pub fn connect(peer: Atom, waiter: Pid) -> Connect {
+    let Some(n) = this() else {
+        return Connect::No;
+    };
+    if peer == n.name {
+        return Connect::Yes;
+    }
+    if !valid_name(peer) {
+        return Connect::No;
+    }
+    let c = conn_for(peer);
+    let mut out = c.lock();
+    match out.state {
+        State::Up => Connect::Yes,
+        State::Down => Connect::No,
+        State::Connecting => {
+            out.waiters.push(waiter);
+            Connect::Wait
+        }
+    }
+}
+
+pub(super) fn valid_name(peer: Atom) -> bool {
+    matches!(peer.name().split_once('@'), Some((a, h)) if !a.is_empty() && !h.is_empty())
+}
+
+/// `erlang:disconnect_node(Peer)`: whether a connection was there.
+pub fn disconnect(peer: Atom) -> bool {
+    let c = conns().get(&peer).cloned();
+    match c {
+        Some(c) => {
+            let was_up = c.lock().state == State::Up;
+            fail(&c);
+            was_up
+        }
+        None => false,
+    }
+}
+
+/// The nodes connected now (`nodes()`).
+pub fn nodes() -> Vec<Atom> {
+    let mut v: Vec<Atom> = conns()
+        .values()
+        .filter(|c| c.lock().state == State::Up)
+        .map(|c| c.peer)
+        .collect();
+    v.sort_by(|a, b| a.name().cmp(b.name()));
+    v
+}
+
+/// `monitor_node(Peer, true)`: `{nodedown, Peer}` reaches `watcher` when
+/// the connection goes down, or at once if it cannot be made.
+pub fn monitor_node(peer: Atom, watcher: Pid) {
+    if this().is_some_and(|n| n.name == peer) {
+        return;
+    }
+    if this().is_none() || !valid_name(peer) {
+        rt::deliver(Target::Pid(watcher), rt::nodedown(peer));
+        return;
+    }
+    let c = conn_for(peer);
+    let out = c.lock();
+    if out.state == State::Down {
+        drop(out);
+        rt::deliver(Target::Pid(watcher), rt::nodedown(peer));
+        return;
+    }
+    // Registered under the connection's lock: `fail` takes the watchers
+    // after it marks the connection down, so none is missed.
+    node_watchers().entry(peer).or_default().push(watcher);
+}
+
+/// `monitor_node(Peer, false)`: drops one of `watcher`'s monitors.
+pub fn demonitor_node(peer: Atom, watcher: Pid) {
+    let mut w = node_watchers();
+    if let Some(list) = w.get_mut(&peer)
+        && let Some(i) = list.iter().position(|&p| p == watcher)
+    {
+        list.remove(i);
+    }
+}
+
+// ---------------------------------------------------------------------
+// Sending.
+
+pub(super) fn local_epid(pid: Pid) -> EPid {
+    let t = node::this_node();
+    EPid::new(
+        t.name.name(),
+        pid.id() as u32,
+        (pid.id() >> 32) as u32,
+        t.creation,
+    )
+}
+
+pub(super) fn control(elements: Vec<ETerm>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    // Encoding into a Vec cannot fail for these terms.
+    let _ = ETerm::from(Tuple { elements }).encode(&mut out);
+    out
+}
+
+pub(super) fn tag(n: i32) -> ETerm {
+    ETerm::from(FixInteger { value: n })
+}
+
+fn atom(name: &str) -> ETerm {
+    ETerm::from(eetf::Atom::from(name))
+}
+
+/// `Pid ! Msg` to the pid `id` of node table entry `node_index`;
+/// `payload` is the message in the external format (with its 131).
+pub fn send_to_pid(node_index: u32, id: u64, payload: &[u8]) {
+    let entry = node::entry(node_index);
+    let to = EPid::new(
+        entry.name.name(),
+        id as u32,
+        (id >> 32) as u32,
+        entry.creation,
+    );
+    let ctrl = control(vec![tag(SEND), atom(""), ETerm::from(to)]);
+    queue(entry.name, &ctrl, payload);
+}
+
+/// `{Name, Peer} ! Msg` from `from`.
+pub fn send_to_name(from: Pid, peer: Atom, name: Atom, payload: &[u8]) {
+    let ctrl = control(vec![
+        tag(REG_SEND),
+        ETerm::from(local_epid(from)),
+        atom(""),
+        atom(name.name()),
+    ]);
+    queue(peer, &ctrl, payload);
+}
+
+/// Appends a frame for `peer`, dialing it if needed. Dropped (as Erlang
+/// drops a message to an unreachable node) when this node is not alive
+/// or the connection failed; false then.
+pub(super) fn queue(peer: Atom, ctrl: &[u8], payload: &[u8]) -> bool {
+    if this().is_none() || !valid_name(peer) {
+        return false;
+    }
+    let c = conn_for(peer);
+    push_frame(&c, ctrl, payload)
+}
+
+fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) -> bool {
+    let mut out = c.lock();
+    if out.state == State::Down {
+        return false;
+    }
+    let was_empty = out.buf.is_empty();
+    let len = (1 + ctrl.len() + payload.len()) as u32;
+    out.buf.extend_from_slice(&len.to_be_bytes());
+    out.buf.push(PASS_THROUGH);
+    out.buf.extend_from_slice(ctrl);
+    out.buf.extend_from_slice(payload);
+    let up = out.state == State::Up;
+    if !(was_empty && up) {
+        // The writer is awake, or will be when the connection is up.
+        return true;
+    }
+    if !out.writing && out.fd >= 0 {
+        // Nothing in flight: try the socket now, without blocking, and
+        // leave the writer asleep if it all went (order is kept: the
+        // buffer was empty and the writer idle).
+        // SAFETY: `fd` is the connection's open socket (closed only after
+        // the state turns Down, under this lock); the pointer and length
+        // describe `out.buf`.
+        let n = unsafe {
+            libc::send(
+                out.fd,
+                out.buf.as_ptr().cast(),
+                out.buf.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n > 0 {
+            out.buf.drain(..n as usize);
+            if out.buf.is_empty() {
+                return true;
+            }
+        }
+    }
+    drop(out);
+    // The writer only waits on an empty buffer.
+    c.changed.notify_one();
+    true
+}
+
+// ---------------------------------------------------------------------
+// Connection set-up.
+
+fn local_node() -> Option<LocalNode> {
+    let n = this()?;
+    let mut local = LocalNode::new(n.name.name().parse().ok()?, Creation::new(n.creation));
+    local.flags |= DistributionFlags::PUBLISHED
+        | DistributionFlags::DIST_MONITOR
+        | DistributionFlags::DIST_MONITOR_NAME
+        | DistributionFlags::UNICODE_IO;
+    Some(local)
+}
+
+/// Dials `c.peer` and installs the connection, or fails it.
+fn connector(c: Arc<Conn>) {
+    match dial(c.peer) {
+        Ok(Some(stream)) => install(&c, stream),
+        Ok(None) => {
+            // The peer is dialing us at the same time and its connection
+            // wins: wait for the acceptor to install it.
+            let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+            let mut out = c.lock();
+            while out.state == State::Connecting && Instant::now() < deadline {
+                out = c
+                    .changed
+                    .wait_timeout(out, Duration::from_millis(200))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            let still = out.state == State::Connecting;
+            drop(out);
+            if still {
+                fail(&c);
+            }
+        }
+        Err(Dial::Unreachable) => fail(&c),
+        Err(Dial::Refused(e)) => {
+            log(&format!("cannot connect to {}: {e}", c.peer.name()));
+            fail(&c);
+        }
+    }
+}
+
+/// Why dialing failed: the peer is not there (quietly `pang`, as in
+/// Erlang), or it refused us (worth a line on stderr).
+enum Dial {
+    Unreachable,
+    Refused(String),
+}
+
+impl From<String> for Dial {
+    fn from(e: String) -> Dial {
+        Dial::Refused(e)
+    }
+}
+
+impl From<&str> for Dial {
+    fn from(e: &str) -> Dial {
+        Dial::Refused(e.to_string())
+    }
+}
+
+fn dial(peer: Atom) -> Result<Option<TcpStream>, Dial> {
+    let (alive, host) = peer.name().split_once('@').ok_or("not a node name")?;
+    let resolve = |port: u16| -> Result<std::net::SocketAddr, Dial> {
+        (host, port)
+            .to_socket_addrs()
+            .map_err(|_| Dial::Unreachable)?
+            .find(|a| a.is_ipv4())
+            .ok_or(Dial::Unreachable)
+    };
+    let epmd = TcpStream::connect_timeout(&resolve(super::epmd_port())?, CONNECT_TIMEOUT)
+        .map_err(|_| Dial::Unreachable)?;
+    let _ = epmd.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let entry = block_on(EpmdClient::new(Blocking(epmd)).get_node(alive))
+        .map_err(|_| Dial::Unreachable)?
+        .ok_or(Dial::Unreachable)?;
+    let stream = TcpStream::connect_timeout(&resolve(entry.port)?, CONNECT_TIMEOUT)
+        .map_err(|_| Dial::Unreachable)?;
+    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let local = local_node().ok_or("not alive")?;
+    let mut hs = ClientSideHandshake::new(Blocking(stream), local, &cookie_for(peer));
+    let status = block_on(hs.execute_send_name(LOWEST_DISTRIBUTION_PROTOCOL_VERSION))
+        .map_err(|e| format!("handshake: {e}"))?;
+    match status {
+        HandshakeStatus::Nok => return Ok(None),
+        HandshakeStatus::NotAllowed => return Err("the peer does not allow us".into()),
+        _ => {}
+    }
+    let (stream, _) = block_on(hs.execute_rest(true)).map_err(|e| format!("handshake: {e}"))?;
+    Ok(Some(stream.0))
+}
+
+/// Accepts connections for as long as the program runs.
+pub(super) fn accept_loop(listener: TcpListener) {
+    for stream in listener.incoming() {
+        match stream {
+            Ok(stream) => {
+                let _ = std::thread::Builder::new()
+                    .name("dist accept".into())
+                    .spawn(move || accept(stream));
+            }
+            Err(e) => {
+                log(&format!("accept: {e}"));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+fn accept(stream: TcpStream) {
+    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let (Some(local), Some(n)) = (local_node(), this()) else {
+        return;
+    };
+    let cookie = n.cookie.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut hs = ServerSideHandshake::new(Blocking(stream), local, &cookie);
+    let peer = match block_on(hs.execute_recv_name()) {
+        Ok(Some(name)) => name.to_string(),
+        Ok(None) => {
+            let _ = block_on(hs.execute_rest(HandshakeStatus::NotAllowed));
+            log("refused a peer that asked for a dynamic name");
+            return;
+        }
+        Err(e) => {
+            log(&format!("refused a peer: {e}"));
+            return;
+        }
+    };
+    let Some(peer) = Atom::try_intern(&peer) else {
+        return;
+    };
+    // Which connection this handshake is for, and what to answer.
+    let (conn, status, created) = {
+        let mut map = conns();
+        match map.get(&peer) {
+            Some(c) => {
+                let state = c.lock().state;
+                if state == State::Up || n.name.name() > peer.name() {
+                    // Up already, or our own dialing wins a simultaneous
+                    // connect.
+                    (None, HandshakeStatus::Nok, false)
+                } else {
+                    (Some(c.clone()), HandshakeStatus::OkSimultaneous, false)
+                }
+            }
+            None => {
+                let c = new_conn(peer);
+                map.insert(peer, c.clone());
+                (Some(c), HandshakeStatus::Ok, true)
+            }
+        }
+    };
+    let Some(conn) = conn else {
+        let _ = block_on(hs.execute_rest(HandshakeStatus::Nok));
+        return;
+    };
+    match block_on(hs.execute_rest(status)) {
+        Ok((stream, _)) => install(&conn, stream.0),
+        Err(e) => {
+            log(&format!("refused {}: {e}", peer.name()));
+            if created {
+                fail(&conn);
+            }
+        }
+    }
+}
+
+/// Puts a connection whose handshake succeeded to work: its reader and
+/// writer threads, and the answer to whoever waited.
+fn install(c: &Arc<Conn>, stream: TcpStream) {
+    let (Ok(reader), Ok(writer)) = (stream.try_clone(), stream.try_clone()) else {
+        fail(c);
+        return;
+    };
+    let _ = stream.set_read_timeout(None);
+    let _ = stream.set_nodelay(true);
+    let waiters = {
+        let mut out = c.lock();
+        if out.state != State::Connecting {
+            // The other handshake of a simultaneous connect got there first.
+            return;
+        }
+        out.state = State::Up;
+        out.fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+        *c.socket.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
+        std::mem::take(&mut out.waiters)
+    };
+    c.changed.notify_all();
+    for w in waiters {
+        rt::deliver(Target::Pid(w), rt::connected(c.peer, true));
+    }
+    let (r, w) = (c.clone(), c.clone());
+    let ok = std::thread::Builder::new()
+        .name("dist write".into())
+        .spawn(move || write_loop(&w, writer))
+        .is_ok()
+        && std::thread::Builder::new()
+            .name("dist read".into())
+            .spawn(move || read_loop(&r, reader))
+            .is_ok();
+    if !ok {
+        fail(c);
+    }
+}
+
+/// Marks the connection down for good: drops what was queued, answers
+/// the waiters, tells the `monitor_node` watchers, closes the socket.
+fn fail(c: &Arc<Conn>) {
+    let (waiters, was_up) = {
+        let mut out = c.lock();
+        if out.state == State::Down {
+            return;
+        }
+        let was_up = out.state == State::Up;
+        out.state = State::Down;
+        out.fd = -1;
+        out.buf = Vec::new();
+        (std::mem::take(&mut out.waiters), was_up)
+    };
+    c.changed.notify_all();
+    {
+        let mut map = conns();
+        if map.get(&c.peer).is_some_and(|m| Arc::ptr_eq(m, c)) {
+            map.remove(&c.peer);
+        }
+    }
+    if let Some(s) = c.socket.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+    for w in waiters {
+        rt::deliver(Target::Pid(w), rt::connected(c.peer, false));
+    }
+    let _ = was_up;
+    super::watch::node_down(c.peer);
+    let watchers = node_watchers().remove(&c.peer).unwrap_or_default();
+    for w in watchers {
+        rt::deliver(Target::Pid(w), rt::nodedown(c.peer));
+    }
+}
+
+// ---------------------------------------------------------------------
+// The threads of a connection.
+
+fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
+    let mut batch: Vec<u8> = Vec::new();
+    loop {
+        {
+            let mut out = c.lock();
+            loop {
+                if out.state == State::Down {
+                    return;
+                }
+                if !out.buf.is_empty() {
+                    std::mem::swap(&mut out.buf, &mut batch);
+                    out.writing = true;
+                    break;
+                }
+                let (o, timeout) = c
+                    .changed
+                    .wait_timeout(out, TICK)
+                    .unwrap_or_else(|e| e.into_inner());
+                out = o;
+                if timeout.timed_out() && out.buf.is_empty() && out.state == State::Up {
+                    batch.extend_from_slice(&[0, 0, 0, 0]);
+                    out.writing = true;
+                    break;
+                }
+            }
+        }
+        if let Err(e) = stream.write_all(&batch) {
+            log(&format!("lost {}: {e}", c.peer.name()));
+            fail(c);
+            return;
+        }
+        batch.clear();
+        c.lock().writing = false;
+    }
+}
+
+fn read_loop(c: &Arc<Conn>, stream: TcpStream) {
+    let mut input = BufReader::with_capacity(1 << 16, stream);
+    let mut frame = Vec::new();
+    loop {
+        let mut len = [0u8; 4];
+        if input.read_exact(&mut len).is_err() {
+            break;
+        }
+        let n = u32::from_be_bytes(len) as usize;
+        if n == 0 {
+            continue; // a tick
+        }
+        if n > MAX_FRAME {
+            log(&format!(
+                "{} sent a frame of {n} bytes: closing",
+                c.peer.name()
+            ));
+            break;
+        }
+        frame.resize(n, 0);
+        if input.read_exact(&mut frame).is_err() {
+            break;
+        }
+        if frame[0] != PASS_THROUGH {
+            log(&format!(
+                "{} sent a frame of type {}: closing",
+                c.peer.name(),
+                frame[0]
+            ));
+            break;
+        }
+        if let Err(e) = handle(c, &frame[1..]) {
+            log(&format!("{}: {e}", c.peer.name()));
+        }
+    }
+    fail(c);
+}
+
+/// One frame's control message and payload.
+fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
+    let mut rest = bytes;
+    let ctrl = ETerm::decode(&mut rest).map_err(|e| format!("bad control message: {e}"))?;
+    let ETerm::Tuple(Tuple { elements }) = ctrl else {
+        return Err("control message is not a tuple".into());
+    };
+    let op = match elements.first() {
+        Some(ETerm::FixInteger(FixInteger { value })) => *value,
+        _ => return Err("control message without an operation".into()),
+    };
+    match op {
+        SEND | SEND_TT | SEND_SENDER | SEND_SENDER_TT => {
+            let Some(ETerm::Pid(to)) = elements.get(2) else {
+                return Err("SEND without a pid".into());
+            };
+            if let Some(pid) = local_pid(to) {
+                deliver_payload(Target::Pid(pid), rest)?;
+            }
+        }
+        REG_SEND | REG_SEND_TT => {
+            let Some(ETerm::Atom(name)) = elements.get(3) else {
+                return Err("REG_SEND without a name".into());
+            };
+            if name.name == "net_kernel" {
+                return net_kernel(c, rest);
+            }
+            let name = Atom::try_intern(&name.name).ok_or("atom table full")?;
+            deliver_payload(Target::Name(name), rest)?;
+        }
+        MONITOR_P => super::watch::monitor_request(c.peer, &elements),
+        DEMONITOR_P => super::watch::demonitor_request(&elements),
+        MONITOR_P_EXIT => super::watch::monitored_exit(&elements),
+        // Links, exits, spawn requests: not served yet; the peer's own
+        // side still reports noconnection when we go away.
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A pid of this node named in a control message.
+pub(super) fn local_pid(p: &EPid) -> Option<Pid> {
+    let t = node::this_node();
+    (p.node.name == t.name.name()).then(|| Pid::from_id(p.id as u64 | (p.serial as u64) << 32))
+}
+
+fn deliver_payload(to: Target, payload: &[u8]) -> Result<(), String> {
+    let message = crate::term::etf::binary_to_term(payload)
+        .map_err(|e| format!("dropped a message act cannot decode ({e:?})"))?;
+    rt::deliver(to, message);
+    Ok(())
+}
+
+/// The part of net_kernel a peer talks to: `net_adm:ping` asks
+/// `{'$gen_call', {From, Tag}, {is_auth, Node}}` and gets `{Tag, yes}`.
+fn net_kernel(c: &Arc<Conn>, payload: &[u8]) -> Result<(), String> {
+    let message = ETerm::decode(payload).map_err(|e| format!("net_kernel: {e}"))?;
+    let ETerm::Tuple(Tuple { elements }) = message else {
+        return Ok(());
+    };
+    let [
+        ETerm::Atom(label),
+        ETerm::Tuple(from),
+        ETerm::Tuple(request),
+    ] = elements.as_slice()
+    else {
+        return Ok(());
+    };
+    let is_auth = matches!(request.elements.first(), Some(ETerm::Atom(a)) if a.name == "is_auth");
+    if label.name != "$gen_call" || !is_auth {
+        return Ok(());
+    }
+    let [ETerm::Pid(from), tag_term] = from.elements.as_slice() else {
+        return Ok(());
+    };
+    let ctrl = control(vec![tag(SEND), atom(""), ETerm::from(from.clone())]);
+    let mut reply = Vec::new();
+    ETerm::from(Tuple {
+        elements: vec![tag_term.clone(), atom("yes")],
+    })
+    .encode(&mut reply)
+    .map_err(|e| e.to_string())?;
+    push_frame(c, &ctrl, &reply);
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! The runtime's door to distribution (`crate::dist`): the BIFs and the
+//! scheduler reach the network only through here, and the network
+//! reaches processes only through `deliver`.
+//!
+//! Invariant: on a node that is not alive (no `--sname`/`--name`), no
+//! outside queue exists and `run_main` runs the schedulers exactly as
+//! before; sends to other nodes go nowhere.
+
+use crate::dist;
+use crate::heap::{Heap, MessageBuffer};
+use crate::sched::outside::{Outside, Target};
+use crate::sched::{Pid, Signal};
+use crate::term::{Atom, Term};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use dist::Connect;
+
+/// The queue by which connection threads hand messages to schedulers;
+/// made when the node starts.
+static OUTSIDE: OnceLock<Arc<Outside<MessageBuffer>>> = OnceLock::new();
+
+/// The outside queue for `sched::run_with_outside`, if the node is alive.
+pub fn outside() -> Option<Arc<Outside<MessageBuffer>>> {
+    OUTSIDE.get().cloned()
+}
+
+/// Hands a message from another node to `to`, to be delivered by a
+/// scheduler like any local message.
+pub fn deliver(to: Target, message: MessageBuffer) {
+    if let Some(o) = OUTSIDE.get() {
+        o.push(to, Signal::Message(message));
+    }
+}
+
+/// Asks a scheduler whether `target` names a live process; the answer
+/// goes to `dist::probed` with `token`.
+pub fn probe(target: Target, token: u64) {
+    if let Some(o) = OUTSIDE.get() {
+        o.probe(target, token);
+    }
+}
+
+/// A process exited (its exit hook): monitors from other nodes hear it.
+/// One load when no other node monitors anything here.
+#[inline]
+pub fn exited(pid: Pid, reason: &MessageBuffer) {
+    if dist::watched() {
+        let empty = Heap::new();
+        let heap = reason.heap().unwrap_or(&empty);
+        let bytes = crate::term::etf::term_to_binary(heap, reason.term())
+            .unwrap_or_else(|_| vec![131, 100, 0, 6, b'n', b'o', b'p', b'r', b'o', b'c']);
+        dist::exited(pid, &bytes);
+    }
+}
+
+pub use dist::Watched;
+
+/// `monitor(process, ...)` of a process of `node`, with reference `id`.
+pub fn monitor_remote(watcher: Pid, node: Atom, what: Watched, id: u64) {
+    dist::monitor_process(watcher, node, what, id);
+}
+
+/// `demonitor(Ref)`: whether `id` was a monitor of another node's process.
+pub fn demonitor_remote(id: u64) -> bool {
+    dist::alive() && dist::demonitor_process(id)
+}
+
+fn small_tuple(elements: &[Term]) -> MessageBuffer {
+    let mut heap = Heap::new();
+    let t = heap.tuple(elements);
+    MessageBuffer::from_heap(heap, t)
+}
+
+/// `{nodedown, Node}`.
+pub fn nodedown(node: Atom) -> MessageBuffer {
+    small_tuple(&[Term::atom(Atom::intern("nodedown")), Term::atom(node)])
+}
+
+/// `{'$dist_connected', Node, Bool}`: the outcome a `connect_node` waits for.
+pub fn connected(node: Atom, ok: bool) -> MessageBuffer {
+    small_tuple(&[
+        Term::atom(Atom::intern("$dist_connected")),
+        Term::atom(node),
+        Term::boolean(ok),
+    ])
+}
+
+fn options() -> &'static Mutex<Option<dist::Options>> {
+    static OPTIONS: OnceLock<Mutex<Option<dist::Options>>> = OnceLock::new();
+    OPTIONS.get_or_init(|| Mutex::new(None))
+}
+
+/// Applies `--sname N`, `--name N` or `--cookie C` (`Ok(false)`: not one
+/// of these).
+pub fn apply_option(name: &str, value: Option<&str>) -> Result<bool, String> {
+    if !option_takes_value(name) {
+        return Ok(false);
+    }
+    let value = value.ok_or_else(|| format!("'{name}' needs a value"))?;
+    if value.is_empty() {
+        return Err(format!("'{name}' needs a value"));
+    }
+    let mut o = options().lock().unwrap_or_else(|e| e.into_inner());
+    let o = o.get_or_insert_with(|| dist::Options {
+        name: String::new(),
+        long: false,
+        cookie: None,
+    });
+    match name {
+        "--sname" => (o.name, o.long) = (value.to_string(), false),
+        "--name" => (o.name, o.long) = (value.to_string(), true),
+        _ => o.cookie = Some(value.to_string()),
+    }
+    Ok(true)
+}
+
+pub fn option_takes_value(name: &str) -> bool {
+    matches!(name, "--sname" | "--name" | "--cookie")
+}
+
+/// Starts the node if the command line named it; called before the
+/// first process runs.
+pub fn start_if_asked(deterministic: bool) -> Result<(), String> {
+    let Some(options) = options().lock().unwrap_or_else(|e| e.into_inner()).clone() else {
+        return Ok(());
+    };
+    if options.name.is_empty() {
+        return Err("--cookie needs --sname or --name".into());
+    }
+    if deterministic {
+        return Err("--deterministic cannot be used with --sname or --name".into());
+    }
+    if OUTSIDE.get().is_some() {
+        return Ok(());
+    }
+    dist::start(&options)?;
+    let outside = Arc::new(Outside::default());
+    outside.set_probe_hook(Box::new(dist::probed));
+    let _ = OUTSIDE.set(outside);
+    Ok(())
+}
+
+/// `is_alive()`.
+pub fn alive() -> bool {
+    dist::alive()
+}
+
+/// `Pid ! Msg` for a pid of another node (`payload`: the message in the
+/// external format).
+pub fn send_to_pid(node_index: u32, id: u64, payload: &[u8]) {
+    dist::send_to_pid(node_index, id, payload);
+}
+
+/// `{Name, Node} ! Msg` for another node.
+pub fn send_to_name(from: Pid, node: Atom, name: Atom, payload: &[u8]) {
+    dist::send_to_name(from, node, name, payload);
+}
+
+pub fn connect(node: Atom, waiter: Pid) -> Connect {
+    dist::connect(node, waiter)
+}
+
+pub fn disconnect(node: Atom) -> bool {
+    dist::disconnect(node)
+}
+
+pub fn nodes() -> Vec<Atom> {
+    dist::nodes()
+}
+
+pub fn monitor_node(node: Atom, watcher: Pid, on: bool) {
+    if on {
+        dist::monitor_node(node, watcher);
+    } else {
+        dist::demonitor_node(node, watcher);
+    }
+}
+
+pub fn cookie() -> Option<String> {
+    dist::cookie()
+}
+
+pub fn set_cookie(node: Atom, cookie: &str) -> bool {
+    dist::set_cookie(node, cookie)
+}

@@ -1,0 +1,132 @@
+//! The door for signals from threads that are not schedulers (the
+//! distribution's connection readers): they queue here, and schedulers
+//! deliver them from their loop.
+//!
+//! Invariants: a thread outside never touches the process table or a run
+//! queue; it pushes `(target, signal)` under one lock and, when the queue
+//! turns non-empty, unparks the first scheduler (the others look at the
+//! queue at the top of their loops and before they park). One scheduler at a time
+//! drains the whole queue in push order, so one outside thread's signals
+//! to one receiver arrive in the order pushed (a connection's message
+//! order holds). A
+//! scheduler looks at `pending` at the top of its loop and before it
+//! parks; a push that races the park finds the parker's token set, so no
+//! signal waits for an unrelated wake-up.
+
+use super::pid::Pid;
+use super::signal::Signal;
+use crate::term::Atom;
+use crossbeam_utils::sync::Unparker;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whom an outside signal is for.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    Pid(Pid),
+    /// A registered name; the signal is dropped if nobody holds it.
+    Name(Atom),
+}
+
+/// One thing queued from outside.
+pub(crate) enum Item<M> {
+    Signal(Target, Signal<M>),
+    /// Asks which live process `Target` names; the answer goes to the
+    /// probe hook with the token.
+    Probe(Target, u64),
+}
+
+/// Called on a scheduler with a probe's token and the live process its
+/// target names (`None`: no such process).
+pub type ProbeHook = Box<dyn Fn(u64, Option<Pid>) + Send + Sync>;
+
+/// Signals waiting for a scheduler to deliver them.
+pub struct Outside<M> {
+    queue: Mutex<Vec<Item<M>>>,
+    pending: AtomicBool,
+    /// The schedulers' unparkers, set by `run` while the schedulers live.
+    wake: Mutex<Vec<Unparker>>,
+    probe_hook: std::sync::OnceLock<ProbeHook>,
+    /// Held by the one scheduler delivering: two schedulers delivering
+    /// two batches at once could interleave one sender's messages.
+    drain: Mutex<()>,
+}
+
+impl<M> Default for Outside<M> {
+    fn default() -> Self {
+        Outside {
+            queue: Mutex::new(Vec::new()),
+            pending: AtomicBool::new(false),
+            wake: Mutex::new(Vec::new()),
+            probe_hook: std::sync::OnceLock::new(),
+            drain: Mutex::new(()),
+        }
+    }
+}
+
+impl<M> Outside<M> {
+    /// Queues `signal` for `target` and wakes the schedulers.
+    pub fn push(&self, target: Target, signal: Signal<M>) {
+        self.enqueue(Item::Signal(target, signal));
+    }
+
+    /// Asks a scheduler whether `target` names a live process; the hook
+    /// set with `set_probe_hook` hears the answer (in queue order with
+    /// the signals).
+    pub fn probe(&self, target: Target, token: u64) {
+        self.enqueue(Item::Probe(target, token));
+    }
+
+    /// Sets the hook that answers probes (once).
+    pub fn set_probe_hook(&self, hook: ProbeHook) {
+        let _ = self.probe_hook.set(hook);
+    }
+
+    pub(crate) fn answer_probe(&self, token: u64, pid: Option<Pid>) {
+        if let Some(hook) = self.probe_hook.get() {
+            hook(token, pid);
+        }
+    }
+
+    fn enqueue(&self, item: Item<M>) {
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(item);
+        if !self.pending.swap(true, Ordering::SeqCst)
+            && let Some(u) = self.wake.lock().unwrap_or_else(|e| e.into_inner()).first()
+        {
+            // One scheduler is enough (it delivers the lot, and a woken
+            // receiver runs next on it); waking them all costs more
+            // than it saves.
+            u.unpark();
+        }
+    }
+
+    /// Whether signals wait.
+    #[inline]
+    pub(crate) fn pending(&self) -> bool {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    /// The right to deliver, if no other scheduler is delivering (it
+    /// will see `pending` again when it is done).
+    pub(crate) fn try_drain(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        match self.drain.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Everything queued so far, oldest first (call with `try_drain`'s
+    /// guard held, and deliver before dropping it).
+    pub(crate) fn take(&self) -> Vec<Item<M>> {
+        self.pending.store(false, Ordering::SeqCst);
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub(crate) fn set_wakers(&self, wakers: Vec<Unparker>) {
+        *self.wake.lock().unwrap_or_else(|e| e.into_inner()) = wakers;
+    }
+}
