@@ -252,13 +252,13 @@ fn files_that_cannot_run_say_why_with_escripts_status() {
             "zw.erl",
             "main(_) -> \u{200B} ok.\n",
             127,
-            "zw.erl:1:12: error: unexpected character \\x{200B}",
+            "zw.erl:1:12: error: unexpected character U+200B (zero-width space)",
         ),
         (
             "rlo.erl",
             "main(_) -> \u{202E} ok.\n",
             127,
-            "rlo.erl:1:12: error: unexpected character \\x{202E}",
+            "rlo.erl:1:12: error: unexpected character U+202E (right-to-left override)",
         ),
     ] {
         let out = run(&write(name, source.as_bytes()));

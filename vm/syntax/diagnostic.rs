@@ -102,14 +102,15 @@ fn render_one(
         Severity::Warning => "warning",
     };
     let mut message = diagnostic.message.clone();
+    let mut hint = diagnostic.hint.clone();
     if message == "unexpected character"
         && let Some(c) = source[start..].chars().next()
     {
-        // Name the character, escaped when it would not show.
-        if c.is_ascii_graphic() {
-            message.push_str(&format!(" '{c}'"));
-        } else {
-            message.push_str(&format!(" \\x{{{:X}}}", c as u32));
+        let (name, advice) = describe_character(c);
+        message.push(' ');
+        message.push_str(&name);
+        if hint.is_none() {
+            hint = advice.map(str::to_string);
         }
     }
     out.push_str(&format!("{file_name}:{line}:{column}: {kind}: {message}\n"));
@@ -144,7 +145,7 @@ fn render_one(
         Severity::Warning => CodespanDiagnostic::warning(),
     };
     let mut codespan = codespan.with_labels(vec![Label::primary((), label_start..label_end)]);
-    if let Some(hint) = &diagnostic.hint {
+    if let Some(hint) = &hint {
         codespan = codespan.with_notes(vec![format!("hint: {hint}")]);
     }
     let config = Config::default();
@@ -162,6 +163,95 @@ fn render_one(
 /// line on a terminal: controls, zero-width and bidirectional marks)
 /// replaced by a visible one of the same length in bytes, so that spans
 /// stay valid and carets point at it.
+/// How an unexpected character is named: itself in quotes when it is
+/// plain ASCII, else its code point (`U+00A0`), with its name for the
+/// invisible and look-alike characters that come in from word processors
+/// and web pages, and what to type instead. Never the raw character when
+/// it would not show (or would turn the terminal's text around).
+pub fn describe_character(c: char) -> (String, Option<&'static str>) {
+    if c.is_ascii_graphic() {
+        return (format!("'{c}'"), None);
+    }
+    const SPACE: &str = "an invisible look-alike of a space: replace it with an ordinary space";
+    const INVISIBLE: &str = "an invisible character: delete it";
+    const BIDI: &str = "a character that reorders how text is displayed (it can hide what the code does): delete it";
+    let (name, advice) = match c as u32 {
+        0x00 => ("NUL", Some(INVISIBLE)),
+        0x09 => ("tab", None),
+        0x7F => ("delete", Some(INVISIBLE)),
+        0x01..=0x1F => ("a control character", Some(INVISIBLE)),
+        0x80..=0x9F => ("a control character", Some(INVISIBLE)),
+        0xA0 => ("no-break space", Some(SPACE)),
+        0xAD => ("soft hyphen", Some(INVISIBLE)),
+        0x1680 => ("ogham space mark", Some(SPACE)),
+        0x2000..=0x200A => ("a typographic space", Some(SPACE)),
+        0x200B => ("zero-width space", Some(INVISIBLE)),
+        0x200C => ("zero-width non-joiner", Some(INVISIBLE)),
+        0x200D => ("zero-width joiner", Some(INVISIBLE)),
+        0x200E => ("left-to-right mark", Some(BIDI)),
+        0x200F => ("right-to-left mark", Some(BIDI)),
+        0x2010 | 0x2011 => ("hyphen", Some("use the ASCII '-'")),
+        0x2012 => ("figure dash", Some("use the ASCII '-'")),
+        0x2013 => ("en dash", Some("use the ASCII '-'")),
+        0x2014 => ("em dash", Some("use the ASCII '-'")),
+        0x2212 => ("minus sign", Some("use the ASCII '-'")),
+        0x2018 => (
+            "left single quotation mark",
+            Some("use the ASCII ' (quoted atoms) or \" (strings)"),
+        ),
+        0x2019 => (
+            "right single quotation mark",
+            Some("use the ASCII ' (quoted atoms) or \" (strings)"),
+        ),
+        0x201C => (
+            "left double quotation mark",
+            Some("use the ASCII \" for strings"),
+        ),
+        0x201D => (
+            "right double quotation mark",
+            Some("use the ASCII \" for strings"),
+        ),
+        0x2026 => ("horizontal ellipsis", Some("use three ASCII dots '...'")),
+        0x2028 => ("line separator", Some("use an ordinary line break")),
+        0x2029 => ("paragraph separator", Some("use an ordinary line break")),
+        0x202A => ("left-to-right embedding", Some(BIDI)),
+        0x202B => ("right-to-left embedding", Some(BIDI)),
+        0x202C => ("pop directional formatting", Some(BIDI)),
+        0x202D => ("left-to-right override", Some(BIDI)),
+        0x202E => ("right-to-left override", Some(BIDI)),
+        0x202F => ("narrow no-break space", Some(SPACE)),
+        0x205F => ("medium mathematical space", Some(SPACE)),
+        0x2060 => ("word joiner", Some(INVISIBLE)),
+        0x2061..=0x2064 => ("an invisible operator", Some(INVISIBLE)),
+        0x2066 => ("left-to-right isolate", Some(BIDI)),
+        0x2067 => ("right-to-left isolate", Some(BIDI)),
+        0x2068 => ("first strong isolate", Some(BIDI)),
+        0x2069 => ("pop directional isolate", Some(BIDI)),
+        0x3000 => ("ideographic space", Some(SPACE)),
+        0xFEFF => (
+            "byte order mark",
+            Some("a byte order mark belongs only at the very start of a file: delete it"),
+        ),
+        0xFF08 => ("fullwidth left parenthesis", Some("use the ASCII '('")),
+        0xFF09 => ("fullwidth right parenthesis", Some("use the ASCII ')'")),
+        0xFF0C => ("fullwidth comma", Some("use the ASCII ','")),
+        0xFF1B => ("fullwidth semicolon", Some("use the ASCII ';'")),
+        0xFFFD => ("replacement character", None),
+        _ => {
+            let code = format!("U+{:04X}", c as u32);
+            // A character that shows as itself (a letter, an arrow) is
+            // quoted too; anything else only by its code.
+            let shows = c.is_alphanumeric() || (0x2190..=0x2BFF).contains(&(c as u32));
+            return if shows && !c.is_control() {
+                (format!("{code} '{c}'"), None)
+            } else {
+                (code, None)
+            };
+        }
+    };
+    (format!("U+{:04X} ({name})", c as u32), advice)
+}
+
 fn visible(text: &str) -> String {
     text.chars()
         .map(|c| {

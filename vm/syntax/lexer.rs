@@ -339,10 +339,13 @@ pub type Spanned = (usize, Token, usize);
 /// Splits a whole source text into tokens. A first line starting with `#!`
 /// is skipped (escript's convention). Lexical errors become `Token::Error`.
 pub fn tokenize(source: &str) -> Vec<Spanned> {
-    let skip = if source.starts_with("#!") {
+    // A byte order mark at the very start is what some editors write
+    // there: skipped, as escript does (anywhere else it is an error).
+    let bom = if source.starts_with('\u{FEFF}') { 3 } else { 0 };
+    let skip = if source[bom..].starts_with("#!") {
         source.find('\n').unwrap_or(source.len())
     } else {
-        0
+        bom
     };
     let text = &source[skip..];
     let mut tokens = Vec::new();
