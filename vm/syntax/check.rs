@@ -240,6 +240,22 @@ pub struct FunctionTable {
     pub broken: Vec<String>,
 }
 
+/// Levenshtein distance between two short names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 /// What a local call `name(Args)` reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocalCall {
@@ -274,6 +290,39 @@ impl FunctionTable {
     pub fn is_defined(&self, name: &str, arity: u32) -> bool {
         self.defined.contains_key(&(name.to_string(), arity))
             || self.broken.iter().any(|b| b == name)
+    }
+
+    /// A hint for a call to `name/arity`, which is not defined: the
+    /// arities `name` has, or a defined function of that arity with a
+    /// name one or two edits away (a typo).
+    pub fn suggest(&self, name: &str, arity: u32) -> Option<String> {
+        let arities: Vec<String> = self
+            .defined
+            .keys()
+            .filter(|(n, _)| n == name)
+            .map(|(_, a)| a.to_string())
+            .collect();
+        if !arities.is_empty() {
+            let plural = if arity == 1 { "" } else { "s" };
+            return Some(format!(
+                "{name} is defined with arity {}, and this call passes {arity} argument{plural}",
+                arities.join(" and ")
+            ));
+        }
+        if name.chars().count() < 3 {
+            return None;
+        }
+        let defined = self.defined.keys().map(|(n, a)| (n.as_str(), *a));
+        let mut close: Vec<String> = defined
+            .chain(AUTO_IMPORTED.iter().copied())
+            .filter(|&(n, a)| a == arity && edit_distance(n, name) <= 2)
+            .map(|(n, a)| format!("{n}/{a}"))
+            .collect();
+        close.dedup();
+        match close.as_slice() {
+            [one] => Some(format!("did you mean {one}?")),
+            _ => None,
+        }
     }
 
     /// Resolves a local call by name and arity.
@@ -708,8 +757,17 @@ impl Checker<'_> {
                 match target.as_ref() {
                     CallTarget::Local(name, span) => {
                         match self.table.resolve(name, args.len() as u32) {
-                            LocalCall::Undefined => self
-                                .error(format!("function {name}/{} undefined", args.len()), *span),
+                            LocalCall::Undefined => {
+                                let arity = args.len() as u32;
+                                let mut d = Diagnostic::error(
+                                    format!("function {name}/{arity} undefined"),
+                                    *span,
+                                );
+                                if let Some(hint) = self.table.suggest(name, arity) {
+                                    d = d.with_hint(hint);
+                                }
+                                self.diagnostics.push(d);
+                            }
                             LocalCall::AutoImported => {
                                 self.deprecated("erlang", name, args.len(), e.span)
                             }
