@@ -88,7 +88,7 @@ fn hr_odd_characters_are_named_with_their_place_and_a_hint() {
             );
             assert!(out.stderr.contains("^"), "{name}: {}", out.stderr);
             assert!(
-                out.stderr.contains(&format!("hint: ")) && out.stderr.contains(hint),
+                out.stderr.contains("hint: ") && out.stderr.contains(hint),
                 "{name}: {}",
                 out.stderr
             );
