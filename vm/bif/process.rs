@@ -281,6 +281,29 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(msg)
 }
 
+/// `erlang:send(Dest, Msg, Options)`: a send whose options
+/// (`nosuspend`, `noconnect`) change nothing here, since a send never
+/// suspends and connections are made on demand; `ok` as OTP answers when
+/// the message went out. A bad option is `badarg`.
+pub fn send_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let mut options = args[2];
+    while options.is_cons() {
+        let (option, rest) = heap.cons_parts(options);
+        let known = option == Term::atom(Atom::intern("nosuspend"))
+            || option == Term::atom(Atom::intern("noconnect"));
+        if !known {
+            return Err(BifError::Badarg);
+        }
+        options = rest;
+    }
+    if !options.is_nil() {
+        return Err(BifError::Badarg);
+    }
+    send_2(ctx, &mut args[..2])?;
+    Ok(Term::OK)
+}
+
 /// The process a send to `to` (not a local pid) goes to: a registered
 /// name, `{Name, Node}`; `None` when the message is dropped (a name
 /// nobody holds on a node) or was taken by a port.
