@@ -181,7 +181,7 @@ impl Space for Inline {
         self.words[at] = t;
         // Only fields are set (with their copies), and a copied field
         // that is a heap pointer points into these words.
-        let pointer = (t.is_cons() || t.is_boxed()) && !t.is_literal();
+        let pointer = !t.is_immediate() && !t.is_literal();
         let bit = 1u8 << at;
         self.pointers = if pointer {
             self.pointers | bit
@@ -335,8 +335,7 @@ impl Heap {
         buffer: MessageBuffer,
         roots: &mut [&mut [Term]],
     ) -> Result<Term, SystemLimit> {
-        self.ensure(buffer.words(), roots)?;
-        Ok(self.append_buffer(&buffer))
+        self.receive_buffer_ref(&buffer, roots)
     }
 
     /// `receive_buffer` of a buffer its owner keeps (and drops).

@@ -198,12 +198,7 @@ fn atom_buffer(a: Atom) -> MessageBuffer {
 
 /// Moves a buffer into the process heap with every root of the process
 /// and the registers `x`.
-fn take_in(p: &mut Process, x: &mut [Term], buffer: MessageBuffer) -> Result<Term, ()> {
-    take_in_ref(p, x, &buffer)
-}
-
-/// `take_in` of a buffer read in place (it is dropped by its owner).
-fn take_in_ref(p: &mut Process, x: &mut [Term], buffer: &MessageBuffer) -> Result<Term, ()> {
+fn take_in(p: &mut Process, x: &mut [Term], buffer: &MessageBuffer) -> Result<Term, ()> {
     let (heap, [stack, first, older, newer, dictionary, exception]) = p.heap_and_roots();
     heap.receive_buffer_ref(
         buffer,
@@ -235,17 +230,15 @@ impl Actor {
         while let Some(popped) = ctx.take_signal_in_place() {
             // A message, the common signal, is read where it lies.
             if let Signal::Message(buffer) = &*popped {
-                match take_in_ref(&mut self.process, x, buffer) {
+                match take_in(&mut self.process, x, buffer) {
                     Ok(t) => self.process.mailbox.push(t),
                     Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),
                 }
                 continue;
             }
             match popped.into_inner() {
-                Signal::Message(buffer) => match take_in(&mut self.process, x, buffer) {
-                    Ok(t) => self.process.mailbox.push(t),
-                    Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),
-                },
+                // Taken in place above.
+                Signal::Message(_) => {}
                 Signal::Exit {
                     from,
                     reason,
@@ -267,7 +260,7 @@ impl Actor {
                         return Taken::Dies(atom_buffer(Atom::KILLED));
                     }
                     if self.trapping() {
-                        let Ok(r) = take_in(&mut self.process, x, reason) else {
+                        let Ok(r) = take_in(&mut self.process, x, &reason) else {
                             return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                         };
                         let mut e = [Term::atom(Atom::EXIT_UPPER), from.to_term(), r];
@@ -307,7 +300,7 @@ impl Actor {
                         continue;
                     }
                     let name = self.cold.as_mut().and_then(|c| take_name(c, reference));
-                    let Ok(r) = take_in(&mut self.process, x, reason) else {
+                    let Ok(r) = take_in(&mut self.process, x, &reason) else {
                         return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                     };
                     let mut rooted = [r];

@@ -325,7 +325,7 @@ mod blocks {
         static CACHE: RefCell<Cache> = const { RefCell::new(Cache(Vec::new())) };
     }
 
-    const fn fits<N>() -> bool {
+    pub(super) const fn fits<N>() -> bool {
         std::mem::size_of::<N>() <= BLOCK.size() && std::mem::align_of::<N>() <= BLOCK.align()
     }
 
@@ -384,19 +384,13 @@ mod blocks {
         // SAFETY: allocated with BLOCK by `alloc`.
         unsafe { std::alloc::dealloc(p, BLOCK) };
     }
-
-    /// Whether a node holding `T` takes a cached block.
-    #[cfg(test)]
-    pub fn node_fits<T>() -> bool {
-        fits::<super::Node<T>>()
-    }
 }
 
 /// Whether the inbox's nodes for `T` come from the block cache (a test
 /// of the signal type the VM sends).
 #[cfg(test)]
 pub fn node_fits_block<T>() -> bool {
-    blocks::node_fits::<T>()
+    blocks::fits::<Node<T>>()
 }
 
 #[cfg(all(test, not(loom)))]
