@@ -253,7 +253,7 @@ fn hash2(heap: &Heap, term: Term) -> u32 {
                     });
                     h.hash = 0;
                     h.xor = 0;
-                    for (&k, &v) in keys.iter().zip(values).rev() {
+                    for (&k, &v) in keys.iter().zip(values.iter()).rev() {
                         stack.push(Job2::MapPair);
                         stack.push(Job2::Term(v));
                         stack.push(Job2::Term(k));

@@ -3,16 +3,16 @@
 use super::erlang::{error_tuple, list_elements, map_find};
 use super::{BifError, BifResult, Context};
 use crate::heap;
-use crate::term::view::View;
 use crate::term::{Atom, Term};
 
 /// Keys and values of a map, copied out (valid until the next GC).
 fn entries(ctx: &Context, map: Term) -> Option<(Vec<Term>, Vec<Term>)> {
-    match ctx.process.heap.view(map) {
-        View::Map { keys, values } => Some((keys.to_vec(), values.to_vec())),
-        _ => None,
-    }
+    ctx.process.heap.map_entries(map)
 }
+
+/// Pairs added to a map one by one (each O(log n) on a large map) rather
+/// than by building the map again (O(n log n)).
+const FEW_PAIRS: usize = 8;
 
 fn badmap(ctx: &mut Context, map: Term) -> BifError {
     error_tuple(ctx, Atom::BADMAP, map)
@@ -34,7 +34,7 @@ pub fn build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `M#{K => V, K2 := V2}`: pairs in a tuple, `:=` flags in another.
 pub fn update_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let Some((keys, _)) = entries(ctx, args[0]) else {
+    let Some(size) = ctx.process.heap.map_size(args[0]) else {
         return Err(badmap(ctx, args[0]));
     };
     let heap = &ctx.process.heap;
@@ -46,7 +46,20 @@ pub fn update_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             return Err(error_tuple(ctx, Atom::BADKEY, pair[0]));
         }
     }
-    ctx.ensure(heap::words_for_map(keys.len() + flat.len() / 2), args)?;
+    if flat.len() / 2 <= FEW_PAIRS {
+        // One put at a time; the map under construction stays in args[0]
+        // (a root), the pairs are read again after each collection.
+        for i in 0..flat.len() / 2 {
+            let need = ctx.process.heap.words_for_map_change(args[0]);
+            ctx.ensure(need, args)?;
+            let heap = &mut ctx.process.heap;
+            let pair = &heap.as_tuple(args[1]).unwrap_or_default()[2 * i..2 * i + 2];
+            let (k, v) = (pair[0], pair[1]);
+            args[0] = heap.map_put(args[0], k, v).ok_or(BifError::Badarg)?;
+        }
+        return Ok(args[0]);
+    }
+    ctx.ensure(heap::words_for_map(size + flat.len() / 2), args)?;
     let (keys, values) = entries(ctx, args[0]).unwrap_or_default();
     let heap = &mut ctx.process.heap;
     let flat = heap.as_tuple(args[1]).unwrap_or_default().to_vec();
@@ -99,14 +112,14 @@ pub fn is_key_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn put_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let Some((keys, _)) = entries(ctx, args[2]) else {
+    if !ctx.process.heap.is_map(args[2]) {
         return Err(badmap(ctx, args[2]));
-    };
-    ctx.ensure(heap::words_for_map(keys.len() + 1), args)?;
-    let (keys, values) = entries(ctx, args[2]).unwrap_or_default();
-    let mut pairs: Vec<(Term, Term)> = keys.into_iter().zip(values).collect();
-    pairs.push((args[0], args[1]));
-    Ok(ctx.heap().map(&pairs))
+    }
+    let need = ctx.process.heap.words_for_map_change(args[2]);
+    ctx.ensure(need, args)?;
+    ctx.heap()
+        .map_put(args[2], args[0], args[1])
+        .ok_or(BifError::Badarg)
 }
 
 pub fn update_3_exact(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -118,23 +131,19 @@ pub fn update_3_exact(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn remove_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let Some((keys, _)) = entries(ctx, args[1]) else {
+    if !ctx.process.heap.is_map(args[1]) {
         return Err(badmap(ctx, args[1]));
-    };
-    ctx.ensure(heap::words_for_map(keys.len()), args)?;
-    let (keys, values) = entries(ctx, args[1]).unwrap_or_default();
-    let heap = &ctx.process.heap;
-    let pairs: Vec<(Term, Term)> = keys
-        .into_iter()
-        .zip(values)
-        .filter(|(k, _)| !crate::term::order::exact_eq(heap, *k, args[0]))
-        .collect();
-    Ok(ctx.heap().map(&pairs))
+    }
+    let need = ctx.process.heap.words_for_map_change(args[1]);
+    ctx.ensure(need, args)?;
+    ctx.heap()
+        .map_remove(args[1], args[0])
+        .ok_or(BifError::Badarg)
 }
 
 pub fn size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    match entries(ctx, args[0]) {
-        Some((k, _)) => Ok(Term::small(k.len() as i64)),
+    match ctx.process.heap.map_size(args[0]) {
+        Some(n) => Ok(Term::small(n as i64)),
         None => Err(badmap(ctx, args[0])),
     }
 }

@@ -44,12 +44,14 @@ mod append;
 pub mod budget;
 mod copy;
 pub mod footprint;
+mod map;
 #[cfg(test)]
 mod tests;
 
 pub use append::APPENDABLE_WORDS;
 pub use budget::SystemLimit;
 pub use copy::{MessageBuffer, copy_term, size_of};
+pub use map::{FLAT_MAX, words_for_map};
 
 use crate::term::bits::Bits;
 use crate::term::object::{
@@ -59,6 +61,7 @@ use crate::term::object::{
 use crate::term::view::{BigView, View};
 use crate::term::{Atom, Constant, TAG_BOXED, TAG_CONS, Term, literal};
 use num_bigint::{BigInt, Sign};
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -88,10 +91,6 @@ pub const fn words_for_tuple(arity: usize) -> usize {
 #[inline]
 pub const fn words_for_fun(captured: usize) -> usize {
     captured + 2
-}
-#[inline]
-pub const fn words_for_map(size: usize) -> usize {
-    2 * size + 1
 }
 /// Words for a bitstring of `bits` bits made by `Heap::bitstring_from_vec`.
 #[inline]
@@ -819,78 +818,6 @@ impl Heap {
         Term::heap_pointer(TAG_BOXED, at)
     }
 
-    /// A map of `pairs` in any order; of equal keys (`=:=`) the last wins.
-    /// Needs `words_for_map(pairs.len())` (an upper bound).
-    pub fn map(&mut self, pairs: &[(Term, Term)]) -> Term {
-        let mut sorted: Vec<(Term, Term)> = pairs.to_vec();
-        // Stable, so among equal keys the later pair stays later.
-        sorted.sort_by(|a, b| crate::term::order::compare_exact(self, a.0, b.0));
-        let mut unique: Vec<(Term, Term)> = Vec::with_capacity(sorted.len());
-        for pair in sorted {
-            match unique.last_mut() {
-                Some(last) if crate::term::order::exact_eq(self, last.0, pair.0) => *last = pair,
-                _ => unique.push(pair),
-            }
-        }
-        let at = self.alloc(&[header(Kind::Map, 2 * unique.len())]);
-        self.words.extend(unique.iter().map(|p| p.0));
-        self.words.extend(unique.iter().map(|p| p.1));
-        Term::heap_pointer(TAG_BOXED, at)
-    }
-
-    /// The value under `key` in `map` (`=:=` on keys), or `None`.
-    /// Binary search over the sorted keys.
-    pub fn map_get(&self, map: Term, key: Term) -> Option<Term> {
-        let View::Map { keys, values } = self.view(map) else {
-            return None;
-        };
-        self.map_search(keys, key).ok().map(|i| values[i])
-    }
-
-    /// Number of keys of a map term, or `None` if `map` is not a map.
-    pub fn map_size(&self, map: Term) -> Option<usize> {
-        match self.view(map) {
-            View::Map { keys, .. } => Some(keys.len()),
-            _ => None,
-        }
-    }
-
-    fn map_search(&self, keys: &[Term], key: Term) -> Result<usize, usize> {
-        keys.binary_search_by(|k| crate::term::order::compare_exact(self, *k, key))
-    }
-
-    /// `Map#{Key => Value}`: a new map (needs `words_for_map(size + 1)`).
-    /// `None` if `map` is not a map.
-    pub fn map_put(&mut self, map: Term, key: Term, value: Term) -> Option<Term> {
-        let View::Map { keys, values } = self.view(map) else {
-            return None;
-        };
-        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
-        match self.map_search(&keys, key) {
-            Ok(i) => values[i] = value,
-            Err(i) => {
-                keys.insert(i, key);
-                values.insert(i, value);
-            }
-        }
-        Some(self.map_sorted(&keys, &values))
-    }
-
-    /// `maps:remove(Key, Map)`: a new map without `key` (needs
-    /// `words_for_map(size)`), or `map` itself if the key is absent.
-    pub fn map_remove(&mut self, map: Term, key: Term) -> Option<Term> {
-        let View::Map { keys, values } = self.view(map) else {
-            return None;
-        };
-        let Ok(i) = self.map_search(keys, key) else {
-            return Some(map);
-        };
-        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
-        keys.remove(i);
-        values.remove(i);
-        Some(self.map_sorted(&keys, &values))
-    }
-
     /// The elements of a proper list and its length, or `None` for an
     /// improper list or a non-list.
     pub fn list_to_vec(&self, list: Term) -> Option<Vec<Term>> {
@@ -913,15 +840,6 @@ impl Heap {
             t = self.cons_parts(t).1;
         }
         t.is_nil().then_some(n)
-    }
-
-    /// A map from keys already in strict term order and their values.
-    pub fn map_sorted(&mut self, keys: &[Term], values: &[Term]) -> Term {
-        debug_assert_eq!(keys.len(), values.len());
-        let at = self.alloc(&[header(Kind::Map, 2 * keys.len())]);
-        self.words.extend_from_slice(keys);
-        self.words.extend_from_slice(values);
-        Term::heap_pointer(TAG_BOXED, at)
     }
 
     /// A proper list of `elements` (`2 * len` words).
@@ -1103,7 +1021,7 @@ impl Heap {
     }
 
     pub fn is_map(&self, t: Term) -> bool {
-        self.boxed_kind(t) == Some(Kind::Map)
+        matches!(self.boxed_kind(t), Some(Kind::Map | Kind::MapTree))
     }
 
     pub fn is_function(&self, t: Term) -> bool {
@@ -1298,8 +1216,19 @@ impl Heap {
                     },
                     Kind::Map => {
                         let (keys, values) = payload.split_at(size / 2);
-                        View::Map { keys, values }
+                        View::Map {
+                            keys: Cow::Borrowed(keys),
+                            values: Cow::Borrowed(values),
+                        }
                     }
+                    Kind::MapTree => {
+                        let (keys, values) = self.map_entries(t).unwrap_or_default();
+                        View::Map {
+                            keys: Cow::Owned(keys),
+                            values: Cow::Owned(values),
+                        }
+                    }
+                    Kind::MapNode => View::NotAValue,
                     Kind::HeapBin | Kind::ProcBin => {
                         View::Binary(self.binary_bytes(t).unwrap_or(&[]))
                     }

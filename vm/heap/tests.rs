@@ -103,8 +103,8 @@ fn every_kind_reads_back() {
     ]);
     match heap.view(m) {
         View::Map { keys, values } => {
-            assert_eq!(keys, [Term::small(1), Term::small(2)]);
-            assert_eq!(values, [Term::TRUE, Term::FALSE]);
+            assert_eq!(*keys, [Term::small(1), Term::small(2)]);
+            assert_eq!(*values, [Term::TRUE, Term::FALSE]);
         }
         other => panic!("not a map: {other:?}"),
     }
@@ -282,6 +282,97 @@ fn map_operations_keep_keys_in_order() {
     assert_eq!(heap.list_length(l), Some(2));
     let improper = heap.cons(Term::small(1), Term::small(2));
     assert_eq!(heap.list_length(improper), None);
+}
+
+/// Large maps (trees of nodes) against a model: random puts and removes
+/// with keys that need the general comparison (floats, tuples), the
+/// collector run between steps, every version checked whole, and a copy
+/// into another heap compared with the original.
+#[test]
+fn large_maps_agree_with_a_model() {
+    use std::collections::BTreeMap;
+    let mut heap = Heap::new();
+    let mut model: BTreeMap<i64, i64> = BTreeMap::new();
+    // Key i as a term: small integers, with every third one a tuple {i}
+    // (tuples sort after all numbers, by their element).
+    let key_order = |i: i64| if i % 3 == 0 { (1, i) } else { (0, i) };
+    let mut roots = [heap.map(&[])];
+    let mut seed: u64 = 12345;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as i64
+    };
+    for step in 0..6000 {
+        let k = next() % 700;
+        let remove = step > 2000 && next() % 3 == 0;
+        let need = heap.words_for_map_change(roots[0]) + 2;
+        heap.ensure(need, &mut [&mut roots[..]]).unwrap();
+        let key = if k % 3 == 0 {
+            heap.tuple(&[Term::small(k)])
+        } else {
+            Term::small(k)
+        };
+        if remove {
+            roots[0] = heap.map_remove(roots[0], key).unwrap();
+            model.remove(&k);
+        } else {
+            roots[0] = heap.map_put(roots[0], key, Term::small(step)).unwrap();
+            model.insert(k, step);
+        }
+        assert_eq!(heap.map_size(roots[0]), Some(model.len()), "step {step}");
+        let kind = heap.boxed_kind(roots[0]);
+        assert_eq!(kind == Some(Kind::MapTree), model.len() > FLAT_MAX);
+        if step % 97 == 0 {
+            heap.collect(0, &mut [&mut roots[..]]).unwrap();
+            let (keys, values) = heap.map_entries(roots[0]).unwrap();
+            let mut expected: Vec<(i64, i64)> = model.iter().map(|(&k, &v)| (k, v)).collect();
+            expected.sort_by_key(|&(k, _)| key_order(k));
+            assert_eq!(keys.len(), expected.len());
+            for (i, &(k, v)) in expected.iter().enumerate() {
+                let got = match heap.as_tuple(keys[i]) {
+                    Some(t) => t[0].as_small().unwrap(),
+                    None => keys[i].as_small().unwrap(),
+                };
+                assert_eq!((got, values[i].as_small().unwrap()), (k, v), "step {step}");
+                assert_eq!(heap.map_get(roots[0], keys[i]), Some(values[i]));
+            }
+            let copy = MessageBuffer::copy_from(&heap, roots[0]).unwrap();
+            let mut other = Heap::new();
+            let t = other.receive_buffer(copy, &mut []).unwrap();
+            assert_eq!(other.map_size(t), Some(model.len()));
+            assert_eq!(
+                crate::term::order::compare_across(&heap, roots[0], &other, t, true),
+                std::cmp::Ordering::Equal
+            );
+        }
+    }
+    // Built at once from the same entries: equal, though not the same shape.
+    let n = heap.map_size(roots[0]).unwrap();
+    heap.ensure(words_for_map(n), &mut [&mut roots[..]])
+        .unwrap();
+    let (keys, values) = heap.map_entries(roots[0]).unwrap();
+    let pairs: Vec<(Term, Term)> = keys.into_iter().zip(values).collect();
+    let rebuilt = heap.map(&pairs);
+    assert!(exact_eq(&heap, rebuilt, roots[0]));
+}
+
+/// A map's words are within `words_for_map` for every size, and a tree
+/// is built only above `FLAT_MAX` keys.
+#[test]
+fn map_words_are_bounded() {
+    for n in [0, 1, 31, 32, 33, 64, 65, 1000, 1025, 40_000] {
+        let mut heap = Heap::new();
+        heap.ensure(words_for_map(n), &mut []).unwrap();
+        let before = heap.words.len();
+        let pairs: Vec<(Term, Term)> = (0..n as i64).map(|i| (Term::small(i), Term::NIL)).collect();
+        let m = heap.map(&pairs);
+        assert!(heap.words.len() - before <= words_for_map(n), "{n} keys");
+        assert_eq!(heap.map_size(m), Some(n));
+        assert_eq!(heap.boxed_kind(m) == Some(Kind::MapTree), n > FLAT_MAX);
+        assert_eq!(heap.map_get(m, Term::small(n as i64 / 2)).is_some(), n > 0);
+    }
 }
 
 #[test]

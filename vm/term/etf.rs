@@ -123,7 +123,7 @@ fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), Et
             View::Map { keys, values } => {
                 out.push(MAP_EXT);
                 out.extend_from_slice(&(keys.len() as u32).to_be_bytes());
-                for (k, v) in keys.iter().zip(values).rev() {
+                for (k, v) in keys.iter().zip(values.iter()).rev() {
                     stack.push(*v);
                     stack.push(*k);
                 }

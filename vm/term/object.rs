@@ -13,7 +13,12 @@
 //!   Fun      size = 1 + n     fun-table index (raw u64), then n captured terms
 //!   Export   size = 3         module atom, function atom, arity (small)
 //!   Ref      size = 1         unique id (raw u64)
-//!   Map      size = 2n        n keys in term order, then the n values (terms)
+//!   Map      size = 2n        n keys in term order, then the n values (terms);
+//!                             a map of at most `heap::map::FLAT_MAX` keys
+//!   MapTree  size = 2         key count (small), root node (boxed): a larger map
+//!   MapNode  size = 1 + 2n    level (small), n keys in term order, then n values
+//!                             (level 0, a leaf) or n child nodes whose smallest
+//!                             keys the n keys are (a branch); never a term itself
 //!   HeapBin  size = 1 + w     byte length (raw), then the bytes packed in w words
 //!   ProcBin  size = 1         index into the owning heap's off-heap list (raw)
 //!   ExtPid   size = 2         node-table index (raw), id | serial << 32 (raw): a pid of another node
@@ -46,6 +51,8 @@ pub enum Kind {
     ProcBin = 9,
     SubBin = 10,
     ExtPid = 11,
+    MapTree = 12,
+    MapNode = 13,
 }
 
 const KIND_SHIFT: u32 = 3;
@@ -76,6 +83,8 @@ impl Kind {
             8 => Kind::HeapBin,
             9 => Kind::ProcBin,
             10 => Kind::SubBin,
+            12 => Kind::MapTree,
+            13 => Kind::MapNode,
             _ => Kind::ExtPid,
         }
     }
@@ -109,7 +118,7 @@ pub const fn header_size(word: Term) -> usize {
 pub fn term_fields(word: Term) -> std::ops::Range<usize> {
     let size = header_size(word);
     match header_kind(word) {
-        Kind::Tuple | Kind::Map | Kind::Export => 1..size + 1,
+        Kind::Tuple | Kind::Map | Kind::MapTree | Kind::MapNode | Kind::Export => 1..size + 1,
         Kind::Fun => 2..size + 1,
         Kind::SubBin => 1..2,
         _ => 1..1,

@@ -149,19 +149,20 @@ fn compare_one(
     match (x, y) {
         (View::Atom(p), View::Atom(q)) => p.name().cmp(q.name()),
         (View::Ref(p), View::Ref(q)) => p.cmp(&q),
-        (View::Ref(_) | View::ExtRef { .. }, View::Ref(_) | View::ExtRef { .. }) => {
+        (x @ (View::Ref(_) | View::ExtRef { .. }), y @ (View::Ref(_) | View::ExtRef { .. })) => {
             ref_key(&x).cmp(&ref_key(&y))
         }
         (View::Pid(p), View::Pid(q)) => p.cmp(&q),
         // Pids of different nodes order by node name, then creation, then
         // number (a local pid counts as one of this node).
-        (View::Pid(_) | View::ExtPid { .. }, View::Pid(_) | View::ExtPid { .. }) => {
+        (x @ (View::Pid(_) | View::ExtPid { .. }), y @ (View::Pid(_) | View::ExtPid { .. })) => {
             pid_key(&x).cmp(&pid_key(&y))
         }
         (View::Binary(p), View::Binary(q)) => p.cmp(q),
-        (View::Binary(_) | View::Bitstring(_), View::Binary(_) | View::Bitstring(_)) => {
-            bits_of_view(&x).compare(&bits_of_view(&y))
-        }
+        (
+            x @ (View::Binary(_) | View::Bitstring(_)),
+            y @ (View::Binary(_) | View::Bitstring(_)),
+        ) => bits_of_view(&x).compare(&bits_of_view(&y)),
         (View::Tuple(p), View::Tuple(q)) => {
             let order = p.len().cmp(&q.len());
             if order == Ordering::Equal {
@@ -186,8 +187,8 @@ fn compare_one(
         ) => {
             let order = k1.len().cmp(&k2.len());
             if order == Ordering::Equal {
-                stack.extend(v1.iter().zip(v2).rev().map(|(&s, &t)| (s, t, exact)));
-                stack.extend(k1.iter().zip(k2).rev().map(|(&s, &t)| (s, t, true)));
+                stack.extend(v1.iter().zip(v2.iter()).rev().map(|(&s, &t)| (s, t, exact)));
+                stack.extend(k1.iter().zip(k2.iter()).rev().map(|(&s, &t)| (s, t, true)));
             }
             order
         }

@@ -453,7 +453,7 @@ fn write_limited(out: &mut String, heap: &Heap, t: Term, d: i64) {
         View::Map { keys, values } => {
             out.push_str("#{");
             let mut d = d;
-            let (keys, values) = super::hamt::walk(heap, keys, values);
+            let (keys, values) = super::hamt::walk(heap, &keys, &values);
             for (i, (&k, &v)) in keys.iter().zip(&values).enumerate() {
                 if i > 0 {
                     out.push(',');
@@ -549,7 +549,7 @@ fn walk(
                     View::Map { keys, values } => {
                         out.push_str("#{");
                         stack.push(Task::Text("}"));
-                        let (keys, values) = super::hamt::walk(heap, keys, values);
+                        let (keys, values) = super::hamt::walk(heap, &keys, &values);
                         for i in (0..keys.len()).rev() {
                             stack.push(Task::Term(values[i]));
                             stack.push(Task::Text(arrow));
@@ -873,7 +873,7 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
         View::Tuple(_) => Doc::leaf("{}".into()),
         View::Map { keys, .. } if !keys.is_empty() && d == 1 => Doc::leaf("#{...}".into()),
         View::Map { keys, values } if !keys.is_empty() => {
-            measure_map(heap, keys, values, nest, d, strings)
+            measure_map(heap, &keys, &values, nest, d, strings)
         }
         View::Map { .. } => Doc::leaf("#{}".into()),
         View::Binary(bytes) if !bytes.is_empty() && d == 1 => Doc::leaf("<<...>>".into()),

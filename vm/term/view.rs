@@ -7,8 +7,9 @@
 
 use super::{Atom, Term};
 use num_bigint::{BigInt, BigUint, Sign};
+use std::borrow::Cow;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum View<'a> {
     Small(i64),
     Atom(Atom),
@@ -46,9 +47,10 @@ pub enum View<'a> {
         words: [u32; 5],
     },
     /// Keys in term order, values in the same order; `keys.len() == values.len()`.
+    /// Borrowed for a flat map, collected for a large one (`heap::map`).
     Map {
-        keys: &'a [Term],
-        values: &'a [Term],
+        keys: Cow<'a, [Term]>,
+        values: Cow<'a, [Term]>,
     },
     Binary(&'a [u8]),
     /// A bitstring whose length is not a multiple of 8 (a binary is

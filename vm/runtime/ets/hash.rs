@@ -145,8 +145,8 @@ fn hash_leaf(mut h: u64, view: View, stack: &mut Vec<Term>) -> u64 {
         }
         View::Map { keys, values } => {
             h = mix(h, MAP ^ keys.len() as u64);
-            children(&mut h, keys);
-            children(&mut h, values);
+            children(&mut h, &keys);
+            children(&mut h, &values);
         }
         View::Binary(bytes) => {
             h = mix(h, BINARY ^ bytes.len() as u64);

@@ -239,7 +239,7 @@ impl Vars {
                     stack.push(h);
                     stack.push(tl);
                 }
-                View::Map { values, .. } => stack.extend_from_slice(values),
+                View::Map { values, .. } => stack.extend_from_slice(&values),
                 _ => {}
             }
         }
@@ -264,7 +264,7 @@ fn is_ground(heap: &Heap, t: Term) -> bool {
                 stack.push(h);
                 stack.push(tl);
             }
-            View::Map { values, .. } => stack.extend_from_slice(values),
+            View::Map { values, .. } => stack.extend_from_slice(&values),
             _ => {}
         }
     }
@@ -299,7 +299,7 @@ fn compile_pat(heap: &Heap, t: Term, vars: &Vars, depth: usize) -> Result<Pat, I
         }
         View::Map { keys, values } => Ok(Pat::Map(
             keys.iter()
-                .zip(values)
+                .zip(values.iter())
                 .map(|(&k, &v)| Ok((k, compile_pat(heap, v, vars, depth + 1)?)))
                 .collect::<Result<_, _>>()?,
         )),
