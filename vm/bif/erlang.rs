@@ -280,27 +280,59 @@ pub fn append_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 /// `A -- B`: A without the first occurrence of each element of B.
 pub fn subtract_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let heap = &ctx.process.heap;
-    let (Some(mut a), Some(b)) = (list_elements(heap, args[0]), list_elements(heap, args[1]))
-    else {
+    let (Some(a), Some(b)) = (list_elements(heap, args[0]), list_elements(heap, args[1])) else {
         return Err(BifError::Badarg);
     };
-    for x in b {
-        if let Some(i) = a.iter().position(|&y| order::exact_eq(heap, x, y)) {
-            a.remove(i);
-        }
-    }
-    let n = a.len();
-    drop(a);
+    let n = subtracted(heap, &a, &b).len();
     ctx.ensure(2 * n, args)?;
-    // Recompute after a possible collection (the terms moved).
+    // Again after a possible collection (the terms moved).
     let heap = &ctx.process.heap;
-    let mut a = list_elements(heap, args[0]).unwrap_or_default();
-    for x in list_elements(heap, args[1]).unwrap_or_default() {
-        if let Some(i) = a.iter().position(|&y| order::exact_eq(heap, x, y)) {
-            a.remove(i);
+    let a = list_elements(heap, args[0]).unwrap_or_default();
+    let b = list_elements(heap, args[1]).unwrap_or_default();
+    let kept = subtracted(heap, &a, &b);
+    Ok(ctx.process.heap.list(&kept))
+}
+
+/// The elements of `a` left when each element of `b` takes away its first
+/// occurrence (`=:=`). Removing each element of `b` from `a` in turn costs
+/// |a|·|b|; counting `b`'s elements by hash and walking `a` once costs
+/// |a| + |b| (the first occurrences are the ones a count still claims).
+fn subtracted(heap: &Heap, a: &[Term], b: &[Term]) -> Vec<Term> {
+    if b.len() <= 8 {
+        let mut a = a.to_vec();
+        for &x in b {
+            if let Some(i) = a.iter().position(|&y| order::exact_eq(heap, x, y)) {
+                a.remove(i);
+            }
+        }
+        return a;
+    }
+    use crate::runtime::ets::hash::hash;
+    let mut counts: std::collections::HashMap<u64, Vec<(Term, usize)>> =
+        std::collections::HashMap::with_capacity(b.len());
+    for &x in b {
+        let bucket = counts.entry(hash(heap, x)).or_default();
+        match bucket
+            .iter_mut()
+            .find(|(t, _)| order::exact_eq(heap, *t, x))
+        {
+            Some((_, n)) => *n += 1,
+            None => bucket.push((x, 1)),
         }
     }
-    Ok(ctx.process.heap.list(&a))
+    let mut kept = Vec::with_capacity(a.len());
+    for &y in a {
+        let claimed = counts.get_mut(&hash(heap, y)).and_then(|bucket| {
+            bucket
+                .iter_mut()
+                .find(|(t, n)| *n > 0 && order::exact_eq(heap, *t, y))
+        });
+        match claimed {
+            Some((_, n)) => *n -= 1,
+            None => kept.push(y),
+        }
+    }
+    kept
 }
 
 /// `Pid ! Msg`: the only process so far is this one.
@@ -793,32 +825,32 @@ pub fn badbool_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Err(error_tuple(ctx, Atom::BADARG, args[0]))
 }
 
-fn dictionary_find(ctx: &Context, key: Term) -> Option<usize> {
-    let d = ctx.process.dictionary();
-    (0..d.len() / 2).find(|&i| order::exact_eq(&ctx.process.heap, d[2 * i], key))
+/// The key's hash (as ets hashes keys, for `=:=`) and its pair, if any.
+fn dictionary_find(ctx: &Context, key: Term) -> (u64, Option<usize>) {
+    let heap = &ctx.process.heap;
+    let hash = crate::runtime::ets::hash::hash(heap, key);
+    let i = ctx
+        .process
+        .dictionary_find(hash, |k| order::exact_eq(heap, k, key));
+    (hash, i)
 }
 
 pub fn put_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     match dictionary_find(ctx, args[0]) {
-        Some(i) => {
-            let old = ctx.process.dictionary()[2 * i + 1];
-            ctx.process.dictionary_mut()[2 * i + 1] = args[1];
-            Ok(old)
-        }
-        None => {
-            ctx.process.dictionary_mut().push(args[0]);
-            ctx.process.dictionary_mut().push(args[1]);
+        (_, Some(i)) => Ok(ctx.process.dictionary_replace(i, args[1])),
+        (hash, None) => {
+            ctx.process.dictionary_insert(hash, args[0], args[1]);
             Ok(Term::atom(Atom::UNDEFINED))
         }
     }
 }
 
 pub fn get_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    Ok(
-        dictionary_find(ctx, args[0]).map_or(Term::atom(Atom::UNDEFINED), |i| {
+    Ok(dictionary_find(ctx, args[0])
+        .1
+        .map_or(Term::atom(Atom::UNDEFINED), |i| {
             ctx.process.dictionary()[2 * i + 1]
-        }),
-    )
+        }))
 }
 
 pub fn get_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -838,12 +870,8 @@ pub fn get_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn erase_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    match dictionary_find(ctx, args[0]) {
-        Some(i) => {
-            let old = ctx.process.dictionary()[2 * i + 1];
-            ctx.process.dictionary_mut().drain(2 * i..2 * i + 2);
-            Ok(old)
-        }
+    match dictionary_find(ctx, args[0]).1 {
+        Some(i) => Ok(ctx.process.dictionary_remove(i)),
         None => Ok(Term::atom(Atom::UNDEFINED)),
     }
 }
@@ -890,12 +918,10 @@ pub struct NotAMap;
 
 /// The value of `key` in map `map`, if present.
 pub fn map_find(heap: &Heap, map: Term, key: Term) -> Result<Option<Term>, NotAMap> {
-    match heap.view(map) {
-        View::Map { keys, values } => {
-            let i = keys.binary_search_by(|&k| order::compare_exact(heap, k, key));
-            Ok(i.ok().map(|i| values[i]))
-        }
-        _ => Err(NotAMap),
+    if heap.is_map(map) {
+        Ok(heap.map_get(map, key))
+    } else {
+        Err(NotAMap)
     }
 }
 
@@ -915,9 +941,9 @@ pub fn is_map_key_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn map_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    match ctx.process.heap.view(args[0]) {
-        View::Map { keys, .. } => Ok(Term::small(keys.len() as i64)),
-        _ => Err(error_tuple(ctx, Atom::BADMAP, args[0])),
+    match ctx.process.heap.map_size(args[0]) {
+        Some(n) => Ok(Term::small(n as i64)),
+        None => Err(error_tuple(ctx, Atom::BADMAP, args[0])),
     }
 }
 

@@ -62,16 +62,28 @@ pub fn keyfind_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         .as_small()
         .filter(|&n| n >= 1)
         .ok_or(BifError::Badarg)? as usize;
-    let list = list_elements(heap, args[2]).ok_or(BifError::Badarg)?;
-    for t in list {
-        if let Some(elements) = heap.as_tuple(t)
+    let key = args[0];
+    // Equal immediates are the same word; anything else may be `==` to
+    // a term of another kind (1 and 1.0).
+    let immediate = key.is_immediate();
+    let mut t = args[2];
+    while t.is_cons() {
+        let (h, tail) = heap.cons_parts(t);
+        if let Some(elements) = heap.as_tuple(h)
             && elements.len() >= n
-            && order::eq(heap, elements[n - 1], args[0])
         {
-            return Ok(t);
+            let e = elements[n - 1];
+            if e == key || (!(immediate && e.is_immediate()) && order::eq(heap, e, key)) {
+                return Ok(h);
+            }
         }
+        t = tail;
     }
-    Ok(Term::FALSE)
+    if t.is_nil() {
+        Ok(Term::FALSE)
+    } else {
+        Err(BifError::Badarg)
+    }
 }
 
 /// `lists:sort/1`: a stable merge sort in term order. The heap space for

@@ -100,7 +100,7 @@ pub fn binary_to_term_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 /// `erase()`: the whole dictionary as `get()` gives it, then empty.
 pub fn erase_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let all = super::erlang::get_0(ctx, args)?;
-    ctx.process.dictionary_mut().clear();
+    ctx.process.dictionary_clear();
     Ok(all)
 }
 

@@ -24,6 +24,7 @@ use crate::code::{Module, ModuleRef};
 use crate::heap::Heap;
 use crate::heap::budget::{self, SystemLimit};
 use crate::term::{Atom, Term};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A return point, pushed by a call and popped by `return`. Native code
@@ -94,19 +95,41 @@ pub const FRAME_BYTES: usize = std::mem::size_of::<Frame>();
 struct Cold {
     /// Active `try`s and `catch`es, innermost last.
     catches: Vec<CatchEntry>,
-    /// The process dictionary as key, value, key, value...
+    /// The process dictionary as key, value, key, value... in the order
+    /// the keys were put.
     dictionary: Vec<Term>,
+    /// The hash of each key (`hashes[i]` for pair `i`), as the caller
+    /// computed it: a function of the key's value, so collections keep it.
+    hashes: Vec<u64>,
+    /// Pair indices by hash, once the dictionary is past
+    /// `DICTIONARY_SCAN` pairs (a scan is cheaper below).
+    index: Option<HashMap<u64, Vec<u32>>>,
     /// The exception being raised or handled: class, reason, stacktrace.
     exception: [Term; 3],
 }
+
+/// Pairs a dictionary holds before it gets its hash index.
+const DICTIONARY_SCAN: usize = 16;
 
 impl Default for Cold {
     fn default() -> Cold {
         Cold {
             catches: Vec::new(),
             dictionary: Vec::new(),
+            hashes: Vec::new(),
+            index: None,
             exception: [Term::NIL; 3],
         }
+    }
+}
+
+impl Cold {
+    fn index_pairs(&mut self) {
+        let mut index: HashMap<u64, Vec<u32>> = HashMap::with_capacity(self.hashes.len());
+        for (i, &h) in self.hashes.iter().enumerate() {
+            index.entry(h).or_default().push(i as u32);
+        }
+        self.index = Some(index);
     }
 }
 
@@ -198,8 +221,54 @@ impl Process {
         self.cold.as_ref().map_or(&[], |c| &c.dictionary)
     }
 
-    pub fn dictionary_mut(&mut self) -> &mut Vec<Term> {
-        &mut self.cold().dictionary
+    /// The pair whose key has `hash` and is the one `same` accepts.
+    pub fn dictionary_find(&self, hash: u64, same: impl Fn(Term) -> bool) -> Option<usize> {
+        let c = self.cold.as_ref()?;
+        match &c.index {
+            Some(index) => index
+                .get(&hash)?
+                .iter()
+                .map(|&i| i as usize)
+                .find(|&i| same(c.dictionary[2 * i])),
+            None => (0..c.hashes.len()).find(|&i| c.hashes[i] == hash && same(c.dictionary[2 * i])),
+        }
+    }
+
+    /// Adds a pair whose key (of hash `hash`) is not in the dictionary.
+    pub fn dictionary_insert(&mut self, hash: u64, key: Term, value: Term) {
+        let c = self.cold();
+        c.dictionary.extend([key, value]);
+        c.hashes.push(hash);
+        let i = c.hashes.len() - 1;
+        match &mut c.index {
+            Some(index) => index.entry(hash).or_default().push(i as u32),
+            None if c.hashes.len() > DICTIONARY_SCAN => c.index_pairs(),
+            None => {}
+        }
+    }
+
+    /// Replaces the value of pair `i`; returns the old one.
+    pub fn dictionary_replace(&mut self, i: usize, value: Term) -> Term {
+        std::mem::replace(&mut self.cold().dictionary[2 * i + 1], value)
+    }
+
+    /// Removes pair `i` (the others keep their order); returns its value.
+    pub fn dictionary_remove(&mut self, i: usize) -> Term {
+        let c = self.cold();
+        let value = c.dictionary[2 * i + 1];
+        c.dictionary.drain(2 * i..2 * i + 2);
+        c.hashes.remove(i);
+        if c.index.is_some() {
+            c.index_pairs();
+        }
+        value
+    }
+
+    pub fn dictionary_clear(&mut self) {
+        let c = self.cold();
+        c.dictionary.clear();
+        c.hashes.clear();
+        c.index = None;
     }
 
     /// The exception being raised or handled: class, reason, stacktrace

@@ -110,6 +110,10 @@ fn bits_of_view<'a>(v: &View<'a>) -> super::bits::Bits<'a> {
 /// `a` lives on `ha` and `b` on `hb` (the same heap for the common case);
 /// children keep their sides, so a pair never mixes the two.
 fn compare_in(ha: &Heap, a: Term, hb: &Heap, b: Term, exact: bool) -> Ordering {
+    // Two small integers (sorting numbers, searching integer keys).
+    if let (Some(x), Some(y)) = (a.as_small(), b.as_small()) {
+        return x.cmp(&y);
+    }
     // Bit-identical words are the same term only on the same heap (or
     // when immediate or literal).
     let same = std::ptr::eq(ha, hb);
