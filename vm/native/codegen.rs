@@ -1101,6 +1101,27 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.put(dst, v);
                 true
             }
+            // A closure: header, fun-table index, captured terms, bumped
+            // at the heap top (the compiler put a heap test before it).
+            Instr::MakeFun { fun, captured, dst } => {
+                let module = self.m.get();
+                let free = module.funs[fun as usize].free as usize;
+                let index = module.fun_base + fun;
+                let srcs: Vec<Src> =
+                    module.operand_lists[captured as usize..captured as usize + free].to_vec();
+                let values: Vec<Value> = srcs.iter().map(|&s| self.get(s)).collect();
+                let addr = self.bump(free + 2);
+                let h = self.konst(header(Kind::Fun, 1 + free));
+                self.b.ins().store(flags(), h, addr, 0);
+                let i = self.b.ins().iconst(I64, index as i64);
+                self.b.ins().store(flags(), i, addr, 8);
+                for (k, v) in values.into_iter().enumerate() {
+                    self.b.ins().store(flags(), v, addr, (k as i32 + 2) * 8);
+                }
+                let v = self.pointer(addr, TAG_BOXED);
+                self.put(dst, v);
+                true
+            }
             Instr::LoopRec { fail, dst } => {
                 let sig = self.sigs.literal;
                 let f = helpers::loop_rec as *const () as usize;

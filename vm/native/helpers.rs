@@ -13,6 +13,7 @@ use crate::engine::ops::{self, FloatOp};
 use crate::interp::cost;
 use crate::process::{Frame, Process};
 use crate::term::Term;
+use crate::term::view::View;
 
 /// Takes the heap top, the Y stack and the frame stack back from native
 /// code, which moved them within the capacities `leave` gave out.
@@ -295,14 +296,27 @@ pub(super) unsafe extern "C" fn call_remote(ctx: *mut Ctx, ip: u32) -> u64 {
         Some(&Instr::CallExtOnly { arity, import: i }) => import(i, arity, Tail::Only),
         Some(&Instr::CallFun { arity, tail }) => {
             let arity = arity as usize;
-            p.heap.fun_parts(x[arity]).and_then(|(index, captured)| {
-                let fun = crate::runtime::fun_entry(index)?;
-                let live = arity + captured.len();
-                (fun.arity as usize == arity && live < X_REGISTERS).then(|| {
-                    x[arity..live].copy_from_slice(captured);
-                    (fun.code, fun.entry, tail, live)
-                })
-            })
+            match p.heap.fun_parts(x[arity]) {
+                Some((index, captured)) => crate::runtime::fun_entry(index).and_then(|fun| {
+                    let live = arity + captured.len();
+                    (fun.arity as usize == arity && live < X_REGISTERS).then(|| {
+                        x[arity..live].copy_from_slice(captured);
+                        (fun.code, fun.entry, tail, live)
+                    })
+                }),
+                // `fun M:F/A` of a function in act code (a BIF's goes the
+                // interpreter's general way, as `apply` does).
+                None => match p.heap.view(x[arity]) {
+                    View::ExternalFun {
+                        module: m,
+                        function: f,
+                        arity: a,
+                    } if a as usize == arity && bif::lookup_atoms(m, f, a).is_none() => {
+                        ops::resolve_export(m, f, a).map(|t| (t.module, t.entry, tail, arity))
+                    }
+                    _ => None,
+                },
+            }
         }
         Some(&Instr::Apply { arity, tail }) => {
             let n = arity as usize;
