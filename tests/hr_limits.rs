@@ -130,3 +130,33 @@ fn hr_an_error_past_the_budget_has_its_stack_trace() {
         assert_eq!(out.stdout, "ok\n", "{engine}: {}", out.render());
     }
 }
+
+/// Under an address-space limit (`prlimit --as`), the default budget
+/// follows what the limit leaves beyond the space mapped at start (the
+/// code, the compiler's stack, the allocator's arena), so spawning
+/// processes without end is `system_limit` in `spawn/1`, not an abort
+/// when the allocator is refused.
+#[test]
+fn hr_an_address_space_limit_is_system_limit_not_an_abort() {
+    let dir = temp_dir();
+    let name = "hr_spawn_as.erl";
+    let source = "#!/usr/bin/env escript\n\
+        main(_) ->\n\
+        \x20   Ps = [spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, 2000000)],\n\
+        \x20   io:format(\"~p~n\", [length(Ps)]).\n";
+    std::fs::write(dir.join(name), source).expect("temp file");
+    let out = run_with_timeout(
+        "prlimit",
+        &["--as=500000000", support::act_binary(), name],
+        "",
+        Some(&dir),
+        Duration::from_secs(120),
+    );
+    assert_eq!(out.status, Some(127), "{}", out.render());
+    assert!(
+        out.stderr
+            .starts_with("act: exception error: a system limit has been reached\n"),
+        "{}",
+        out.render()
+    );
+}

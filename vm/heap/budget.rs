@@ -37,8 +37,9 @@ pub fn set_limit(bytes: usize) {
 
 /// The budget in bytes: as set, or three quarters of the memory the
 /// process may really have: physical memory, the cgroup's `memory.max`,
-/// and `RLIMIT_DATA`; half of `RLIMIT_AS` (which counts address space
-/// that is only reserved, such as thread stacks). Going past the budget
+/// and `RLIMIT_DATA`; two thirds of what `RLIMIT_AS` leaves beyond the address
+/// space mapped when the budget is first asked for (it counts space that
+/// is only reserved, such as thread stacks and the allocator's arenas). Going past the budget
 /// is `system_limit` in one process, where going past the OS's limit
 /// would abort the VM.
 pub fn limit() -> usize {
@@ -54,7 +55,10 @@ pub fn limit() -> usize {
         default = default.min(data / 4 * 3);
     }
     if let Some(space) = resource_limit(libc::RLIMIT_AS) {
-        default = default.min(space / 2);
+        // Address space already mapped (the code, the compiler's big
+        // stack, the allocator's first arena) is not there for heaps.
+        let free = space.saturating_sub(mapped_bytes().unwrap_or(0));
+        default = default.min(free / 3 * 2);
     }
     let default = default.max(1);
     // Another thread may have set it meanwhile; theirs wins.
@@ -100,6 +104,14 @@ fn cgroup_memory() -> Option<usize> {
         // cgroup v1 says "no limit" with a huge number.
         (bytes < 1 << 60).then(|| usize::try_from(bytes).unwrap_or(usize::MAX))
     })
+}
+
+/// Address space this process has mapped now (`VmSize`).
+fn mapped_bytes() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
 }
 
 fn physical_memory() -> Option<usize> {
