@@ -48,8 +48,8 @@ pub mod footprint;
 mod tests;
 
 pub use append::APPENDABLE_WORDS;
-pub use copy::MESSAGE_BYTES;
 pub use budget::SystemLimit;
+pub use copy::MESSAGE_BYTES;
 pub use copy::{MessageBuffer, copy_term, size_of};
 
 use crate::term::bits::Bits;
