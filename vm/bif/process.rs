@@ -271,8 +271,10 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     };
     if pid == services(|s| s.self_pid()) {
         // To itself: the term is on this heap already, and a process's
-        // signals to itself arrive in order, so it goes straight in.
-        ctx.process.mailbox.push(msg);
+        // signals to itself arrive in order, so it goes straight in,
+        // charged as any message (see `heap::MESSAGE_BYTES`).
+        heap::budget::charge(heap::MESSAGE_BYTES).map_err(|_| BifError::SystemLimit)?;
+        ctx.process.mailbox.push_charged(msg);
         return Ok(msg);
     }
     let buffer =

@@ -212,6 +212,29 @@ impl Space for Inline {
 pub struct MessageBuffer {
     store: Store,
     term: Term,
+    /// Holds the `MESSAGE_BYTES` of a message sent with `!` (see
+    /// `for_send`): given back when the buffer drops unless handed over
+    /// to a mailbox first (`hand_over_charge`).
+    charged: bool,
+}
+
+/// Bytes one message costs the memory budget beyond its words, from its
+/// send until it leaves the receiver's mailbox: its inbox node (a 128-byte
+/// block, which holds an inline message's words too) and then its slot in
+/// the mailbox. Charged so that a flood of messages (even of atoms, which
+/// need no words) to a process that does not take them runs into
+/// `--max-memory` as `system_limit` in the sender, not into the operating
+/// system's limit. Charged through the thread's credit (`budget::charge`),
+/// so the send path touches no shared counter.
+pub const MESSAGE_BYTES: usize = 128;
+
+impl Drop for MessageBuffer {
+    #[inline]
+    fn drop(&mut self) {
+        if self.charged {
+            budget::credit(MESSAGE_BYTES);
+        }
+    }
 }
 
 enum Store {
@@ -236,15 +259,27 @@ impl MessageBuffer {
         Ok(MessageBuffer {
             store: Store::Heap(heap),
             term,
+            charged: false,
         })
     }
 
-    /// Copies `t` out of `src` as a message to another process: a term of
+    /// Copies `t` out of `src` as a message to another process (`!`),
+    /// charging its `MESSAGE_BYTES` (fails past the budget): a term of
     /// up to `INLINE_WORDS` words and no off-heap binary is kept inline,
-    /// with no allocation and no budget reservation of its own (it travels
+    /// with no allocation and no reservation for its words (it travels
     /// inside its signal); any other as `copy_from` does.
     #[inline]
     pub fn for_send(src: &Heap, t: Term) -> Result<MessageBuffer, SystemLimit> {
+        budget::charge(MESSAGE_BYTES)?;
+        let mut buffer = MessageBuffer::copy_for_send(src, t).inspect_err(|_| {
+            budget::credit(MESSAGE_BYTES);
+        })?;
+        buffer.charged = true;
+        Ok(buffer)
+    }
+
+    #[inline]
+    fn copy_for_send(src: &Heap, t: Term) -> Result<MessageBuffer, SystemLimit> {
         if t.is_immediate() || t.is_literal() {
             return Ok(MessageBuffer::immediate(t));
         }
@@ -257,8 +292,22 @@ impl MessageBuffer {
             Some(term) => Ok(MessageBuffer {
                 store: Store::Inline(inline),
                 term,
+                charged: false,
             }),
             None => MessageBuffer::copy_from(src, t),
+        }
+    }
+
+    /// Hands the message's `MESSAGE_BYTES` over to the mailbox it enters
+    /// (which gives them back when the message leaves it): the charge of
+    /// `for_send`, or one drawn now, past the limit if need be, for a
+    /// buffer built another way (a timer's message).
+    #[inline]
+    pub fn hand_over_charge(&mut self) {
+        if self.charged {
+            self.charged = false;
+        } else {
+            budget::force_charge(MESSAGE_BYTES);
         }
     }
 
@@ -271,6 +320,7 @@ impl MessageBuffer {
         MessageBuffer {
             store: Store::Heap(heap),
             term,
+            charged: false,
         }
     }
 
@@ -280,6 +330,7 @@ impl MessageBuffer {
         MessageBuffer {
             store: Store::Empty,
             term: t,
+            charged: false,
         }
     }
 
@@ -310,6 +361,7 @@ impl MessageBuffer {
             Store::Inline(i) => Ok(MessageBuffer {
                 store: Store::Inline(*i),
                 term: self.term,
+                charged: false,
             }),
             Store::Heap(h) => MessageBuffer::copy_from(h, self.term),
         }
@@ -346,6 +398,23 @@ impl Heap {
         roots: &mut [&mut [Term]],
     ) -> Result<Term, SystemLimit> {
         self.ensure(buffer.words(), roots)?;
+        Ok(self.take_buffer_ref(buffer))
+    }
+
+    /// `receive_buffer_ref` for a message entering a mailbox: past the
+    /// budget the heap still grows to take it (`collect_past_budget`),
+    /// since its words exist already; fails only if the operating system
+    /// refuses the memory.
+    #[inline]
+    pub fn receive_past_budget(
+        &mut self,
+        buffer: &MessageBuffer,
+        roots: &mut [&mut [Term]],
+    ) -> Result<Term, SystemLimit> {
+        let words = buffer.words();
+        if self.ensure(words, roots).is_err() {
+            self.collect_past_budget(words, roots)?;
+        }
         Ok(self.take_buffer_ref(buffer))
     }
 

@@ -50,6 +50,7 @@ mod tests;
 
 pub use append::APPENDABLE_WORDS;
 pub use budget::SystemLimit;
+pub use copy::MESSAGE_BYTES;
 pub use copy::{MessageBuffer, copy_term, size_of};
 pub use map::{FLAT_MAX, words_for_map};
 
@@ -410,24 +411,53 @@ impl Heap {
     /// a new space with room for `need` more words, then resizes the heap
     /// from the live data.
     pub fn collect(&mut self, need: usize, roots: &mut [&mut [Term]]) -> Result<(), SystemLimit> {
-        if self.words.capacity() == 0 {
+        self.collect_sized(need, roots, false)
+    }
+
+    /// A collection that grows the heap even past the budget, into a space
+    /// of what may survive plus `need` and an eighth: for words that exist
+    /// already elsewhere (a message moving from its buffer into the heap)
+    /// and for the few words of an exception being raised. The eighth is
+    /// room for the next messages of a backlog, so taking many in is not a
+    /// collection each. Fails only if the operating system refuses.
+    #[cold]
+    pub fn collect_past_budget(
+        &mut self,
+        need: usize,
+        roots: &mut [&mut [Term]],
+    ) -> Result<(), SystemLimit> {
+        self.collect_sized(need, roots, true)
+    }
+
+    fn collect_sized(
+        &mut self,
+        need: usize,
+        roots: &mut [&mut [Term]],
+        past_budget: bool,
+    ) -> Result<(), SystemLimit> {
+        if self.words.capacity() == 0 && !past_budget {
             return self.allocate_first(need);
         }
         let bound = self.words.len().checked_add(need).ok_or(SystemLimit)?;
         // While the heap grows, size the to-space as the resize below would
         // (twice what may survive), so the live data is copied once.
-        let wanted = if self.growing {
-            bound.saturating_mul(2)
+        let size = if past_budget {
+            bound.saturating_add(bound / 8).max(MIN_HEAP_WORDS)
+        } else if self.growing {
+            size_class(bound.saturating_mul(2))
         } else {
-            bound
+            size_class(bound)
         };
-        let size = size_class(wanted);
         let bytes = size.checked_mul(8).ok_or(SystemLimit)?;
         // Only growth draws on the budget (the from-space is given back
         // right after the copy), so a collection that keeps the heap's
         // size touches no shared counter.
         let growth = bytes.saturating_sub(self.reserved);
-        budget::reserve(growth)?;
+        if past_budget {
+            budget::force_reserve(growth);
+        } else {
+            budget::reserve(growth)?;
+        }
         let mut to_space = Vec::new();
         if to_space.try_reserve_exact(size).is_err() {
             budget::release(growth);

@@ -42,7 +42,9 @@ fn function_index(m: &crate::code::Module, ip: u32) -> Option<u32> {
 pub(super) fn tuple2(p: &mut Process, x: &mut [Term], tag: Atom, value: Term) -> Term {
     let used = regs_used(&p.module).min(x.len());
     let mut keep = [value];
-    if p.ensure_heap(3, &mut x[..used], &mut keep).is_err() {
+    if p.ensure_heap_for_exception(3, &mut x[..used], &mut keep)
+        .is_err()
+    {
         return Term::atom(Atom::SYSTEM_LIMIT);
     }
     p.heap.tuple(&[Term::atom(tag), keep[0]])
@@ -97,7 +99,9 @@ fn raise_traced(
     }
     let used = regs_used(module).min(x.len());
     let mut args = args.unwrap_or_default();
-    if p.ensure_heap(words, &mut x[..used], &mut args).is_ok() {
+    if p.ensure_heap_for_exception(words, &mut x[..used], &mut args)
+        .is_ok()
+    {
         let mut trace = Term::NIL;
         for (k, (m, f, line)) in entries.iter().enumerate().rev() {
             let info = &m.functions[*f as usize];
@@ -173,7 +177,9 @@ pub(super) fn unwind(
                 Class::Exit => tuple2(p, x, Atom::EXIT_UPPER, reason),
                 Class::Error => {
                     let used = regs_used(module).min(x.len());
-                    if p.ensure_heap(6, &mut x[..used], &mut []).is_err() {
+                    if p.ensure_heap_for_exception(6, &mut x[..used], &mut [])
+                        .is_err()
+                    {
                         Term::atom(Atom::SYSTEM_LIMIT)
                     } else {
                         let [_, reason, trace] = p.exception();

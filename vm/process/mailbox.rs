@@ -19,7 +19,13 @@
 //! its scan at the mark, not at the oldest message. Invariant: `mark`
 //! counts the messages queued before the reference was made that are
 //! still queued (`remove` keeps it so).
+//!
+//! Accounting: every message in the mailbox holds `MESSAGE_BYTES` of the
+//! memory budget (handed over from its buffer, or drawn by `push`), given
+//! back to the thread's credit when it leaves, so a mailbox that only
+//! fills runs into `--max-memory`.
 
+use crate::heap::{MESSAGE_BYTES, budget};
 use crate::term::Term;
 use std::collections::VecDeque;
 
@@ -54,9 +60,18 @@ impl Mailbox {
         self.first != Term::NONE
     }
 
-    /// Appends a message (the newest).
+    /// Appends a message the runtime made (the newest), drawing its
+    /// charge even past the limit.
     #[inline]
     pub fn push(&mut self, message: Term) {
+        budget::force_charge(MESSAGE_BYTES);
+        self.push_charged(message);
+    }
+
+    /// Appends a message whose `MESSAGE_BYTES` the caller has charged
+    /// already (and hands over).
+    #[inline]
+    pub fn push_charged(&mut self, message: Term) {
         debug_assert!(message != Term::NONE, "NONE is not a message");
         if !self.has_first() && self.queue.is_empty() {
             self.first = message;
@@ -91,6 +106,7 @@ impl Mailbox {
         }
         let index = if self.has_first() {
             if index == 0 {
+                budget::credit(MESSAGE_BYTES);
                 return Some(std::mem::replace(&mut self.first, Term::NONE));
             }
             index - 1
@@ -98,18 +114,25 @@ impl Mailbox {
             index
         };
         // The oldest is the one a receive takes most often.
-        if index == 0 {
-            return self.queue.pop_front();
+        let taken = if index == 0 {
+            self.queue.pop_front()
+        } else {
+            self.queue.remove(index)
+        };
+        if taken.is_some() {
+            budget::credit(MESSAGE_BYTES);
         }
-        self.queue.remove(index)
+        taken
     }
 
     pub fn retain(&mut self, mut keep: impl FnMut(&Term) -> bool) {
+        let before = self.len();
         if self.has_first() && !keep(&self.first) {
             self.first = Term::NONE;
         }
         self.queue.retain(keep);
         self.mark = None;
+        budget::credit((before - self.len()) * MESSAGE_BYTES);
     }
 
     /// Whether a reference mark is held (an allocation of its own).
@@ -148,6 +171,12 @@ impl Mailbox {
     pub fn iter(&self) -> impl Iterator<Item = &Term> {
         let first = self.has_first().then_some(&self.first);
         first.into_iter().chain(self.queue.iter())
+    }
+}
+
+impl Drop for Mailbox {
+    fn drop(&mut self) {
+        budget::credit(self.len() * MESSAGE_BYTES);
     }
 }
 

@@ -436,6 +436,29 @@ impl Process {
     }
 }
 
+impl Process {
+    /// `ensure_heap` for the few words of an exception being raised (its
+    /// stack trace, the `{'EXIT', ...}` of a catch): past the memory budget
+    /// it still collects into a space big enough, so a process that hit
+    /// the limit is told why and where, as any other error, instead of a
+    /// bare `system_limit`.
+    pub fn ensure_heap_for_exception(
+        &mut self,
+        words: usize,
+        x: &mut [Term],
+        extra: &mut [Term],
+    ) -> Result<(), SystemLimit> {
+        if self.ensure_heap(words, x, extra).is_ok() {
+            return Ok(());
+        }
+        let (heap, [stack, first, older, newer, dictionary, exception]) = self.heap_and_roots();
+        heap.collect_past_budget(
+            words,
+            &mut [x, extra, stack, first, older, newer, dictionary, exception],
+        )
+    }
+}
+
 impl Drop for Process {
     fn drop(&mut self) {
         budget::release(self.stack_reserved);

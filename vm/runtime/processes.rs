@@ -207,6 +207,22 @@ fn take_in(p: &mut Process, x: &mut [Term], buffer: &MessageBuffer) -> Result<Te
     .map_err(|_| ())
 }
 
+/// `take_in` for a message entering the mailbox: past the memory budget
+/// the heap still grows to take it (`Heap::receive_past_budget`), since
+/// its words exist already (a heap-backed buffer gives them back right
+/// after) or travelled in its charge (an inline one). So the process that
+/// keeps sending meets the limit (`system_limit` in its send), not this
+/// one, which did not ask for the words.
+#[inline]
+fn take_message(p: &mut Process, x: &mut [Term], buffer: &MessageBuffer) -> Result<Term, ()> {
+    let (heap, [stack, first, older, newer, dictionary, exception]) = p.heap_and_roots();
+    heap.receive_past_budget(
+        buffer,
+        &mut [x, stack, first, older, newer, dictionary, exception],
+    )
+    .map_err(|_| ())
+}
+
 /// Appends a tuple made of `elements` (on the heap or immediate) to the
 /// mailbox; `elements` are roots while room is made.
 fn push_tuple(p: &mut Process, x: &mut [Term], elements: &mut [Term]) -> Result<(), ()> {
@@ -227,11 +243,16 @@ impl Actor {
     /// Takes every signal of the inbox (see the module comment).
     fn take_signals(&mut self, ctx: &mut RunContext<'_, Actor>, x: &mut [Term]) -> Taken {
         let me = ctx.pid();
-        while let Some(popped) = ctx.take_signal_in_place() {
-            // A message, the common signal, is read where it lies.
-            if let Signal::Message(buffer) = &*popped {
-                match take_in(&mut self.process, x, buffer) {
-                    Ok(t) => self.process.mailbox.push(t),
+        while let Some(mut popped) = ctx.take_signal_in_place() {
+            // A message, the common signal, is read where it lies; its
+            // charge passes to the mailbox. Past the budget it is still
+            // taken in (`take_message`).
+            if let Signal::Message(buffer) = &mut *popped {
+                match take_message(&mut self.process, x, buffer) {
+                    Ok(t) => {
+                        buffer.hand_over_charge();
+                        self.process.mailbox.push_charged(t);
+                    }
                     Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),
                 }
                 continue;

@@ -277,6 +277,14 @@ impl<T> std::ops::Deref for Popped<T> {
     }
 }
 
+impl<T> std::ops::DerefMut for Popped<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in the type's invariant: the handle alone owns the node.
+        unsafe { &mut (*self.node).value }
+    }
+}
+
 impl<T> Drop for Popped<T> {
     #[inline]
     fn drop(&mut self) {

@@ -715,7 +715,12 @@ pub fn run_with_outside<B: ProcessBody>(
                 std::thread::Builder::new()
                     .name(format!("scheduler {}", index + 1))
                     .spawn_scoped(scope, move || {
-                        let run = std::panic::AssertUnwindSafe(|| scheduler_loop(shared, local));
+                        let run = std::panic::AssertUnwindSafe(|| {
+                            let counters = scheduler_loop(shared, local);
+                            // The thread's unspent message credit goes back.
+                            crate::heap::budget::return_credit();
+                            counters
+                        });
                         std::panic::catch_unwind(run).unwrap_or_else(|panic| {
                             let message = panic
                                 .downcast_ref::<&str>()
