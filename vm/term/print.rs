@@ -1306,7 +1306,10 @@ impl Pretty {
             out.push(sep);
             if t.is_dots() {
                 flat(out, t);
-            } else if t.is_atomic() && t.len + 1 < self.ll - col - ld && t.len + 1 + w + ld <= self.m {
+            } else if t.is_atomic()
+                && t.len + 1 < self.ll - col - ld
+                && t.len + 1 + w + ld <= self.m
+            {
                 flat(out, t);
             } else {
                 newline(out, ind);
@@ -1465,8 +1468,7 @@ impl Pretty {
                 let Some((first, rest)) = pairs.split_first() else {
                     return Ok(());
                 };
-                let pw =
-                    self.cind_pair(first, col, ind, last_pair_depth(rest, 0, ld), w)?;
+                let pw = self.cind_pair(first, col, ind, last_pair_depth(rest, 0, ld), w)?;
                 let (mut c, mut w) = (col + pw, w + pw);
                 for (i, p) in rest.iter().enumerate() {
                     let ld1 = last_pair_depth(rest, i + 1, ld);
@@ -1548,9 +1550,10 @@ impl Pretty {
         }
         match tail {
             Some(t)
-                if !(t.is_dots() || t.is_atomic()
-                    && t.len + 1 < self.ll - col - ld
-                    && t.len + 1 + w + ld <= self.m) =>
+                if !(t.is_dots()
+                    || t.is_atomic()
+                        && t.len + 1 < self.ll - col - ld
+                        && t.len + 1 + w + ld <= self.m) =>
             {
                 self.cind(t, col, ind, ld, 0)
             }
