@@ -1304,11 +1304,8 @@ impl Pretty {
         }
         if let Some(t) = tail {
             out.push(sep);
-            if t.is_dots() {
-                flat(out, t);
-            } else if t.is_atomic()
-                && t.len + 1 < self.ll - col - ld
-                && t.len + 1 + w + ld <= self.m
+            if t.is_dots()
+                || t.is_atomic() && t.len + 1 < self.ll - col - ld && t.len + 1 + w + ld <= self.m
             {
                 flat(out, t);
             } else {
