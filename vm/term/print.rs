@@ -196,6 +196,28 @@ fn printable_bytes(bytes: &[u8]) -> bool {
     bytes.iter().all(|&b| is_printable_char(b as i64))
 }
 
+/// Under a depth limit (`~P`), how many leading bytes of a binary print
+/// as text, as io_lib_pretty decides: it looks at no more than four
+/// characters per level of the depth `d1` left below the binary; all of
+/// them printable gives the whole binary (it ends there) or that prefix
+/// followed by `...`; a non-printable byte after at least `d1` printable
+/// ones gives the prefix before it; anything else prints as bytes (`None`).
+fn printable_prefix(bytes: &[u8], d1: i64) -> Option<usize> {
+    let len = bytes.len().min(4 * d1.max(0) as usize);
+    if len == 0 {
+        return None;
+    }
+    let printable = bytes[..len]
+        .iter()
+        .take_while(|&&b| is_printable_char(b as i64))
+        .count();
+    if printable == len || (d1 > 0 && printable as i64 >= d1) {
+        Some(printable)
+    } else {
+        None
+    }
+}
+
 /// The characters of a binary that `~tp` shows as `<<"..."/utf8>>`: valid
 /// UTF-8, not plain ASCII, every character printable (latin1 range).
 fn printable_utf8(bytes: &[u8]) -> Option<Vec<u32>> {
@@ -449,23 +471,34 @@ fn write_limited(out: &mut String, heap: &Heap, t: Term, d: i64) {
             }
             out.push('}');
         }
-        View::Map { keys, .. } if !keys.is_empty() && d == 1 => out.push_str("#{...}"),
+        // io_lib:write's maps: `#{}` at depth 1 whatever the map holds;
+        // every key and value one level below the map; the pairs after
+        // the first count down from that level too, and reaching 1 writes
+        // `,...` even when no pair is left (`#{a => 1,...}` for a map of
+        // one pair at depth 2), as OTP 25 does.
+        View::Map { .. } if d == 1 => out.push_str("#{}"),
         View::Map { keys, values } => {
             out.push_str("#{");
-            let mut d = d;
+            let d0 = d - 1;
             let (keys, values) = super::hamt::walk(heap, &keys, &values);
-            for (i, (&k, &v)) in keys.iter().zip(&values).enumerate() {
-                if i > 0 {
-                    out.push(',');
-                    if d == 1 {
-                        out.push_str("...");
+            let mut pairs = keys.iter().zip(&values);
+            if let Some((&k, &v)) = pairs.next() {
+                write_limited(out, heap, k, d0);
+                out.push_str(" => ");
+                write_limited(out, heap, v, d0);
+                let mut left = d0;
+                loop {
+                    if left == 1 {
+                        out.push_str(",...");
                         break;
                     }
+                    let Some((&k, &v)) = pairs.next() else { break };
+                    out.push(',');
+                    write_limited(out, heap, k, d0);
+                    out.push_str(" => ");
+                    write_limited(out, heap, v, d0);
+                    left -= 1;
                 }
-                write_limited(out, heap, k, d - 1);
-                out.push_str(" => ");
-                write_limited(out, heap, v, d - 1);
-                d -= 1;
             }
             out.push('}');
         }
@@ -695,6 +728,9 @@ struct Doc {
 enum Node {
     /// Flat text that is never broken: numbers, atoms, strings, ...
     Leaf(String),
+    /// The `...` where a depth limit cuts a list, tuple or map short: it
+    /// always stays on the line of the element before it (`,...` `|...`).
+    Dots,
     List {
         elements: Vec<Doc>,
         tail: Option<Box<Doc>>,
@@ -724,7 +760,16 @@ impl Doc {
         }
     }
     fn is_atomic(&self) -> bool {
-        matches!(self.node, Node::Leaf(_))
+        matches!(self.node, Node::Leaf(_) | Node::Dots)
+    }
+    fn dots() -> Doc {
+        Doc {
+            node: Node::Dots,
+            len: 3,
+        }
+    }
+    fn is_dots(&self) -> bool {
+        matches!(self.node, Node::Dots)
     }
 }
 
@@ -772,6 +817,10 @@ fn measure_map(
     strings: Strings,
 ) -> Doc {
     let mut pairs = Vec::with_capacity(keys.len());
+    // As io_lib_pretty: every key and value one level below the map,
+    // while the depth that cuts the pairs off with `...` runs down by
+    // one per pair.
+    let inner = deeper(d);
     let mut d = d;
     let (keys, values) = super::hamt::walk(heap, keys, values);
     for (i, (&k, &v)) in keys.iter().zip(&values).enumerate() {
@@ -783,8 +832,8 @@ fn measure_map(
             });
             break;
         }
-        let key = measure(heap, k, nest + 1, deeper(d), strings);
-        let value = measure(heap, v, nest + 1, deeper(d), strings);
+        let key = measure(heap, k, nest + 1, inner, strings);
+        let value = measure(heap, v, nest + 1, inner, strings);
         let len = key.len + 4 + value.len;
         pairs.push(Pair {
             key,
@@ -812,7 +861,15 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
     }
     let view = heap.view(t);
     match view {
-        View::Cons(..) if d == 1 => Doc::leaf("[...]".into()),
+        // A list cut off at once is still a list for the layout (io_lib_pretty
+        // gives it no elements and a `...` tail), so never atomic.
+        View::Cons(..) if d == 1 => Doc {
+            node: Node::List {
+                elements: Vec::new(),
+                tail: Some(Box::new(Doc::dots())),
+            },
+            len: 5,
+        },
         View::Cons(..) => {
             if strings != Strings::Off
                 && let Some(chars) = printable_list(heap, t)
@@ -831,7 +888,7 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
                 match heap.view(rest) {
                     View::Nil => break,
                     _ if d == 1 => {
-                        tail = Some(Box::new(Doc::leaf("...".into())));
+                        tail = Some(Box::new(Doc::dots()));
                         break;
                     }
                     View::Cons(head, next) => {
@@ -858,7 +915,7 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
             let mut d = d;
             for (i, &e) in items.iter().enumerate() {
                 if i > 0 && d == 1 {
-                    elements.push(Doc::leaf("...".into()));
+                    elements.push(Doc::dots());
                     break;
                 }
                 elements.push(measure(heap, e, nest + 1, deeper(d), strings));
@@ -884,7 +941,17 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
             utf8_leaf(chars)
         }
         View::Binary(bytes)
-            if strings != Strings::Off && !bytes.is_empty() && printable_bytes(bytes) =>
+            if strings != Strings::Off
+                && d > 0
+                && let Some(shown) = printable_prefix(bytes, d - 1) =>
+        {
+            let mut s = String::from("<<");
+            write_string(&mut s, bytes[..shown].iter().map(|&b| b as u32));
+            s.push_str(if shown < bytes.len() { "...>>" } else { ">>" });
+            Doc::leaf(s)
+        }
+        View::Binary(bytes)
+            if strings != Strings::Off && d < 0 && !bytes.is_empty() && printable_bytes(bytes) =>
         {
             let mut s = String::from("<<");
             write_string(&mut s, bytes.iter().map(|&b| b as u32));
@@ -934,11 +1001,14 @@ fn measure(heap: &Heap, t: Term, nest: usize, d: i64, strings: Strings) -> Doc {
 fn flat(out: &mut String, doc: &Doc) {
     match &doc.node {
         Node::Leaf(s) => out.push_str(s),
+        Node::Dots => out.push_str("..."),
         Node::List { elements, tail } => {
             out.push('[');
             flat_sequence(out, elements);
             if let Some(t) = tail {
-                out.push('|');
+                if !elements.is_empty() {
+                    out.push('|');
+                }
                 flat(out, t);
             }
             out.push(']');
@@ -1020,6 +1090,27 @@ pub fn print_with(
     out
 }
 
+/// io_lib_pretty's `last_depth`: the closers `ld` count for the element
+/// before `elements[next]` when nothing but the `...` of a depth limit
+/// follows it (that `...` is written after it on its line uncounted, as
+/// OTP does); an element with more after it counts none.
+fn last_depth(elements: &[Doc], next: usize, ld: i64) -> i64 {
+    match elements.get(next) {
+        None => ld,
+        Some(e) if e.is_dots() => ld,
+        Some(_) => 0,
+    }
+}
+
+/// `last_depth` for the pairs of a map.
+fn last_pair_depth(pairs: &[Pair], next: usize, ld: i64) -> i64 {
+    match pairs.get(next) {
+        None => ld,
+        Some(p) if p.value.is_none() => ld,
+        Some(_) => 0,
+    }
+}
+
 /// The fixed parameters of one `~p`: the line length and the most
 /// characters a line may hold (the term's whole length: no limit).
 struct Pretty {
@@ -1057,6 +1148,7 @@ impl Pretty {
         }
         match &doc.node {
             Node::Leaf(s) => out.push_str(s),
+            Node::Dots => out.push_str("..."),
             Node::List { elements, tail } => {
                 out.push('[');
                 self.pp_list(
@@ -1148,9 +1240,12 @@ impl Pretty {
         w: i64,
     ) {
         let Some((first, rest)) = elements.split_first() else {
+            if let Some(t) = tail {
+                flat(out, t);
+            }
             return;
         };
-        let ld_first = if rest.is_empty() { ld } else { 0 };
+        let ld_first = last_depth(rest, 0, ld);
         let w1 = self.pp_element(out, first, col, tind, ind, ld_first, w);
         self.pp_tail(out, rest, tail, col, col + w1, tind, ind, ld, sep, w1);
     }
@@ -1192,9 +1287,9 @@ impl Pretty {
         mut w: i64,
     ) {
         for (i, e) in rest.iter().enumerate() {
-            let ld1 = if i + 1 == rest.len() { ld } else { 0 };
+            let ld1 = last_depth(rest, i + 1, ld);
             let elen = 1 + e.len;
-            if e.is_atomic() && self.joins(elen, col, ld1, w) {
+            if e.is_dots() || e.is_atomic() && self.joins(elen, col, ld1, w) {
                 out.push(',');
                 flat(out, e);
                 col += elen;
@@ -1209,7 +1304,9 @@ impl Pretty {
         }
         if let Some(t) = tail {
             out.push(sep);
-            if t.is_atomic() && t.len + 1 < self.ll - col - ld && t.len + 1 + w + ld <= self.m {
+            if t.is_dots()
+                || t.is_atomic() && t.len + 1 < self.ll - col - ld && t.len + 1 + w + ld <= self.m
+            {
                 flat(out, t);
             } else {
                 newline(out, ind);
@@ -1279,14 +1376,14 @@ impl Pretty {
         let Some((first, rest)) = pairs.split_first() else {
             return;
         };
-        let ld_first = if rest.is_empty() { ld } else { 0 };
+        let ld_first = last_pair_depth(rest, 0, ld);
         let pw = self.pp_pair(out, first, col, tind, ind, ld_first, w);
         let (mut c, mut w) = (col + pw, pw);
         for (i, p) in rest.iter().enumerate() {
-            let ld1 = if i + 1 == rest.len() { ld } else { 0 };
+            let ld1 = last_pair_depth(rest, i + 1, ld);
             let elen = 1 + p.len;
             out.push(',');
-            if p.is_atomic() && self.joins(elen, c, ld1, w) {
+            if p.value.is_none() || p.is_atomic() && self.joins(elen, c, ld1, w) {
                 flat_pair(out, p);
                 c += elen;
                 w += elen;
@@ -1315,7 +1412,7 @@ impl Pretty {
             return if p.is_atomic() { p.len } else { self.ll };
         }
         let i = if tind > 0 { tind } else { 4 };
-        self.pp(out, &p.key, col, tind, ind, 0, w);
+        self.pp(out, &p.key, col, tind, ind, ld, w);
         if let Some(value) = &p.value {
             out.push_str(" =>");
             newline(out, ind + i);
@@ -1332,7 +1429,7 @@ impl Pretty {
             return Ok(());
         }
         match &doc.node {
-            Node::Leaf(_) => Ok(()),
+            Node::Leaf(_) | Node::Dots => Ok(()),
             Node::List { elements, tail } => {
                 self.cind_list(elements, tail.as_deref(), col + 1, ind, ld + 1, w + 1)
             }
@@ -1368,13 +1465,12 @@ impl Pretty {
                 let Some((first, rest)) = pairs.split_first() else {
                     return Ok(());
                 };
-                let pw =
-                    self.cind_pair(first, col, ind, if rest.is_empty() { ld } else { 0 }, w)?;
+                let pw = self.cind_pair(first, col, ind, last_pair_depth(rest, 0, ld), w)?;
                 let (mut c, mut w) = (col + pw, w + pw);
                 for (i, p) in rest.iter().enumerate() {
-                    let ld1 = if i + 1 == rest.len() { ld } else { 0 };
+                    let ld1 = last_pair_depth(rest, i + 1, ld);
                     let elen = 1 + p.len;
-                    if p.is_atomic() && self.joins(elen, c, ld1, w) {
+                    if p.value.is_none() || p.is_atomic() && self.joins(elen, c, ld1, w) {
                         c += elen;
                         w += elen;
                     } else {
@@ -1413,7 +1509,7 @@ impl Pretty {
         let Some((first, rest)) = elements.split_first() else {
             return Ok(());
         };
-        let ld_first = if rest.is_empty() { ld } else { 0 };
+        let ld_first = last_depth(rest, 0, ld);
         let we = self.cind_element(first, col, ind, ld_first, w)?;
         self.cind_tail(rest, tail, col, col + we, ind, ld, w + we)
     }
@@ -1438,9 +1534,9 @@ impl Pretty {
         mut w: i64,
     ) -> Result<(), NoGood> {
         for (i, e) in rest.iter().enumerate() {
-            let ld1 = if i + 1 == rest.len() { ld } else { 0 };
+            let ld1 = last_depth(rest, i + 1, ld);
             let elen = 1 + e.len;
-            if e.is_atomic() && self.joins(elen, col, ld1, w) {
+            if e.is_dots() || e.is_atomic() && self.joins(elen, col, ld1, w) {
                 col += elen;
                 w += elen;
             } else {
@@ -1451,9 +1547,10 @@ impl Pretty {
         }
         match tail {
             Some(t)
-                if !(t.is_atomic()
-                    && t.len + 1 < self.ll - col - ld
-                    && t.len + 1 + w + ld <= self.m) =>
+                if !(t.is_dots()
+                    || t.is_atomic()
+                        && t.len + 1 < self.ll - col - ld
+                        && t.len + 1 + w + ld <= self.m) =>
             {
                 self.cind(t, col, ind, ld, 0)
             }
