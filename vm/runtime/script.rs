@@ -33,6 +33,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("base64", include_str!("../../stdlib/base64.act")),
     // bifs
     ("rand", include_str!("../../stdlib/rand.act")),
+    ("random", include_str!("../../stdlib/random.act")),
     // OTP behaviours and their support (the otp branch).
     ("gen", include_str!("../../stdlib/gen.act")),
     ("gen_server", include_str!("../../stdlib/gen_server.act")),
