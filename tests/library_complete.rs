@@ -743,6 +743,15 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("jump", &[0, 1]),
         ],
     ),
+    (
+        "random",
+        &[
+            ("seed", &[0, 1, 3]),
+            ("seed0", &[0]),
+            ("uniform", &[0, 1]),
+            ("uniform_s", &[1, 2]),
+        ],
+    ),
     ("crypto", &[("strong_rand_bytes", &[1])]),
     (
         "erlang",
@@ -1333,6 +1342,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("base64", include_str!("../stdlib/base64.act")),
     // bifs
     ("rand", include_str!("../stdlib/rand.act")),
+    ("random", include_str!("../stdlib/random.act")),
     // The otp branch.
     ("gen", include_str!("../stdlib/gen.act")),
     ("gen_server", include_str!("../stdlib/gen_server.act")),

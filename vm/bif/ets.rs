@@ -304,10 +304,21 @@ pub fn insert_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     }
     let objects = objects_in(heap, &table, args[1])?;
     let mut store = table.write();
-    for o in objects {
+    for o in in_insert_order(&table, objects) {
         store.insert(o);
     }
     Ok(Term::TRUE)
+}
+
+/// The order BEAM stores a list of objects in: a bag takes the list last
+/// object first (so `insert(T, [{k,1},{k,2}])` then `lookup(T, k)` is
+/// `[{k,2},{k,1}]`); the other kinds take it in order (a set keeps the
+/// last object of a key).
+fn in_insert_order<T>(table: &Table, mut objects: Vec<T>) -> Vec<T> {
+    if table.kind == Kind::Bag {
+        objects.reverse();
+    }
+    objects
 }
 
 /// `ets:insert_new(Tab, ObjectOrObjects)`: nothing is inserted if any key
@@ -322,7 +333,7 @@ pub fn insert_new_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if taken {
         return Ok(Term::FALSE);
     }
-    for o in objects {
+    for o in in_insert_order(&table, objects) {
         store.insert(o);
     }
     Ok(Term::TRUE)

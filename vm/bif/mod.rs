@@ -579,6 +579,8 @@ bifs! {
         "binary_part", 2 => more::binary_part_2, auto;
         "term_to_binary", 2 => more::term_to_binary_2, auto;
         "binary_to_term", 2 => more::binary_to_term_2, auto;
+        "external_size", 1 => more::external_size_1;
+        "external_size", 2 => more::external_size_2;
         "erase", 0 => more::erase_0, auto;
         "get_keys", 0 => more::get_keys_0, auto;
         "get_keys", 1 => more::get_keys_1, auto;

@@ -90,6 +90,22 @@ pub fn term_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     super::library::term_to_binary_1(ctx, &mut args[..1])
 }
 
+/// `erlang:external_size(Term)`: the size in bytes of `term_to_binary(Term)`
+/// (options of the two-argument form do not change it: act does not
+/// compress).
+pub fn external_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = crate::term::etf::term_to_binary(&ctx.process.heap, args[0])
+        .map_err(|_| BifError::Badarg)?;
+    Ok(Term::small(bytes.len() as i64))
+}
+
+pub fn external_size_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if ctx.process.heap.list_length(args[1]).is_none() {
+        return Err(BifError::Badarg);
+    }
+    external_size_1(ctx, &mut args[..1])
+}
+
 pub fn binary_to_term_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if ctx.process.heap.list_length(args[1]).is_none() {
         return Err(BifError::Badarg);

@@ -225,20 +225,107 @@ fn text_bytes(heap: &Heap, t: Term, unicode: bool) -> Option<Vec<u8>> {
 }
 
 /// The pattern in `regex` syntax: without `unicode`, bytes above 127
-/// become `\xHH` (regex's byte escapes).
+/// become `\xHH` (regex's byte escapes); PCRE's escapes that `regex`
+/// lacks are rewritten (see `pcre_escapes`).
 fn regex_source(pattern: &[u8], unicode: bool) -> Option<String> {
-    if unicode {
-        return String::from_utf8(pattern.to_vec()).ok();
-    }
+    let chars: Vec<char> = if unicode {
+        String::from_utf8(pattern.to_vec()).ok()?.chars().collect()
+    } else {
+        pattern.iter().map(|&b| b as char).collect()
+    };
     let mut s = String::new();
-    for &b in pattern {
-        if b.is_ascii() {
-            s.push(b as char);
+    for c in pcre_escapes(&chars, unicode) {
+        if c.is_ascii() || unicode {
+            s.push(c);
         } else {
-            s.push_str(&format!("\\x{b:02X}"));
+            s.push_str(&format!("\\x{:02X}", c as u32));
         }
     }
     Some(s)
+}
+
+/// Rewrites the PCRE escapes `regex` does not know into ones it does:
+/// `\Q...\E` (the characters between taken literally), `\h` and `\H`
+/// (horizontal white space and its complement; inside a class `\h` is
+/// its members) and `\R` (any line break, CR LF first). Other escapes
+/// pass through whole, so `\\Q` stays an escaped backslash and a `Q`.
+fn pcre_escapes(p: &[char], unicode: bool) -> Vec<char> {
+    let horizontal = if unicode {
+        "\\t \\x{A0}\\x{1680}\\x{180E}\\x{2000}-\\x{200A}\\x{202F}\\x{205F}\\x{3000}"
+    } else {
+        "\\t \\xA0"
+    };
+    let mut out = Vec::with_capacity(p.len());
+    let mut in_class = false;
+    let mut i = 0;
+    while i < p.len() {
+        let c = p[i];
+        match c {
+            '\\' if i + 1 < p.len() => {
+                let e = p[i + 1];
+                i += 2;
+                match e {
+                    'Q' => {
+                        while i < p.len() && !(p[i] == '\\' && p.get(i + 1) == Some(&'E')) {
+                            if p[i].is_ascii_alphanumeric() || !p[i].is_ascii() {
+                                out.push(p[i]);
+                            } else {
+                                out.push('\\');
+                                out.push(p[i]);
+                            }
+                            i += 1;
+                        }
+                        i += 2;
+                    }
+                    'E' => {}
+                    'h' if in_class => out.extend(horizontal.chars()),
+                    'h' => out.extend(format!("[{horizontal}]").chars()),
+                    'H' if !in_class => out.extend(format!("[^{horizontal}]").chars()),
+                    'R' if !in_class => out.extend("(?:\\r\\n|[\\n\\x0B\\x0C\\r])".chars()),
+                    _ => {
+                        out.push('\\');
+                        out.push(e);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                i += 1;
+                // A ']' first (after an optional '^') is a member.
+                if p.get(i) == Some(&'^') {
+                    out.push('^');
+                    i += 1;
+                }
+                if p.get(i) == Some(&']') {
+                    out.push('\\');
+                    out.push(']');
+                    i += 1;
+                }
+            }
+            '[' if in_class && p.get(i + 1) == Some(&':') => {
+                // A POSIX class ([:alpha:]) inside a class, copied whole.
+                while i < p.len() && !(p[i] == ']' && i > 0 && p[i - 1] == ':') {
+                    out.push(p[i]);
+                    i += 1;
+                }
+                if i < p.len() {
+                    out.push(']');
+                    i += 1;
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+                i += 1;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 thread_local! {

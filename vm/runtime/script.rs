@@ -33,14 +33,20 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("base64", include_str!("../../stdlib/base64.act")),
     // bifs
     ("rand", include_str!("../../stdlib/rand.act")),
+    ("random", include_str!("../../stdlib/random.act")),
     // OTP behaviours and their support (the otp branch).
     ("gen", include_str!("../../stdlib/gen.act")),
     ("gen_server", include_str!("../../stdlib/gen_server.act")),
     ("gen_statem", include_str!("../../stdlib/gen_statem.act")),
+    ("gen_fsm", include_str!("../../stdlib/gen_fsm.act")),
     ("supervisor", include_str!("../../stdlib/supervisor.act")),
     ("proc_lib", include_str!("../../stdlib/proc_lib.act")),
     ("sys", include_str!("../../stdlib/sys.act")),
     ("logger", include_str!("../../stdlib/logger.act")),
+    (
+        "error_logger",
+        include_str!("../../stdlib/error_logger.act"),
+    ),
     ("rpc", include_str!("../../stdlib/rpc.act")),
     // Reading and files (helper `hour`).
     ("io", include_str!("../../stdlib/io.act")),

@@ -86,8 +86,25 @@ pub fn deprecation(module: &str, name: &str, arity: u32) -> Option<String> {
             "use rpc:multi_server_call/3 instead",
         ),
     ];
+    // Whole modules OTP 25 deprecates: every exported function.
+    const GEN_FSM: &[&str] = &[
+        "start",
+        "start_link",
+        "stop",
+        "send_event",
+        "send_all_state_event",
+        "sync_send_event",
+        "sync_send_all_state_event",
+        "reply",
+        "start_timer",
+        "send_event_after",
+        "cancel_timer",
+        "enter_loop",
+    ];
     let (how, why) = if module == "random" {
         ("deprecated", "use the 'rand' module instead")
+    } else if module == "gen_fsm" && GEN_FSM.contains(&name) {
+        ("deprecated", "use the 'gen_statem' module instead")
     } else {
         let &(_, _, _, how, why) = TABLE
             .iter()
