@@ -618,3 +618,27 @@ fn beam_spawns_links_and_calls_on_act() {
         "helper got exit true noconnection"
     );
 }
+
+/// programs/chameneos_nodes.act over two act nodes, cross-node brokers:
+/// every meeting crosses the connection and the totals come out right.
+#[test]
+fn chameneos_across_two_act_nodes() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let source = include_str!("../programs/chameneos_nodes.act");
+    let host = short_host();
+    let worker = unique("worker");
+    let _w = cluster.act(&worker, "chameneos_nodes", source, &["worker"]);
+    let peer = format!("{worker}@{host}");
+    let mut main = cluster.act(
+        &unique("main"),
+        "chameneos_nodes",
+        source,
+        &["20000", "cross", &peer],
+    );
+    assert_eq!(
+        main.expect("20000 meetings"),
+        "20000 meetings on 2 nodes (cross brokers): four zero zero zero zero"
+    );
+}
