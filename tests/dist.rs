@@ -426,3 +426,219 @@ fn beam_calls_act() {
     );
     act.expect("server ended finished");
 }
+
+/// An act node that other nodes link to, spawn on and call: `link_me`
+/// makes a helper that links to the asker and traps exits (it prints
+/// what it hears, and dies of `bye_linked` when told `die`).
+const LINKER: &str = r#"
+-module(linker).
+-export([main/1, worker/0]).
+
+main(_) ->
+    register(linker, self()),
+    io:format("ready~n"),
+    loop().
+
+loop() ->
+    receive
+        {From, link_me} -> spawn(fun() -> helper(From) end), loop();
+        stop -> io:format("stopped~n")
+    end.
+
+helper(From) ->
+    link(From),
+    process_flag(trap_exit, true),
+    From ! {linked, self()},
+    helper_loop().
+
+helper_loop() ->
+    receive
+        {'EXIT', P, R} ->
+            io:format("helper got exit ~p ~p~n", [node(P) =/= node(), R]),
+            helper_loop();
+        die -> exit(bye_linked)
+    end.
+
+worker() -> receive X -> exit(X) end.
+"#;
+
+/// An act node that spawns on, links to, exits and calls the node in
+/// its first argument (`act`: another act node with `linker` beside it;
+/// `beam`: a BEAM node, whose workers are `timer:sleep(infinity)`).
+const SPAWNER: &str = r#"
+-module(spawner).
+-export([main/1]).
+
+main([Peer, Kind]) ->
+    N = list_to_atom(Peer),
+    {M, F, A} = case Kind of
+                    "act" -> {linker, worker, []};
+                    "beam" -> {timer, sleep, [infinity]}
+                end,
+    pong = net_adm:ping(N),
+    process_flag(trap_exit, true),
+    P = spawn(N, M, F, A),
+    io:format("spawn ~p~n", [node(P) =:= N]),
+    L = spawn_link(N, lists, seq, [1, 3]),
+    receive {'EXIT', L, R0} -> io:format("linked exit ~p~n", [R0])
+    after 20000 -> io:format("linked exit none~n") end,
+    {PM, MR} = spawn_monitor(N, erlang, exit, [bam]),
+    receive {'DOWN', MR, process, PM, R1} -> io:format("down ~p~n", [R1])
+    after 20000 -> io:format("down none~n") end,
+    io:format("erpc ~p~n", [erpc:call(N, lists, reverse, [[1, 2, 3]])]),
+    io:format("erpc throw ~p~n", [catch erpc:call(N, erlang, throw, [x])]),
+    io:format("erpc exit ~p~n", [catch erpc:call(N, erlang, exit, [y])]),
+    W = spawn(N, M, F, A),
+    link(W),
+    exit(W, stopped),
+    receive {'EXIT', W, R2} -> io:format("exit2 ~p~n", [R2])
+    after 20000 -> io:format("exit2 none~n") end,
+    W2 = spawn(N, M, F, A),
+    link(W2),
+    unlink(W2),
+    exit(W2, kill),
+    receive {'EXIT', W2, R3} -> io:format("unlinked heard ~p~n", [R3])
+    after 500 -> io:format("unlinked quiet~n") end,
+    W3 = spawn(N, M, F, A),
+    link(W3),
+    erlang:disconnect_node(N),
+    receive {'EXIT', W3, R4} -> io:format("disconnected ~p~n", [R4])
+    after 20000 -> io:format("disconnected none~n") end,
+    D = spawn_link('nosuch@nohost', M, F, A),
+    receive {'EXIT', D, R5} -> io:format("unreachable ~p~n", [R5])
+    after 20000 -> io:format("unreachable none~n") end.
+"#;
+
+fn check_spawner(client: &mut Lines) {
+    for line in [
+        "spawn true",
+        "linked exit normal",
+        "down bam",
+        "erpc [3,2,1]",
+        "erpc throw x",
+        "erpc exit {'EXIT',{exception,y}}",
+        "exit2 stopped",
+        "unlinked quiet",
+        "disconnected noconnection",
+        "unreachable noconnection",
+    ] {
+        let (prefix, _) = line.rsplit_once(' ').unwrap();
+        assert_eq!(client.expect(prefix), line);
+    }
+}
+
+#[test]
+fn act_spawns_links_and_calls_on_act() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let server = unique("linker");
+    let mut linker = cluster.act(&server, "linker", LINKER, &[]);
+    linker.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("spawner"), "spawner", SPAWNER, &[&peer, "act"]);
+    check_spawner(&mut client);
+}
+
+#[test]
+fn act_spawns_links_and_calls_on_beam() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; act-spawns-on-BEAM test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("beam");
+    let mut beam = cluster.beam(
+        &server,
+        "io:format(\"ready~n\"), receive never -> ok after 60000 -> halt() end.",
+    );
+    beam.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("spawner"), "spawner", SPAWNER, &[&peer, "beam"]);
+    check_spawner(&mut client);
+}
+
+#[test]
+fn beam_spawns_links_and_calls_on_act() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; BEAM-spawns-on-act test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("linker");
+    let mut act = cluster.act(&server, "linker", LINKER, &[]);
+    act.expect("ready");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         io:format(\"rpc ~p~n\", [rpc:call(N, lists, reverse, [[1, 2, 3]])]), \
+         io:format(\"rpc error ~p~n\", [element(1, rpc:call(N, erlang, error, [boom]))]), \
+         io:format(\"erpc ~p~n\", [erpc:call(N, erlang, node, []) =:= N]), \
+         io:format(\"erpc throw ~p~n\", [catch erpc:call(N, erlang, throw, [x])]), \
+         P = spawn(N, linker, worker, []), \
+         io:format(\"spawn ~p~n\", [node(P) =:= N]), \
+         process_flag(trap_exit, true), \
+         L = spawn_link(N, linker, worker, []), L ! boom, \
+         receive {{'EXIT', L, R1}} -> io:format(\"linked exit ~p~n\", [R1]) \
+         after 20000 -> io:format(\"linked exit none~n\") end, \
+         {{PM, MR}} = spawn_monitor(N, linker, worker, []), PM ! bam, \
+         receive {{'DOWN', MR, process, PM, R2}} -> io:format(\"down ~p~n\", [R2]) \
+         after 20000 -> io:format(\"down none~n\") end, \
+         exit(P, kill), \
+         {{linker, N}} ! {{self(), link_me}}, \
+         S = receive {{linked, S0}} -> S0 after 20000 -> halt(3) end, \
+         exit(S, hello), \
+         S ! die, \
+         receive {{'EXIT', S, R3}} -> io:format(\"helper died ~p~n\", [R3]) \
+         after 20000 -> io:format(\"helper died none~n\") end, \
+         {{linker, N}} ! {{self(), link_me}}, \
+         receive {{linked, _}} -> ok after 20000 -> halt(3) end, \
+         halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    assert_eq!(beam.expect("rpc "), "rpc [3,2,1]");
+    assert_eq!(beam.expect("rpc error "), "rpc error badrpc");
+    assert_eq!(beam.expect("erpc "), "erpc true");
+    assert_eq!(beam.expect("erpc throw "), "erpc throw x");
+    assert_eq!(beam.expect("spawn "), "spawn true");
+    assert_eq!(beam.expect("linked exit "), "linked exit boom");
+    assert_eq!(beam.expect("down "), "down bam");
+    assert_eq!(beam.expect("helper died "), "helper died bye_linked");
+    assert_eq!(act.expect("helper got exit "), "helper got exit true hello");
+    // The BEAM node halts: the second helper's link breaks.
+    assert_eq!(
+        act.expect("helper got exit "),
+        "helper got exit true noconnection"
+    );
+}
+
+/// programs/chameneos_nodes.act over two act nodes, cross-node brokers:
+/// every meeting crosses the connection and the totals come out right.
+#[test]
+fn chameneos_across_two_act_nodes() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let source = include_str!("../programs/chameneos_nodes.act");
+    let host = short_host();
+    let worker = unique("worker");
+    let _w = cluster.act(&worker, "chameneos_nodes", source, &["worker"]);
+    let peer = format!("{worker}@{host}");
+    let mut main = cluster.act(
+        &unique("main"),
+        "chameneos_nodes",
+        source,
+        &["20000", "cross", &peer],
+    );
+    assert_eq!(
+        main.expect("20000 meetings"),
+        "20000 meetings on 2 nodes (cross brokers): four zero zero zero zero"
+    );
+}

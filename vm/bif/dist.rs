@@ -130,3 +130,42 @@ pub fn set_cookie_2(_: &mut Context, args: &mut [Term]) -> BifResult {
     }
     Ok(Term::TRUE)
 }
+
+/// `erlang:'$dist_spawn_request'(Node, M, F, Args, Options)`, under
+/// `spawn/4` and friends on another node (stdlib/erts_dist.act): sends
+/// the request and answers its reference; `{'$spawn_reply', Ref, ok,
+/// Pid}` or `{'$spawn_reply', Ref, error, Reason}` follows. `Options`:
+/// `link`, `monitor`, `noreply` (none follows).
+pub fn dist_spawn_request_5(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let (Some(peer), Some(m), Some(f)) = (args[0].as_atom(), args[1].as_atom(), args[2].as_atom())
+    else {
+        return Err(BifError::Badarg);
+    };
+    let arity = list_elements(&ctx.process.heap, args[3])
+        .ok_or(BifError::Badarg)?
+        .len() as u32;
+    let mut options = nodes::SpawnOptions::default();
+    for o in list_elements(&ctx.process.heap, args[4]).ok_or(BifError::Badarg)? {
+        match o.as_atom().map(|a| a.name()) {
+            Some("link") => options.link = true,
+            Some("monitor") => options.monitor = true,
+            Some("noreply") => options.noreply = true,
+            _ => return Err(BifError::Badarg),
+        }
+    }
+    let payload = super::process::external(ctx, args[3])?;
+    let (me, id) = services(|s| (s.self_pid(), s.make_ref()));
+    ctx.process.mailbox.set_mark(id);
+    nodes::spawn_request(me, peer, (m, f, arity), &payload, options, id);
+    ctx.ensure(crate::heap::REF_WORDS, args)?;
+    Ok(ctx.heap().reference(id))
+}
+
+/// `erlang:'$dist_spawned'(Token, Pid)`: the spawner made `Pid` for
+/// another node's spawn request `Token` (`Pid` not a pid: it failed).
+pub fn dist_spawned_2(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let token = args[0].as_small().ok_or(BifError::Badarg)?;
+    let child = crate::sched::Pid::from_term(args[1]);
+    nodes::spawned(token as u64, child);
+    Ok(Term::TRUE)
+}

@@ -594,6 +594,8 @@ bifs! {
         "set_cookie", 1 => dist::set_cookie_1;
         "set_cookie", 2 => dist::set_cookie_2;
         "$dist_connect", 1 => dist::dist_connect_1;
+        "$dist_spawn_request", 5 => dist::dist_spawn_request_5;
+        "$dist_spawned", 2 => dist::dist_spawned_2;
         "fun_to_list", 1 => more::fun_to_list_1, auto;
         "append", 2 => more::append_2;
         "subtract", 2 => more::subtract_2;

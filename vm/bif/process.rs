@@ -345,7 +345,7 @@ fn send_target(ctx: &mut Context, to: Term, msg: Term) -> Result<Option<Pid>, Bi
 
 /// The message in the external format, for another node (a term the
 /// format cannot carry, such as a local fun, is `badarg`).
-fn external(ctx: &Context, msg: Term) -> Result<Vec<u8>, BifError> {
+pub(super) fn external(ctx: &Context, msg: Term) -> Result<Vec<u8>, BifError> {
     crate::term::etf::term_to_binary(&ctx.process.heap, msg).map_err(|e| match e {
         crate::term::etf::EtfError::SystemLimit => BifError::SystemLimit,
         _ => BifError::Badarg,
@@ -573,7 +573,20 @@ pub fn spawn_monitor_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 // ---------------------------------------------------------------------
 // Links, monitors, exit signals.
 
-pub fn link_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+/// A pid of another node: its node-table index and id.
+fn remote_pid(ctx: &Context, t: Term) -> Option<(u32, u64)> {
+    match ctx.process.heap.view(t) {
+        View::ExtPid { node, id } => Some((node, id)),
+        _ => None,
+    }
+}
+
+pub fn link_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some((node, id)) = remote_pid(ctx, args[0]) {
+        let me = services(|s| s.self_pid());
+        crate::runtime::nodes::link_remote(me, node, id);
+        return Ok(Term::atom(Atom::TRUE));
+    }
     let pid = pid_of(args[0])?;
     let (alive, trapping) = services(|s| (s.link(pid), s.trap_exit()));
     if !alive {
@@ -590,7 +603,12 @@ pub fn link_1(_: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(Term::atom(Atom::TRUE))
 }
 
-pub fn unlink_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+pub fn unlink_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some((node, id)) = remote_pid(ctx, args[0]) {
+        let me = services(|s| s.self_pid());
+        crate::runtime::nodes::unlink_remote(me, node, id);
+        return Ok(Term::atom(Atom::TRUE));
+    }
     let pid = pid_of(args[0])?;
     services(|s| s.unlink(pid));
     Ok(Term::atom(Atom::TRUE))
@@ -682,6 +700,12 @@ pub fn demonitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `exit(Pid, Reason)`.
 pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some((node, id)) = remote_pid(ctx, args[0]) {
+        let reason = external(ctx, args[1])?;
+        let me = services(|s| s.self_pid());
+        crate::runtime::nodes::exit_remote(me, node, id, &reason);
+        return Ok(Term::atom(Atom::TRUE));
+    }
     let pid = pid_of(args[0])?;
     let reason = args[1];
     let me = services(|s| s.self_pid());

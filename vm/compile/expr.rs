@@ -817,6 +817,12 @@ impl<'a> Fc<'a> {
                         let v = self.bif_call(index, &arg_refs, hint)?;
                         Ok(self.deliver(v, ctx))
                     }
+                    _ if erlang_in_act(name, arity) => {
+                        let import =
+                            self.m
+                                .import(Atom::intern(ERLANG_IN_ACT), Atom::intern(name), arity);
+                        self.emit_call(&arg_refs, CallKind::External(import), ctx, span)
+                    }
                     _ => error(span, format!("function {name}/{arity} undefined")),
                 }
             }
@@ -834,6 +840,11 @@ impl<'a> Fc<'a> {
                         let v = self.bif_call(index, &arg_refs, hint)?;
                         return Ok(self.deliver(v, ctx));
                     }
+                    let m = if m == "erlang" && erlang_in_act(f, arity) {
+                        ERLANG_IN_ACT
+                    } else {
+                        m.as_str()
+                    };
                     let import = self.m.import(Atom::intern(m), Atom::intern(f), arity);
                     return self.emit_call(&arg_refs, CallKind::External(import), ctx, span);
                 }
@@ -1050,4 +1061,18 @@ fn compare_op(op: BinaryOp) -> Option<CmpOp> {
         BinaryOp::GreaterEq => CmpOp::Ge,
         _ => return None,
     })
+}
+
+/// The module holding the erlang functions written in act: spawning on
+/// another node (`spawn/2,4`, `spawn_link/2,4`, `spawn_monitor/2,4`)
+/// waits for that node's reply, which a BIF cannot do.
+pub const ERLANG_IN_ACT: &str = "erts_dist";
+
+/// Whether `erlang:name/arity` is one of those (calls to it go to
+/// `ERLANG_IN_ACT`).
+pub fn erlang_in_act(name: &str, arity: u32) -> bool {
+    matches!(
+        (name, arity),
+        ("spawn" | "spawn_link" | "spawn_monitor", 2 | 4)
+    )
 }

@@ -35,6 +35,10 @@ const SEND_SENDER_TT: i32 = 23;
 const MONITOR_P: i32 = 19;
 const DEMONITOR_P: i32 = 20;
 const MONITOR_P_EXIT: i32 = 21;
+const SPAWN_REQUEST: i32 = 29;
+const SPAWN_REQUEST_TT: i32 = 30;
+const SPAWN_REPLY: i32 = 31;
+const SPAWN_REPLY_TT: i32 = 32;
 /// The pass-through type byte of every frame after the handshake.
 const PASS_THROUGH: u8 = 112;
 /// A frame longer than this is taken for garbage and closes the connection.
@@ -342,6 +346,7 @@ fn local_node() -> Option<LocalNode> {
     local.flags |= DistributionFlags::PUBLISHED
         | DistributionFlags::DIST_MONITOR
         | DistributionFlags::DIST_MONITOR_NAME
+        | DistributionFlags::SPAWN
         | DistributionFlags::UNICODE_IO;
     Some(local)
 }
@@ -568,6 +573,8 @@ fn fail(c: &Arc<Conn>) {
     }
     let _ = was_up;
     super::watch::node_down(c.peer);
+    super::links::node_down(c.peer);
+    super::spawn::node_down(c.peer);
     let watchers = node_watchers().remove(&c.peer).unwrap_or_default();
     for w in watchers {
         rt::deliver(Target::Pid(w), rt::nodedown(c.peer));
@@ -684,9 +691,15 @@ fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
         MONITOR_P => super::watch::monitor_request(c.peer, &elements),
         DEMONITOR_P => super::watch::demonitor_request(&elements),
         MONITOR_P_EXIT => super::watch::monitored_exit(&elements),
-        // Links, exits, spawn requests: not served yet; the peer's own
-        // side still reports noconnection when we go away.
-        _ => {}
+        24 | 26 => {
+            let reason = ETerm::decode(rest).map_err(|e| format!("bad exit reason: {e}"))?;
+            super::links::handle(c.peer, op, &elements, Some(reason));
+        }
+        SPAWN_REQUEST | SPAWN_REQUEST_TT => super::spawn::request_from(c.peer, &elements, rest)?,
+        SPAWN_REPLY | SPAWN_REPLY_TT => super::spawn::reply(c.peer, &elements),
+        _ => {
+            super::links::handle(c.peer, op, &elements, None);
+        }
     }
     Ok(())
 }

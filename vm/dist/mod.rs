@@ -18,12 +18,16 @@
 //!   `runtime::nodes::deliver` (the schedulers' outside queue), so they
 //!   land in the receiver's inbox exactly like local ones, and one
 //!   connection's messages keep their order.
+//! - Links (`links.rs`) and spawn requests (`spawn.rs`) across nodes
+//!   are kept here, beside monitors (`watch.rs`), never in a process.
 //! - The scheduler and the BIFs reach this room only through
 //!   `runtime::nodes`.
 //! - `start` runs at most once, before the first process runs; a node
 //!   that is not started answers as `nonode@nohost` and sends nowhere.
 
 mod conn;
+mod links;
+mod spawn;
 mod watch;
 
 use crate::term::node;
@@ -40,6 +44,8 @@ use std::time::Duration;
 pub use conn::{
     Connect, connect, demonitor_node, disconnect, monitor_node, nodes, send_to_name, send_to_pid,
 };
+pub use links::{exit as exit_remote, link as link_remote, unlink as unlink_remote};
+pub use spawn::{Options as SpawnOptions, request as spawn_request, spawned};
 pub use watch::{
     Watched, demonitor as demonitor_process, exited, monitor as monitor_process, probed, watched,
 };

@@ -86,7 +86,21 @@ pub fn watched() -> bool {
     WATCHED.load(Ordering::Relaxed)
 }
 
-fn local_ref(id: u64) -> ETerm {
+/// A peer holds a monitor or a link on a local process from now on: the
+/// exit hook must look.
+pub(super) fn note_watched() {
+    WATCHED.store(true, Ordering::SeqCst);
+}
+
+/// Asks a scheduler whether `pid` lives; a dead one answers `noproc` to
+/// whatever peers recorded on it meanwhile.
+pub(super) fn probe_pid(pid: Pid) {
+    let token = TOKENS.fetch_add(1, Ordering::Relaxed);
+    probes().insert(token, Probe::Pid(pid));
+    rt::probe(Target::Pid(pid), token);
+}
+
+pub(super) fn local_ref(id: u64) -> ETerm {
     let t = node::this_node();
     ETerm::from(Reference {
         node: eetf::Atom::from(t.name.name()),
@@ -95,7 +109,7 @@ fn local_ref(id: u64) -> ETerm {
     })
 }
 
-fn local_ref_id(r: &ETerm) -> Option<u64> {
+pub(super) fn local_ref_id(r: &ETerm) -> Option<u64> {
     let ETerm::Reference(r) = r else {
         return None;
     };
@@ -147,7 +161,7 @@ fn send_down(id: u64, m: &Outgoing, reason: ETerm) {
     }
 }
 
-fn to_buffer(t: &ETerm) -> Option<crate::heap::MessageBuffer> {
+pub(super) fn to_buffer(t: &ETerm) -> Option<crate::heap::MessageBuffer> {
     let mut bytes = Vec::new();
     t.encode(&mut bytes).ok()?;
     crate::term::etf::binary_to_term(&bytes).ok()
@@ -180,6 +194,30 @@ pub fn monitor(watcher: Pid, peer: Atom, what: Watched, id: u64) {
     {
         send_down(id, &m, noconnection());
     }
+}
+
+/// Records an outgoing monitor the peer set up already (a spawn
+/// request's).
+pub(super) fn add_outgoing(id: u64, peer: Atom, watcher: Pid, what: Watched) {
+    outgoing().insert(
+        id,
+        Outgoing {
+            peer,
+            watcher,
+            what,
+        },
+    );
+}
+
+/// Records a monitor of the live local process `pid` by `watcher` of
+/// `peer` (a spawn request's).
+pub(super) fn add_incoming(pid: Pid, peer: Atom, watcher: EPid, reference: ETerm) {
+    note_watched();
+    incoming().entry(pid).or_default().push(Incoming {
+        peer,
+        watcher,
+        reference,
+    });
 }
 
 /// `demonitor(Ref)` of an outgoing monitor: whether it was one (and
@@ -303,6 +341,7 @@ pub fn probed(token: u64, live: Option<Pid>) {
             for m in list {
                 answer(ETerm::from(super::conn::local_epid(pid)), m, noproc());
             }
+            super::links::dead(pid);
         }
     }
 }
@@ -323,13 +362,12 @@ fn answer(from: ETerm, m: Incoming, reason: ETerm) {
 }
 
 /// A local process ended with `reason` (in the external format): its
-/// watchers on other nodes hear it.
+/// watchers and links on other nodes hear it.
 pub fn exited(pid: Pid, reason: &[u8]) {
-    let Some(list) = incoming().remove(&pid) else {
-        return;
-    };
     let reason = ETerm::decode(reason).unwrap_or_else(|_| noproc());
-    for m in list {
+    let list = incoming().remove(&pid);
+    for m in list.unwrap_or_default() {
         answer(ETerm::from(super::conn::local_epid(pid)), m, reason.clone());
     }
+    super::links::exited(pid, &reason);
 }

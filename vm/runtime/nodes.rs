@@ -32,6 +32,20 @@ pub fn deliver(to: Target, message: MessageBuffer) {
     }
 }
 
+/// Hands an exit signal from the remote pid in `from` to `to`.
+pub fn deliver_exit(to: Pid, from: MessageBuffer, reason: MessageBuffer, linked: bool) {
+    if let Some(o) = OUTSIDE.get() {
+        o.push(
+            Target::Pid(to),
+            Signal::RemoteExit {
+                from,
+                reason,
+                linked,
+            },
+        );
+    }
+}
+
 /// Asks a scheduler whether `target` names a live process; the answer
 /// goes to `dist::probed` with `token`.
 pub fn probe(target: Target, token: u64) {
@@ -40,8 +54,9 @@ pub fn probe(target: Target, token: u64) {
     }
 }
 
-/// A process exited (its exit hook): monitors from other nodes hear it.
-/// One load when no other node monitors anything here.
+/// A process exited (its exit hook): monitors and links from other
+/// nodes hear it. One load when no other node monitors or links anything
+/// here.
 #[inline]
 pub fn exited(pid: Pid, reason: &MessageBuffer) {
     if dist::watched() {
@@ -53,7 +68,41 @@ pub fn exited(pid: Pid, reason: &MessageBuffer) {
     }
 }
 
-pub use dist::Watched;
+pub use dist::{SpawnOptions, Watched};
+
+/// `link(RemotePid)` (node-table index and id) from `me`.
+pub fn link_remote(me: Pid, node: u32, id: u64) {
+    dist::link_remote(me, node, id);
+}
+
+/// `unlink(RemotePid)` from `me`.
+pub fn unlink_remote(me: Pid, node: u32, id: u64) {
+    dist::unlink_remote(me, node, id);
+}
+
+/// `exit(RemotePid, Reason)` from `me`; `reason` in the external format.
+pub fn exit_remote(me: Pid, node: u32, id: u64, reason: &[u8]) {
+    dist::exit_remote(me, node, id, reason);
+}
+
+/// A spawn request of `me` for `m:f(Args)` on `node` (`args`: the list
+/// in the external format), answered as `{'$spawn_reply', Ref, ...}`
+/// with the reference `id`.
+pub fn spawn_request(
+    me: Pid,
+    node: Atom,
+    mfa: (Atom, Atom, u32),
+    args: &[u8],
+    options: SpawnOptions,
+    id: u64,
+) {
+    dist::spawn_request(me, node, mfa, args, options, id);
+}
+
+/// The spawner made `child` for another node's request `token`.
+pub fn spawned(token: u64, child: Option<Pid>) {
+    dist::spawned(token, child);
+}
 
 /// `monitor(process, ...)` of a process of `node`, with reference `id`.
 pub fn monitor_remote(watcher: Pid, node: Atom, what: Watched, id: u64) {

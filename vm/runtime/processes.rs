@@ -106,7 +106,11 @@ impl Actor {
         match start {
             // The usual start: the arguments wait parked on the stack, as
             // a waiting process's registers do, in no allocation of their own.
-            Start::Run(args) if actor.process.park_registers(&args).is_ok() => {}
+            // (Not the main process of a node: its first step starts
+            // the node's spawner, `start_spawner`.)
+            Start::Run(args)
+                if !(is_main && super::nodes::alive())
+                    && actor.process.park_registers(&args).is_ok() => {}
             start => actor.cold().start = Some(start),
         }
         actor
@@ -289,6 +293,39 @@ impl Actor {
                             return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                         }
                     } else if r != Term::atom(Atom::NORMAL) || from == me {
+                        return Taken::Dies(reason);
+                    }
+                }
+                Signal::RemoteExit {
+                    from,
+                    reason,
+                    linked,
+                } => {
+                    // As `Exit`, from a process of another node (whose
+                    // links are kept by `dist`, not in the link set).
+                    let r = reason.term();
+                    if r == Term::atom(Atom::KILL) && !linked {
+                        return Taken::Dies(atom_buffer(Atom::KILLED));
+                    }
+                    if self.trapping() {
+                        let Ok(f) = take_in(&mut self.process, x, &from) else {
+                            return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
+                        };
+                        let mut e = [Term::atom(Atom::EXIT_UPPER), f, Term::NIL];
+                        let (heap, [stack, first, older, newer, dictionary, exception]) =
+                            self.process.heap_and_roots();
+                        let taken = heap.receive_buffer_ref(
+                            &reason,
+                            &mut [x, &mut e, stack, first, older, newer, dictionary, exception],
+                        );
+                        let Ok(r) = taken else {
+                            return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
+                        };
+                        e[2] = r;
+                        if push_tuple(&mut self.process, x, &mut e).is_err() {
+                            return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
+                        }
+                    } else if r != Term::atom(Atom::NORMAL) {
                         return Taken::Dies(reason);
                     }
                 }
@@ -558,6 +595,9 @@ impl Actor {
         let live = live_registers();
         match self.cold.as_mut().and_then(|c| c.start.take()) {
             Some(Start::Run(args)) => {
+                if self.is_main() && super::nodes::alive() {
+                    start_spawner(ctx);
+                }
                 // The registers hold the last process's terms: clear them,
                 // every live one is a GC root of this process now.
                 regs.x[..args.len()].copy_from_slice(&args);
@@ -1027,6 +1067,22 @@ impl Services for ActorServices<'_, '_> {
             c.monitors.iter().collect(),
             c.watchers.iter().map(|(_, pid)| pid).collect(),
         )
+    }
+}
+
+/// Starts the process that serves other nodes' spawn requests
+/// (`erts_dist:spawner/0`, registered as `$dist_spawner`); a node's main
+/// process does it in its first step, before any peer can ask.
+fn start_spawner(ctx: &mut RunContext<'_, Actor>) {
+    let Ok(Some(module)) = super::lookup(Atom::intern("erts_dist")) else {
+        return;
+    };
+    let Some(entry) = module.exported(Atom::intern("spawner"), 0) else {
+        return;
+    };
+    let process = Process::new(module, entry);
+    if let Ok(pid) = ctx.spawn(|_| Actor::new(process, Start::Run(Vec::new()), false)) {
+        ctx.register(Atom::intern("$dist_spawner"), pid);
     }
 }
 

@@ -48,6 +48,8 @@ pub const STDLIB: &[(&str, &str)] = &[
         include_str!("../../stdlib/error_logger.act"),
     ),
     ("rpc", include_str!("../../stdlib/rpc.act")),
+    ("erpc", include_str!("../../stdlib/erpc.act")),
+    ("erts_dist", include_str!("../../stdlib/erts_dist.act")),
     // Reading and files (helper `hour`).
     ("io", include_str!("../../stdlib/io.act")),
     ("file", include_str!("../../stdlib/file.act")),

@@ -16,6 +16,10 @@ pub enum Signal<M> {
     /// only `exit(To, kill)` is untrappable; a linked process that died
     /// of `exit(kill)` sends an ordinary reason `kill`.
     Exit { from: Pid, reason: M, linked: bool },
+    /// An exit signal from a process of another node (the distribution
+    /// delivers it): `from` holds that remote pid, `reason` the reason.
+    /// A linked one was checked against the link table of `dist`.
+    RemoteExit { from: M, reason: M, linked: bool },
     /// `link(To)`: the receiver adds `from` to its links.
     Link(Pid),
     /// `unlink(To)`.
