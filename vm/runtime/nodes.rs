@@ -38,8 +38,7 @@ pub fn deliver_exit(to: Pid, from: MessageBuffer, reason: MessageBuffer, linked:
         o.push(
             Target::Pid(to),
             Signal::RemoteExit {
-                from,
-                reason,
+                from_reason: Box::new((from, reason)),
                 linked,
             },
         );

@@ -297,10 +297,10 @@ impl Actor {
                     }
                 }
                 Signal::RemoteExit {
-                    from,
-                    reason,
+                    from_reason,
                     linked,
                 } => {
+                    let (from, reason) = *from_reason;
                     // As `Exit`, from a process of another node (whose
                     // links are kept by `dist`, not in the link set).
                     let r = reason.term();

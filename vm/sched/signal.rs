@@ -19,7 +19,12 @@ pub enum Signal<M> {
     /// An exit signal from a process of another node (the distribution
     /// delivers it): `from` holds that remote pid, `reason` the reason.
     /// A linked one was checked against the link table of `dist`.
-    RemoteExit { from: M, reason: M, linked: bool },
+    /// Boxed: two buffers inline would make every signal too big for an
+    /// inbox block (`inbox::node_fits_block`), and this one is rare.
+    RemoteExit {
+        from_reason: Box<(M, M)>,
+        linked: bool,
+    },
     /// `link(To)`: the receiver adds `from` to its links.
     Link(Pid),
     /// `unlink(To)`.
