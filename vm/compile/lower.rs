@@ -465,9 +465,42 @@ impl Fc<'_> {
         match first {
             Qualifier::Filter(f) => {
                 let yes = self.comprehension_acc(head, rest, bound, acc.clone(), span)?;
+                if is_guard_test(f) {
+                    // As OTP: a filter that is a guard test is a guard,
+                    // where an exception or a non-boolean is false.
+                    let test = ast::Clause {
+                        patterns: vec![],
+                        guard: vec![vec![f.clone()]],
+                        body: vec![yes],
+                        span,
+                    };
+                    let otherwise = ast::Clause {
+                        patterns: vec![],
+                        guard: vec![vec![atom("true", span)]],
+                        body: vec![acc],
+                        span,
+                    };
+                    return Ok(Expr::new(ExprKind::If(vec![test, otherwise]), span));
+                }
+                // Any other filter must be a boolean: `{bad_filter, V}`.
+                let other = format!("_@filter{}", span.start);
+                let bad = Expr::new(
+                    ExprKind::Call(
+                        Box::new(ast::CallTarget::Remote(
+                            atom("erlang", span),
+                            atom("error", span),
+                        )),
+                        vec![Expr::new(
+                            ExprKind::Tuple(vec![atom("bad_filter", span), var(&other, span)]),
+                            span,
+                        )],
+                    ),
+                    span,
+                );
                 let clauses = vec![
                     clause(vec![atom("true", span)], vec![yes], span),
-                    clause(vec![var("_", span)], vec![acc], span),
+                    clause(vec![atom("false", span)], vec![acc], span),
+                    clause(vec![var(&other, span)], vec![bad], span),
                 ];
                 Ok(Expr::new(
                     ExprKind::Case(Box::new(f.clone()), clauses),
@@ -635,6 +668,41 @@ fn skip_segments(elements: &[ast::BinElement]) -> Vec<ast::BinElement> {
         }
     }
     out
+}
+
+/// Whether a comprehension filter is a guard test in erl_lint's sense:
+/// literals, variables, constructions, operators and guard BIFs.
+fn is_guard_test(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Integer(_)
+        | ExprKind::Float(_)
+        | ExprKind::Atom(_)
+        | ExprKind::String(_)
+        | ExprKind::Var(_) => true,
+        ExprKind::List(elements, tail) => {
+            elements.iter().all(is_guard_test) && tail.as_deref().is_none_or(is_guard_test)
+        }
+        ExprKind::Tuple(elements) => elements.iter().all(is_guard_test),
+        ExprKind::BinaryOp(_, a, b) => is_guard_test(a) && is_guard_test(b),
+        ExprKind::UnaryOp(_, a) => is_guard_test(a),
+        ExprKind::Call(target, args) => {
+            let arity = args.len() as u32;
+            args.iter().all(is_guard_test)
+                && match target.as_ref() {
+                    ast::CallTarget::Local(name, _) => {
+                        crate::syntax::check::is_guard_bif(name, arity)
+                    }
+                    ast::CallTarget::Remote(m, f) => match (&m.kind, &f.kind) {
+                        (ExprKind::Atom(m), ExprKind::Atom(f)) => {
+                            m == "erlang" && crate::syntax::check::is_guard_bif(f, arity)
+                        }
+                        _ => false,
+                    },
+                    ast::CallTarget::Fun(_) => false,
+                }
+        }
+        _ => false,
+    }
 }
 
 fn atom(name: &str, span: Span) -> Expr {
