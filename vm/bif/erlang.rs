@@ -280,12 +280,12 @@ pub fn append_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 /// `A -- B`: A without the first occurrence of each element of B.
 pub fn subtract_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let heap = &ctx.process.heap;
-    let (Some(a), Some(b)) = (list_elements(heap, args[0]), list_elements(heap, args[1])) else {
+    let (Some(n), Some(_)) = (list_length(heap, args[0]), list_length(heap, args[1])) else {
         return Err(BifError::Badarg);
     };
-    let n = subtracted(heap, &a, &b).len();
+    // Room for all of A (what is kept is at most that), so the result is
+    // computed once, after any collection.
     ctx.ensure(2 * n, args)?;
-    // Again after a possible collection (the terms moved).
     let heap = &ctx.process.heap;
     let a = list_elements(heap, args[0]).unwrap_or_default();
     let b = list_elements(heap, args[1]).unwrap_or_default();
