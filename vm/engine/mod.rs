@@ -28,6 +28,7 @@
 //! `native` (compile each function at its first call) or `auto` (compile
 //! functions once they are hot).
 
+pub mod bits;
 pub mod ops;
 
 use crate::interp::{self, Registers, Step};

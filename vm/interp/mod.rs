@@ -14,7 +14,6 @@
 //!   freed, so the loop, frames, catches and call caches hold plain
 //!   references and a call between modules updates no reference count.
 
-mod bits;
 mod exception;
 
 use crate::bif::{self, BifError, Context};
@@ -784,7 +783,7 @@ fn interpret(
                     seg,
                     fail,
                     dst,
-                } => match bits::bs_get(p, x, &m, spec, seg, dst) {
+                } => match crate::engine::bits::bs_get(p, x, &m, spec, seg, dst) {
                     Ok(true) => {}
                     Ok(false) => ip = fail.0 as usize,
                     Err(_) => raise!(Class::Error, Term::atom(Atom::SYSTEM_LIMIT)),

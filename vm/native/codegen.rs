@@ -1156,6 +1156,42 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.wait_timeout(ip, to, timeout);
                 true
             }
+            // A `try` or `catch` pushes its entry on the process's catch
+            // stack and pops it at the end; the exception itself is the
+            // interpreter's (native code bails out before the failing
+            // instruction, and the interpreter unwinds to the handler).
+            Instr::Try { .. } | Instr::Catch { .. } => {
+                let at = self.b.ins().iconst(I32, ip as i64);
+                let f = helpers::push_catch as *const () as usize;
+                let status = self.call(self.sigs.ctx_u32, f, &[self.ctx, at]).unwrap();
+                let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
+                self.bail_if(bad, ip);
+                true
+            }
+            Instr::TryEnd { .. } | Instr::CatchEnd { .. } => {
+                let f = helpers::pop_catch as *const () as usize;
+                self.call(self.sigs.ctx_ret, f, &[self.ctx]);
+                true
+            }
+            Instr::TryCase { .. } => true,
+            // Binary matching: one helper call per instruction (the
+            // shared `engine::bits`), which moves the position on.
+            Instr::BsStart { fail, .. } | Instr::BsGet { fail, .. } | Instr::BsEnd { fail, .. } => {
+                let at = self.b.ins().iconst(I32, ip as i64);
+                let f = helpers::bs_match as *const () as usize;
+                let status = self.call(self.sigs.ctx_u32, f, &[self.ctx, at]).unwrap();
+                let matched = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
+                let not_matched = self.b.create_block();
+                let go_on = self.b.create_block();
+                self.b.ins().brif(matched, go_on, &[], not_matched, &[]);
+                self.b.switch_to_block(not_matched);
+                let failed = self.b.ins().icmp_imm_s(IntCC::Equal, status, 1);
+                let fail_block = self.fail_target(fail, ip);
+                let bail = self.bail_block(ip as u32);
+                self.b.ins().brif(failed, fail_block, &[], bail, &[]);
+                self.b.switch_to_block(go_on);
+                true
+            }
             // Everything else: the interpreter runs it.
             _ => {
                 self.exit_at(ip as u32, exit::BAIL);

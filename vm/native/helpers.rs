@@ -11,7 +11,7 @@ use crate::bif::{self, Context};
 use crate::code::{ArithOp, Instr, Label, ModuleRef, Tail, X_REGISTERS};
 use crate::engine::ops::{self, FloatOp};
 use crate::interp::cost;
-use crate::process::{Frame, Process};
+use crate::process::{CatchEntry, CatchKind, Frame, Process};
 use crate::term::Term;
 use crate::term::view::View;
 
@@ -455,5 +455,82 @@ fn read(
         crate::code::SRC_X => x[s.index() & (X_REGISTERS - 1)],
         crate::code::SRC_Y => p.stack[p.y_base as usize + s.index()],
         _ => m.literals[s.index()],
+    }
+}
+
+/// `try` or `catch` at `ip`: pushes the catch entry the interpreter
+/// pushes (the handler, and the frame and stack depths to unwind to). An
+/// exception is still raised by the interpreter, which unwinds to it.
+pub(super) unsafe extern "C" fn push_catch(ctx: *mut Ctx, ip: u32) -> u32 {
+    let (ctx, p, _) = unsafe { parts(ctx) };
+    let m = ctx.module;
+    let (kind, handler) = match m.get().code.get(ip as usize) {
+        Some(&Instr::Try { handler, .. }) => (CatchKind::Try, handler),
+        Some(&Instr::Catch { handler, .. }) => (CatchKind::Catch, handler),
+        _ => return 1,
+    };
+    p.push_catch(CatchEntry {
+        kind,
+        handler: handler.0,
+        module: m,
+        frames: p.frames.len() as u32,
+        stack_len: p.stack.len() as u32,
+        y_base: p.y_base,
+    });
+    leave(ctx, p);
+    0
+}
+
+/// `try_end` or `catch_end`: the body finished without an exception.
+pub(super) unsafe extern "C" fn pop_catch(ctx: *mut Ctx) -> u32 {
+    let (ctx, p, _) = unsafe { parts(ctx) };
+    p.pop_catch();
+    leave(ctx, p);
+    0
+}
+
+/// `bs_start`, `bs_get` or `bs_end` at `ip`: 0 the match goes on, 1 it
+/// fails (native code takes the fail label), 2 the interpreter runs the
+/// instruction again and raises (`system_limit`: a value too big for the
+/// memory budget; nothing was written).
+pub(super) unsafe extern "C" fn bs_match(ctx: *mut Ctx, ip: u32) -> u32 {
+    let (ctx, p, x) = unsafe { parts(ctx) };
+    let m = ctx.module;
+    let module = m.get();
+    let status = match module.code.get(ip as usize) {
+        Some(&Instr::BsStart { src, pos, .. }) => {
+            if p.heap.is_bitstring(read(p, x, module, src)) {
+                write(p, x, pos, Term::small(0));
+                0
+            } else {
+                1
+            }
+        }
+        Some(&Instr::BsGet { spec, seg, dst, .. }) => {
+            match crate::engine::bits::bs_get(p, x, module, spec, seg, dst) {
+                Ok(true) => 0,
+                Ok(false) => 1,
+                Err(_) => 2,
+            }
+        }
+        Some(&Instr::BsEnd { bin, pos, .. }) => {
+            let end = p.heap.bit_size(read(p, x, module, bin)).map(|n| n as i64);
+            if end == read(p, x, module, pos).as_small() {
+                0
+            } else {
+                1
+            }
+        }
+        _ => 2,
+    };
+    leave(ctx, p);
+    status
+}
+
+fn write(p: &mut Process, x: &mut [Term; X_REGISTERS], d: crate::code::Dst, v: Term) {
+    if d.is_y() {
+        p.stack[p.y_base as usize + d.index()] = v;
+    } else {
+        x[d.index() & (X_REGISTERS - 1)] = v;
     }
 }

@@ -1,9 +1,11 @@
-//! Binary matching in the dispatch loop: `bs_get` reads one segment of a
-//! bitstring at a position kept in a register, without copying the
+//! Binary matching, shared by both engines: `bs_get` reads one segment
+//! of a bitstring at a position kept in a register, without copying the
 //! bitstring (a binary segment is a sub-binary of it), so a loop that
-//! takes a binary apart segment by segment runs in linear time.
+//! takes a binary apart segment by segment runs in linear time. It may
+//! collect (to make room for the value), with the X registers below
+//! `ops::regs_used` as roots.
 
-use super::regs_used;
+use super::ops::regs_used;
 use crate::code::{Dst, Module, SRC_X, SRC_Y, Src, X_REGISTERS};
 use crate::heap::{self, SystemLimit};
 use crate::process::Process;
@@ -45,7 +47,7 @@ fn as_dst(s: Src) -> Dst {
 /// On a match the value goes to `dst` and the position moves on:
 /// `Ok(true)`; `Ok(false)` if the segment does not match.
 #[inline]
-pub(super) fn bs_get(
+pub fn bs_get(
     p: &mut Process,
     x: &mut [Term; X_REGISTERS],
     m: &Module,
