@@ -436,6 +436,28 @@ fn update_counter(ctx: &mut Context, args: &mut [Term], default: Option<Term>) -
     {
         return badarg();
     }
+    // The common case in place: one small increment of a small counter
+    // of an object a set table holds, the sum still small. An immediate
+    // replaces an immediate in the stored object, with no copy out and
+    // back (knucleotide's counting loop is this call).
+    if let ([op], false) = (&ops[..], as_list)
+        && op.bound.is_none()
+        && let Some(incr) = op.incr.as_small()
+    {
+        let mut store = table.write();
+        if let Some(element) = store
+            .lookup_set_mut(heap, args[1])
+            .and_then(|o| o.tuple_elements_mut())
+            .and_then(|es| es.get_mut(op.pos - 1))
+            && let Some(sum) = element
+                .as_small()
+                .and_then(|old| old.checked_add(incr))
+                .and_then(Term::try_small)
+        {
+            *element = sum;
+            return Ok(sum);
+        }
+    }
     // The new object and the results are built on a scratch heap: the
     // old object (or the default, keyed with Key), then the sums.
     let mut scratch = Heap::new();

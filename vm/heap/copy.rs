@@ -354,6 +354,20 @@ impl MessageBuffer {
         }
     }
 
+    /// The elements of the tuple this buffer holds on a heap of its own
+    /// (an ets object), to write immediates into in place: a word that
+    /// is an immediate can become another immediate without breaking the
+    /// invariant (no pointer is written). `None` for any other buffer.
+    pub fn tuple_elements_mut(&mut self) -> Option<&mut [Term]> {
+        match &mut self.store {
+            Store::Heap(h) if self.term.is_boxed() && !self.term.is_literal() => {
+                h.as_tuple(self.term)?;
+                Some(h.tuple_elements_mut(self.term))
+            }
+            _ => None,
+        }
+    }
+
     /// A second copy of the message (a signal to several processes).
     pub fn duplicate(&self) -> Result<MessageBuffer, SystemLimit> {
         match &self.store {

@@ -200,25 +200,59 @@ pub fn create(spec: Spec, id: u64, owner: Pid) -> Option<Arc<Table>> {
 /// The table a term names: its reference, or its name if it is named.
 #[inline]
 pub fn resolve(heap: &Heap, t: Term) -> Option<Arc<Table>> {
+    let key = if let Some(name) = t.as_atom() {
+        Recent::Name(name)
+    } else if t.is_boxed() {
+        match heap.view(t) {
+            View::Ref(id) => Recent::Id(id),
+            _ => return None,
+        }
+    } else {
+        return None;
+    };
+    // A loop over one table names it call after call: the thread keeps
+    // the last table it found, and takes it again while it is alive and
+    // still has that name (a deleted or renamed table goes the long way).
+    let cached = RECENT.with_borrow(|recent| match recent {
+        Some((k, table)) if *k == key && table.is_alive() => match key {
+            Recent::Name(name) if table.name() != name => None,
+            _ => Some(table.clone()),
+        },
+        _ => None,
+    });
+    if cached.is_some() {
+        return cached;
+    }
     let r = registry();
-    if let Some(name) = t.as_atom() {
-        return r.by_name[shard(name.0 as u64)]
+    let found = match key {
+        Recent::Name(name) => r.by_name[shard(name.0 as u64)]
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(&name)
-            .cloned();
-    }
-    if !t.is_boxed() {
-        return None;
-    }
-    match heap.view(t) {
-        View::Ref(id) => r.by_id[shard(id)]
+            .cloned(),
+        Recent::Id(id) => r.by_id[shard(id)]
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(&id)
             .cloned(),
-        _ => None,
-    }
+    }?;
+    RECENT.with_borrow_mut(|recent| *recent = Some((key, found.clone())));
+    Some(found)
+}
+
+/// How a table was named to `resolve`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recent {
+    Name(Atom),
+    Id(u64),
+}
+
+thread_local! {
+    /// The table this thread found last (see `resolve`). A deleted
+    /// table's objects are freed at once (`delete`); only its empty
+    /// shell stays here until the thread looks up another table.
+    static RECENT: std::cell::RefCell<Option<(Recent, Arc<Table>)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// The table named `name` (`ets:whereis`).

@@ -299,6 +299,22 @@ impl Store {
         }
     }
 
+    /// The one object with key `key` of a `set` table, to change in
+    /// place (`None` for other kinds: an ordered set's objects sit in a
+    /// tree that gives no mutable access, and a bag has several).
+    pub fn lookup_set_mut(&mut self, heap: &Heap, key: Term) -> Option<&mut MessageBuffer> {
+        match self {
+            Store::Hash(h) if h.kind == Kind::Set => {
+                let slot = h.find(heap, key, hash::hash(heap, key))?;
+                match &mut h.slots[slot as usize].objects {
+                    Objects::One(o) => Some(o),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// Adds an object (a tuple of at least keypos elements): a set
     /// replaces the object with its key, a bag adds it unless an equal
     /// object is there, a duplicate bag always adds it.
