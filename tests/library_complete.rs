@@ -1345,7 +1345,12 @@ const PROMISED: &[(&str, &[Arities])] = &[
     ),
     (
         "persistent_term",
-        &[("put", &[2]), ("get", &[0, 1, 2]), ("erase", &[1]), ("info", &[0])],
+        &[
+            ("put", &[2]),
+            ("get", &[0, 1, 2]),
+            ("erase", &[1]),
+            ("info", &[0]),
+        ],
     ),
 ];
 
@@ -1401,7 +1406,10 @@ const STDLIB: &[(&str, &str)] = &[
     ("erl_internal", include_str!("../stdlib/erl_internal.act")),
     ("atomics", include_str!("../stdlib/atomics.act")),
     ("counters", include_str!("../stdlib/counters.act")),
-    ("persistent_term", include_str!("../stdlib/persistent_term.act")),
+    (
+        "persistent_term",
+        include_str!("../stdlib/persistent_term.act"),
+    ),
 ];
 
 #[test]

@@ -141,7 +141,10 @@ pub fn info_raw_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let (a, _) = cell(ctx, &[args[0], Term::small(1)])?;
     ctx.ensure(3, args)?;
     let size = Term::small(a.cells.len() as i64);
-    Ok(ctx.heap().tuple(&[size, Term::atom(Atom::intern(if a.signed { "true" } else { "false" }))]))
+    Ok(ctx.heap().tuple(&[
+        size,
+        Term::atom(Atom::intern(if a.signed { "true" } else { "false" })),
+    ]))
 }
 
 pub fn get_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -258,7 +261,13 @@ pub fn pt_put_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let bucket = t.entry(h).or_default();
     bucket.retain(|b| {
         let (k, _) = pair_of(b);
-        compare_across(heap, args[0], crate::runtime::ets::store::heap_of(b), k, true) != Cmp::Equal
+        compare_across(
+            heap,
+            args[0],
+            crate::runtime::ets::store::heap_of(b),
+            k,
+            true,
+        ) != Cmp::Equal
     });
     bucket.push(Arc::new(buffer));
     Ok(Term::atom(Atom::intern("ok")))
@@ -291,13 +300,23 @@ pub fn pt_erase_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let before = bucket.len();
     bucket.retain(|b| {
         let (k, _) = pair_of(b);
-        compare_across(heap, args[0], crate::runtime::ets::store::heap_of(b), k, true) != Cmp::Equal
+        compare_across(
+            heap,
+            args[0],
+            crate::runtime::ets::store::heap_of(b),
+            k,
+            true,
+        ) != Cmp::Equal
     });
     let erased = bucket.len() < before;
     if bucket.is_empty() {
         t.remove(&h);
     }
-    Ok(Term::atom(Atom::intern(if erased { "true" } else { "false" })))
+    Ok(Term::atom(Atom::intern(if erased {
+        "true"
+    } else {
+        "false"
+    })))
 }
 
 /// `persistent_term:get()`: every `{Key, Value}`.
@@ -327,7 +346,12 @@ pub fn pt_get_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 /// `persistent_term:'$info'()`: `{Count, Bytes}`.
 pub fn pt_info_raw_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let (mut count, mut words) = (0usize, 0usize);
-    for b in terms().lock().unwrap_or_else(|e| e.into_inner()).values().flatten() {
+    for b in terms()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .values()
+        .flatten()
+    {
         count += 1;
         let src = crate::runtime::ets::store::heap_of(b);
         words += heap::size_of(src, b.term()).unwrap_or(0);
