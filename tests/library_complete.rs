@@ -1317,6 +1317,41 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("op_type", &[2]),
         ],
     ),
+    (
+        "atomics",
+        &[
+            ("new", &[2]),
+            ("get", &[2]),
+            ("put", &[3]),
+            ("add", &[3]),
+            ("sub", &[3]),
+            ("add_get", &[3]),
+            ("sub_get", &[3]),
+            ("exchange", &[3]),
+            ("compare_exchange", &[4]),
+            ("info", &[1]),
+        ],
+    ),
+    (
+        "counters",
+        &[
+            ("new", &[2]),
+            ("get", &[2]),
+            ("add", &[3]),
+            ("sub", &[3]),
+            ("put", &[3]),
+            ("info", &[1]),
+        ],
+    ),
+    (
+        "persistent_term",
+        &[
+            ("put", &[2]),
+            ("get", &[0, 1, 2]),
+            ("erase", &[1]),
+            ("info", &[0]),
+        ],
+    ),
 ];
 
 /// Calls the compiler turns into instructions rather than BIF calls.
@@ -1369,6 +1404,12 @@ const STDLIB: &[(&str, &str)] = &[
     ("erl_eval", include_str!("../stdlib/erl_eval.act")),
     ("erl_scan", include_str!("../stdlib/erl_scan.act")),
     ("erl_internal", include_str!("../stdlib/erl_internal.act")),
+    ("atomics", include_str!("../stdlib/atomics.act")),
+    ("counters", include_str!("../stdlib/counters.act")),
+    (
+        "persistent_term",
+        include_str!("../stdlib/persistent_term.act"),
+    ),
 ];
 
 #[test]

@@ -517,6 +517,14 @@ pub fn atom_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn atom_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match args[1].as_atom().map(Atom::name) {
+        Some("utf8" | "unicode") => {}
+        Some("latin1")
+            if args[0]
+                .as_atom()
+                .is_some_and(|a| a.name().chars().all(|c| (c as u32) < 256)) => {}
+        _ => return Err(BifError::Badarg),
+    }
     atom_to_binary_1(ctx, args)
 }
 

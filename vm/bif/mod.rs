@@ -41,6 +41,8 @@ pub mod random;
 pub mod re;
 pub mod records;
 pub mod script;
+// Helper `lib`: atomics, counters' base, persistent_term.
+pub mod shared;
 pub mod shell;
 pub mod unistr;
 
@@ -354,6 +356,26 @@ bifs! {
     }
     "crypto" => {
         "strong_rand_bytes", 1 => random::strong_rand_bytes_1;
+    }
+    "atomics" => {
+        "new", 2 => shared::new_2;
+        "$info", 1 => shared::info_raw_1;
+        "get", 2 => shared::get_2;
+        "put", 3 => shared::put_3;
+        "add", 3 => shared::add_3;
+        "sub", 3 => shared::sub_3;
+        "add_get", 3 => shared::add_get_3;
+        "sub_get", 3 => shared::sub_get_3;
+        "exchange", 3 => shared::exchange_3;
+        "compare_exchange", 4 => shared::compare_exchange_4;
+    }
+    "persistent_term" => {
+        "put", 2 => shared::pt_put_2;
+        "get", 1 => shared::pt_get_1;
+        "get", 2 => shared::pt_get_2;
+        "get", 0 => shared::pt_get_0;
+        "erase", 1 => shared::pt_erase_1;
+        "$info", 0 => shared::pt_info_raw_0;
     }
     "erlang" => {
         "send_after", 3 => extras::send_after_3;

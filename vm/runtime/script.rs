@@ -69,6 +69,12 @@ pub const STDLIB: &[(&str, &str)] = &[
         include_str!("../../stdlib/digraph_utils.act"),
     ),
     ("code", include_str!("../../stdlib/code.act")),
+    ("atomics", include_str!("../../stdlib/atomics.act")),
+    ("counters", include_str!("../../stdlib/counters.act")),
+    (
+        "persistent_term",
+        include_str!("../../stdlib/persistent_term.act"),
+    ),
     ("erl_eval", include_str!("../../stdlib/erl_eval.act")),
     ("erl_scan", include_str!("../../stdlib/erl_scan.act")),
     (
