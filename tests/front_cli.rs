@@ -291,3 +291,19 @@ fn several_files_are_all_checked() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("function nope/0 undefined"));
 }
+
+#[test]
+fn a_memory_budget_too_small_to_load_the_program_says_so() {
+    let script = temp_file(
+        "tiny_budget.act",
+        b"main(_) -> io:format(\"~p~n\", [{a, b}]).\n",
+    );
+    let out = act(&["--max-memory", "100", script.to_str().expect("path")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the memory budget (--max-memory) is too small to load this program"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("literal too large"), "{stderr}");
+    assert!(!out.status.success());
+}

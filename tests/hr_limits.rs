@@ -160,3 +160,56 @@ fn hr_an_address_space_limit_is_system_limit_not_an_abort() {
         out.render()
     );
 }
+
+/// Timers under load: with the cores busy with other programs (two busy
+/// shells here) and two schedulers, forty `timer:sleep(1)` in a row end
+/// before one `receive after 300`. An idle scheduler used to yield its core
+/// while searching for work, and the OS gave it back only after a whole
+/// time slice of the other programs (about 12 ms a sleep, so the forty took
+/// some 480 ms); it now parks with the timer's timeout instead.
+#[test]
+fn hr_short_timers_fire_on_time_when_other_programs_load_the_cores() {
+    let dir = temp_dir();
+    let name = "hr_timer_load.act";
+    let source = "-module(hr_timer_load).\n-export([main/1]).\n\
+        main(_) ->\n\
+        \x20   Self = self(),\n\
+        \x20   spawn(fun() -> receive after 300 -> Self ! slow end end),\n\
+        \x20   spawn(fun() -> [timer:sleep(1) || _ <- lists:seq(1, 40)], Self ! quick end),\n\
+        \x20   First = receive M1 -> M1 end,\n\
+        \x20   Second = receive M2 -> M2 end,\n\
+        \x20   io:format(\"~p ~p~n\", [First, Second]).\n";
+    std::fs::write(dir.join(name), source).expect("temp file");
+    // Each busy shell spins while the test runs (`kill -0` is a builtin: it
+    // ends on its own if the test dies) and is killed at the end, even on
+    // a failed assertion.
+    struct Busy(Vec<std::process::Child>);
+    impl Drop for Busy {
+        fn drop(&mut self) {
+            for child in &mut self.0 {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+    let busy = Busy(
+        (0..2)
+            .map(|_| {
+                std::process::Command::new("sh")
+                    .args(["-c", "while kill -0 $PPID 2>/dev/null; do :; done"])
+                    .spawn()
+                    .expect("busy shell")
+            })
+            .collect(),
+    );
+    let out = run_with_timeout(
+        support::act_binary(),
+        &["--schedulers", "2", name],
+        "",
+        Some(&dir),
+        Duration::from_secs(30),
+    );
+    drop(busy);
+    assert_eq!(out.stdout, "quick slow\n", "{}", out.render());
+    assert_eq!(out.status, Some(0), "{}", out.render());
+}

@@ -52,6 +52,9 @@ fn error<T>(span: Span, message: impl Into<String>) -> Result<T> {
 pub const MAX_X: u32 = 1000;
 /// Deepest expression nesting the compiler follows (it recurses on the AST).
 const MAX_DEPTH: u32 = 2000;
+/// Bytes of budget below which a literal that cannot be built is blamed on
+/// a `--max-memory` too small, not on the literal's size.
+const LITERAL_ROOM: usize = 64 * 1024;
 
 /// A function waiting to be compiled: a source function, or one made by
 /// lowering (a fun body, a list comprehension helper).
@@ -330,6 +333,12 @@ impl ModuleCompiler {
                 self.literals.push(t);
                 Ok(Src::lit(i))
             }
+            // A literal fails when its block is too big, or when the memory
+            // budget cannot hold it (a `--max-memory` too small to start).
+            Err(_) if !crate::heap::budget::has_room(LITERAL_ROOM) => error(
+                span,
+                "the memory budget (--max-memory) is too small to load this program",
+            ),
             Err(_) => error(span, "literal too large"),
         }
     }

@@ -847,6 +847,7 @@ fn take_global<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Opti
 fn steal<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Option<Queued<B>> {
     let n = shared.stealers.len();
     shared.searching.fetch_add(1, Ordering::SeqCst);
+    let timer_pending = !local.timers.is_empty() || !local.send_heap.is_empty();
     let mut found = None;
     'search: for round in 0..SEARCH_ROUNDS {
         if shared.stopped() {
@@ -879,6 +880,11 @@ fn steal<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) -> Option<Que
         }
         if round < SEARCH_ROUNDS / 2 {
             std::hint::spin_loop();
+        } else if timer_pending {
+            // A yield on a machine busy with other programs can give the
+            // core away for a whole OS time slice (milliseconds), long past
+            // a timer's deadline: park instead, with the timer's timeout.
+            break;
         } else {
             std::thread::yield_now();
         }
