@@ -61,9 +61,7 @@ fn place(ctx: &mut Context, args: &mut [Term], n: Number) -> BifResult {
 
 impl Atomics {
     fn value(&self, bits: u64) -> Number {
-        if self.signed {
-            Number::Int(bits as i64)
-        } else if bits <= i64::MAX as u64 {
+        if self.signed || bits <= i64::MAX as u64 {
             Number::Int(bits as i64)
         } else {
             Number::Big(BigInt::from(bits))
@@ -111,7 +109,7 @@ fn cell(ctx: &Context, args: &[Term]) -> Result<(Arc<Atomics>, usize), BifError>
 /// `atomics:new(Arity, Opts)`.
 pub fn new_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let size = match args[0].as_small() {
-        Some(n) if n >= 1 && n <= (1 << 28) => n as usize,
+        Some(n) if (1..=(1 << 28)).contains(&n) => n as usize,
         _ => return badarg(),
     };
     let heap = &ctx.process.heap;
