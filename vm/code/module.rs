@@ -327,6 +327,7 @@ fn verify(
 /// reloaded module costs its memory for the rest of the run, as the
 /// global fun table already required for modules with funs).
 #[derive(Clone, Copy)]
+#[repr(transparent)]
 pub struct ModuleRef(&'static Module);
 
 /// Every pinned module version (see `ModuleRef`); append-only.

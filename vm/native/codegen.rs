@@ -265,6 +265,7 @@ struct Sigs {
     ctx_ret: SigRef,
     native: SigRef,
     remote: SigRef,
+    fun: SigRef,
     box_float: SigRef,
     wait: SigRef,
 }
@@ -330,6 +331,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             ctx_ret: b.import_signature(sig(&[I64], &[I32])),
             native: b.import_signature(native_signature(call_conv)),
             remote: b.import_signature(sig(&[I64, I32], &[I64])),
+            fun: b.import_signature(sig(&[I64, I32, I64], &[I64])),
             box_float: b.import_signature(sig(&[I64, types::F64], &[I64])),
             wait: b.import_signature(sig(&[I64, I64, I32], &[I64])),
         };
@@ -829,16 +831,15 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.local_call(ip, arity, target, true, false);
                 false
             }
-            Instr::CallExt { .. }
-            | Instr::CallFun { tail: Tail::No, .. }
-            | Instr::Apply { tail: Tail::No, .. } => {
+            Instr::CallFun { arity, tail } => {
+                self.fun_call(ip, arity, tail);
+                tail == Tail::No
+            }
+            Instr::CallExt { .. } | Instr::Apply { tail: Tail::No, .. } => {
                 self.remote_call(ip, false);
                 true
             }
-            Instr::CallExtLast { .. }
-            | Instr::CallExtOnly { .. }
-            | Instr::CallFun { .. }
-            | Instr::Apply { .. } => {
+            Instr::CallExtLast { .. } | Instr::CallExtOnly { .. } | Instr::Apply { .. } => {
                 self.remote_call(ip, true);
                 false
             }
@@ -1600,23 +1601,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             .ins()
             .brif(is_status, status_block, &[], code_block, &[]);
         self.b.switch_to_block(status_block);
-        let bail = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, r, helpers::remote::BAIL as i64);
-        let bail_block = self.bail_block(ip as u32);
-        let up = self.b.create_block();
-        self.b.ins().brif(bail, bail_block, &[], up, &[]);
-        self.b.switch_to_block(up);
-        // The helper set `Ctx::ip` (and `live` for a yield).
-        let yields = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, r, helpers::remote::YIELD as i64);
-        let y = self.b.ins().iconst(I32, exit::YIELD as i64);
-        let j = self.b.ins().iconst(I32, exit::JUMP as i64);
-        let code = self.b.ins().select(yields, y, j);
-        self.b.ins().return_(&[code]);
+        self.remote_status(ip, r);
         self.b.switch_to_block(code_block);
         let depth = self.load_ctx(off!(depth));
         let deeper = self.b.ins().iadd_imm_s(depth, 1);
@@ -1628,6 +1613,176 @@ impl<'a, 'b> Gen<'a, 'b> {
         let result = self.b.inst_results(call)[0];
         self.store_ctx(depth, off!(depth));
         self.after_call(ip, tail, result);
+    }
+
+    /// `call_fun`: through the site's inline cache (see
+    /// `helpers::FunSite`) when the fun object is the one the site saw
+    /// first, the reductions last and the machine stack has room: the
+    /// frame is pushed (or the Y slots popped), the captured terms go
+    /// after the arguments and the target's native code is called
+    /// directly. Anything else goes through `helpers::call_fun`, which
+    /// makes the call as `remote_call` does and fills the cache.
+    fn fun_call(&mut self, ip: usize, arity: u16, tail: Tail) {
+        let site: &'static helpers::FunSite = Box::leak(Box::default());
+        let site = self.b.ins().iconst(I64, site as *const _ as i64);
+        let call_block = self.b.create_block();
+        let code = self.b.append_block_param(call_block, I64);
+        let slow = self.b.create_block();
+
+        let fun = self.get(Src::x(arity as u32));
+        let boxed = self.tag_is(fun, TAG_BOXED);
+        let check = self.b.create_block();
+        self.b.ins().brif(boxed, check, &[], slow, &[]);
+        self.b.switch_to_block(check);
+        let obj = self.deref(fun);
+        let h = self.b.ins().load(I64, flags(), obj, 0);
+        let header_at = self
+            .b
+            .ins()
+            .iadd_imm_s(site, offset_of!(helpers::FunSite, header) as i64);
+        let want = self.b.ins().atomic_load(I64, flags(), header_at);
+        let same = self.b.ins().icmp(IntCC::Equal, h, want);
+        let check2 = self.b.create_block();
+        self.b.ins().brif(same, check2, &[], slow, &[]);
+        self.b.switch_to_block(check2);
+        let index = self.b.ins().load(I64, flags(), obj, 8);
+        let want = self.b.ins().load(
+            I64,
+            flags(),
+            site,
+            offset_of!(helpers::FunSite, index) as i32,
+        );
+        let same = self.b.ins().icmp(IntCC::Equal, index, want);
+        let depth = self.load_ctx(off!(depth));
+        let room = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, depth, MAX_DEPTH as i64);
+        let reds = self.load_ctx(off!(reds));
+        let reds = self
+            .b
+            .ins()
+            .iadd_imm_s(reds, -(crate::interp::cost::CALL as i64));
+        let left = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, reds, 0);
+        let go = self.b.ins().band(same, room);
+        let go = self.b.ins().band(go, left);
+        let hit = self.b.create_block();
+        self.b.ins().brif(go, hit, &[], slow, &[]);
+
+        self.b.switch_to_block(hit);
+        // The frame first: growing it may bail out, which must find the
+        // fun still in its register.
+        match tail {
+            Tail::No => self.push_frame(ip, ip as u32 + 1),
+            Tail::Last => self.deallocate(),
+            Tail::Only => {}
+        }
+        self.store_ctx(reds, off!(reds));
+        // x[arity + i] := captured[i], for i below the site's count.
+        let free = self.b.ins().load(
+            I64,
+            flags(),
+            site,
+            offset_of!(helpers::FunSite, free) as i32,
+        );
+        let head = self.b.create_block();
+        let i = self.b.append_block_param(head, I64);
+        let body = self.b.create_block();
+        let copied = self.b.create_block();
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.ins().jump(head, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(head);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, free);
+        self.b.ins().brif(more, body, &[], copied, &[]);
+        self.b.switch_to_block(body);
+        let bytes = self.b.ins().ishl_imm_s(i, 3);
+        let from = self.b.ins().iadd(obj, bytes);
+        let t = self.b.ins().load(I64, flags(), from, 16);
+        let to = self.b.ins().iadd(self.x, bytes);
+        self.b.ins().store(flags(), t, to, arity as i32 * 8);
+        let next = self.b.ins().iadd_imm_s(i, 1);
+        self.b.ins().jump(head, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(copied);
+        let module = self.b.ins().load(
+            I64,
+            flags(),
+            site,
+            offset_of!(helpers::FunSite, module) as i32,
+        );
+        self.store_ctx(module, off!(module));
+        let entry = self.b.ins().load(
+            I32,
+            flags(),
+            site,
+            offset_of!(helpers::FunSite, entry) as i32,
+        );
+        self.b.ins().store(flags(), entry, self.ctx, off!(ip));
+        let target = self.b.ins().load(
+            I64,
+            flags(),
+            site,
+            offset_of!(helpers::FunSite, code) as i32,
+        );
+        self.b.ins().jump(call_block, &[BlockArg::Value(target)]);
+
+        self.b.switch_to_block(slow);
+        let at = self.b.ins().iconst(I32, ip as i64);
+        let sig = self.sigs.fun;
+        let r = self
+            .call(
+                sig,
+                helpers::call_fun as *const () as usize,
+                &[self.ctx, at, site],
+            )
+            .expect("call_fun returns");
+        let status_block = self.b.create_block();
+        let is_status = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, r, 2);
+        self.b.ins().brif(
+            is_status,
+            status_block,
+            &[],
+            call_block,
+            &[BlockArg::Value(r)],
+        );
+        self.b.switch_to_block(status_block);
+        self.remote_status(ip, r);
+
+        self.b.switch_to_block(call_block);
+        let depth = self.load_ctx(off!(depth));
+        let deeper = self.b.ins().iadd_imm_s(depth, 1);
+        self.store_ctx(deeper, off!(depth));
+        let zero = self.b.ins().iconst(I32, 0);
+        let sig = self.sigs.native;
+        self.epoch += 1;
+        let call = self.b.ins().call_indirect(sig, code, &[self.ctx, zero]);
+        let result = self.b.inst_results(call)[0];
+        self.store_ctx(depth, off!(depth));
+        self.after_call(ip, tail != Tail::No, result);
+    }
+
+    /// A `remote` status `r` from a call helper: bail out at `ip`, or
+    /// leave native code for `run` (the helper set `Ctx::ip`, and `live`
+    /// for a yield).
+    fn remote_status(&mut self, ip: usize, r: Value) {
+        let bail = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, r, helpers::remote::BAIL as i64);
+        let bail_block = self.bail_block(ip as u32);
+        let up = self.b.create_block();
+        self.b.ins().brif(bail, bail_block, &[], up, &[]);
+        self.b.switch_to_block(up);
+        let yields = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, r, helpers::remote::YIELD as i64);
+        let y = self.b.ins().iconst(I32, exit::YIELD as i64);
+        let j = self.b.ins().iconst(I32, exit::JUMP as i64);
+        let code = self.b.ins().select(yields, y, j);
+        self.b.ins().return_(&[code]);
     }
 
     /// After a native call returned `result`: a tail call returns it, a

@@ -14,6 +14,8 @@ use crate::interp::cost;
 use crate::process::{CatchEntry, CatchKind, Frame, Process};
 use crate::term::Term;
 use crate::term::view::View;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Takes the heap top, the Y stack and the frame stack back from native
 /// code, which moved them within the capacities `leave` gave out.
@@ -72,6 +74,23 @@ unsafe fn parts<'a>(ctx: *mut Ctx) -> (&'a mut Ctx, &'a mut Process, &'a mut [Te
     }
 }
 
+/// The process behind `ctx`, with only its heap top brought up to date:
+/// for the helpers that just read terms (comparisons, type tests). The
+/// stacks and the module switch are left for the next `enter`, which
+/// saves their cost on the paths a guard takes in every call.
+///
+/// # Safety
+/// As for `parts`.
+unsafe fn reader<'a>(ctx: *mut Ctx) -> &'a Process {
+    // SAFETY: as the caller promises; `htop` is valid as in `enter`.
+    unsafe {
+        let ctx = &*ctx;
+        let p = &mut *ctx.process;
+        p.heap.set_native_top(ctx.htop);
+        p
+    }
+}
+
 /// `x[dst] := a op b` past the small-integer fast path; 0 when it fails
 /// (the interpreter then raises or takes the fail label).
 pub(super) unsafe extern "C" fn arith(ctx: *mut Ctx, op: u32, a: u64, b: u64) -> u64 {
@@ -115,31 +134,31 @@ pub(super) fn arith_op(op: u32) -> ArithOp {
 
 /// Term order of `a` and `b`: -1, 0 or 1.
 pub(super) unsafe extern "C" fn compare(ctx: *mut Ctx, a: u64, b: u64) -> i64 {
-    let (_, p, _) = unsafe { parts(ctx) };
+    let p = unsafe { reader(ctx) };
     ops::compare(p, Term(a), Term(b)) as i64
 }
 
 /// `a == b` (1) or not (0).
 pub(super) unsafe extern "C" fn eq(ctx: *mut Ctx, a: u64, b: u64) -> i64 {
-    let (_, p, _) = unsafe { parts(ctx) };
+    let p = unsafe { reader(ctx) };
     ops::eq(p, Term(a), Term(b)) as i64
 }
 
 /// `a =:= b` (1) or not (0).
 pub(super) unsafe extern "C" fn exact_eq(ctx: *mut Ctx, a: u64, b: u64) -> i64 {
-    let (_, p, _) = unsafe { parts(ctx) };
+    let p = unsafe { reader(ctx) };
     ops::exact_eq(p, Term(a), Term(b)) as i64
 }
 
 /// `is_function(f, arity)` (1) or not (0).
 pub(super) unsafe extern "C" fn is_function2(ctx: *mut Ctx, f: u64, arity: u64) -> i64 {
-    let (_, p, _) = unsafe { parts(ctx) };
+    let p = unsafe { reader(ctx) };
     ops::is_function2(p, Term(f), Term(arity)) as i64
 }
 
 /// The type test `test` (a `TypeTest` as a number) on `v`.
 pub(super) unsafe extern "C" fn type_test(ctx: *mut Ctx, test: u32, v: u64) -> u32 {
-    let (_, p, _) = unsafe { parts(ctx) };
+    let p = unsafe { reader(ctx) };
     ops::type_test(p, super::codegen::type_test_from(test), Term(v)) as u32
 }
 
@@ -334,6 +353,121 @@ pub(super) unsafe extern "C" fn call_remote(ctx: *mut Ctx, ip: u32) -> u64 {
         return remote::BAIL;
     };
     finish_call(ctx, p, ip + 1, (target, entry), tail, live)
+}
+
+/// A `call_fun` site's inline cache: one per site in native code, made
+/// when its function is compiled and, like the code, never freed.
+///
+/// Monomorphic and written once: `call_fun` fills it at the first call
+/// through the site of a fun whose target has native code, and from then
+/// on native code calls that target directly when the fun object has the
+/// same header (kind and number of captured terms) and fun-table index,
+/// with no helper at all. Invariant: the other fields are written before
+/// `header` is published (release), and never again, so a reader that
+/// sees the header sees the rest (native code loads it atomically).
+#[repr(C)]
+pub struct FunSite {
+    /// The fun object's header word, `EMPTY_SITE` until filled.
+    pub header: AtomicU64,
+    /// Its fun-table index (the word after the header).
+    pub index: UnsafeCell<u64>,
+    /// The target's native code.
+    pub code: UnsafeCell<u64>,
+    /// The target's module version (a `ModuleRef`, pointer-sized).
+    pub module: UnsafeCell<Option<ModuleRef>>,
+    /// The target's entry instruction (`Ctx::ip` at the call).
+    pub entry: UnsafeCell<u64>,
+    /// How many captured terms go to the X registers after the arguments.
+    pub free: UnsafeCell<u64>,
+    claimed: AtomicBool,
+}
+
+/// No header word is all ones.
+pub const EMPTY_SITE: u64 = u64::MAX;
+
+// SAFETY: the cells are written once, by the thread that claimed the
+// site, before `header` is published; they are only read after it is.
+unsafe impl Sync for FunSite {}
+
+impl FunSite {
+    pub fn new() -> FunSite {
+        FunSite {
+            header: AtomicU64::new(EMPTY_SITE),
+            index: UnsafeCell::new(0),
+            code: UnsafeCell::new(0),
+            module: UnsafeCell::new(None),
+            entry: UnsafeCell::new(0),
+            free: UnsafeCell::new(0),
+            claimed: AtomicBool::new(false),
+        }
+    }
+
+    fn fill(
+        &self,
+        header: Term,
+        index: u32,
+        code: u64,
+        module: ModuleRef,
+        entry: u32,
+        free: usize,
+    ) {
+        if self.claimed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // SAFETY: only the claiming thread gets here, once, and readers
+        // look at the cells only after the header below is published.
+        unsafe {
+            *self.index.get() = index as u64;
+            *self.code.get() = code;
+            *self.module.get() = Some(module);
+            *self.entry.get() = entry as u64;
+            *self.free.get() = free as u64;
+        }
+        self.header.store(header.0, Ordering::Release);
+    }
+}
+
+impl Default for FunSite {
+    fn default() -> FunSite {
+        FunSite::new()
+    }
+}
+
+/// `call_fun` at `ip` when its site's cache missed: the call as
+/// `call_remote` makes it, and the site filled when the callee was a fun
+/// object whose target has native code.
+///
+/// # Safety
+/// As `call_remote`; `site` is the site's cache, which outlives the code.
+pub(super) unsafe extern "C" fn call_fun(ctx: *mut Ctx, ip: u32, site: *const FunSite) -> u64 {
+    // Read the fun before the call: its captured terms overwrite it.
+    let fun = {
+        // SAFETY: the context, its process and its registers are live
+        // (as for `parts`); `reader` brings the heap top up to date.
+        let p = unsafe { reader(ctx) };
+        let c = unsafe { &*ctx };
+        let m = c.module.get();
+        match m.code.get(ip as usize) {
+            Some(&Instr::CallFun { arity, .. }) => {
+                let x = unsafe { &*(c.x as *const [Term; X_REGISTERS]) };
+                p.heap
+                    .fun_parts(x[arity as usize])
+                    .map(|(index, captured)| (index, captured.len()))
+            }
+            _ => None,
+        }
+    };
+    // SAFETY: as the caller promises.
+    let code = unsafe { call_remote(ctx, ip) };
+    if code > remote::YIELD
+        && let Some((index, free)) = fun
+    {
+        // SAFETY: as above; `call_remote` left the callee in the context.
+        let c = unsafe { &*ctx };
+        let header = crate::term::object::header(crate::term::object::Kind::Fun, free + 1);
+        unsafe { &*site }.fill(header, index, code, c.module, c.ip, free);
+    }
+    code
 }
 
 /// The second half of `call_remote`, once the callee is known.
