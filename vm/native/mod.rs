@@ -212,14 +212,29 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             self_pid,
         };
         helpers::leave(&mut ctx, p);
-        // SAFETY: `code` is a function the code generator made for this
-        // module version with the `NativeFn` signature (published only
-        // after it was finalised, and never freed); `ctx` points at this
-        // process and these registers, which nothing else touches while it
-        // runs.
-        let code = unsafe {
-            let f: NativeFn = std::mem::transmute::<usize, NativeFn>(code);
-            f(&mut ctx, entry)
+        let (mut code, mut entry) = (code, entry);
+        let code = loop {
+            // SAFETY: `code` is a function the code generator made for
+            // this module version with the `NativeFn` signature (published
+            // only after it was finalised, and never freed); `ctx` points
+            // at this process and these registers, which nothing else
+            // touches while it runs.
+            let exit = unsafe {
+                let f: NativeFn = std::mem::transmute::<usize, NativeFn>(code);
+                f(&mut ctx, entry)
+            };
+            // A return past the bottom of the machine stack, or a call
+            // native code left to `run`: when native code goes on there,
+            // call it with the same context (it is up to date), without
+            // the round trip through the process. Deep body recursion
+            // returns this way once per frame.
+            if matches!(exit, exit::RETURNED | exit::JUMP)
+                && let Some(found) = ctx.module.tier.entry_at(ctx.ip as usize)
+            {
+                (code, entry) = found;
+                continue;
+            }
+            break exit;
         };
         helpers::enter(&mut ctx, p);
         p.reductions = (budget as i64 - ctx.reds).max(0) as usize;
