@@ -532,6 +532,16 @@ const PROMISED: &[(&str, &[Arities])] = &[
         ],
     ),
     (
+        "uri_string",
+        &[
+            ("compose_query", &[1, 2]),
+            ("dissect_query", &[1]),
+            ("normalize", &[1, 2]),
+            ("parse", &[1]),
+            ("recompose", &[1]),
+        ],
+    ),
+    (
         "lists",
         &[
             ("all", &[2]),
@@ -1375,6 +1385,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("calendar", include_str!("../stdlib/calendar.act")),
     ("filename", include_str!("../stdlib/filename.act")),
     ("base64", include_str!("../stdlib/base64.act")),
+    ("uri_string", include_str!("../stdlib/uri_string.act")),
     // bifs
     ("rand", include_str!("../stdlib/rand.act")),
     ("random", include_str!("../stdlib/random.act")),

@@ -63,6 +63,8 @@ pub trait Services {
     /// An exit signal to `to` as if from `from` (`exit(Pid, Reason)` has
     /// `from` = self; a link to a dead pid answers itself from that pid).
     fn exit_signal(&mut self, to: Pid, from: Pid, reason: MessageBuffer);
+    /// This process just sent `to` a `kill` exit signal.
+    fn killed(&mut self, _to: Pid) {}
     /// `process_flag(trap_exit, On)`: the old value.
     fn set_trap_exit(&mut self, on: bool) -> bool;
     fn trap_exit(&self) -> bool;
@@ -729,6 +731,9 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     }
     let buffer = copy_out(ctx, reason)?;
     services(|s| s.exit_signal(pid, me, buffer));
+    if reason == Term::atom(Atom::KILL) && pid != me {
+        services(|s| s.killed(pid));
+    }
     Ok(Term::atom(Atom::TRUE))
 }
 

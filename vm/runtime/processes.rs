@@ -64,6 +64,11 @@ struct Cold {
     /// Monitors asked for by registered name: reference -> name (their
     /// 'DOWN' says `{Name, Node}`).
     named: Vec<(u64, Atom)>,
+    /// The processes this one sent a `kill` exit signal (the last 64 still
+    /// in the process table): dead to its `is_process_alive/1` at once, as
+    /// BEAM delivers a process's own signals before answering, though the
+    /// target may not have run yet.
+    killed: Vec<Pid>,
 }
 
 /// An act process as the scheduler runs it.
@@ -1007,7 +1012,19 @@ impl Services for ActorServices<'_, '_> {
     }
 
     fn is_alive(&self, pid: Pid) -> bool {
-        self.ctx.is_alive(pid)
+        let killed = self.cold.as_ref().is_some_and(|c| c.killed.contains(&pid));
+        !killed && self.ctx.is_alive(pid)
+    }
+
+    fn killed(&mut self, pid: Pid) {
+        let mut killed = std::mem::take(&mut self.cold().killed);
+        // Once a target is gone from the table the entry is not needed.
+        killed.retain(|&p| self.ctx.is_alive(p));
+        if killed.len() == 64 {
+            killed.remove(0);
+        }
+        killed.push(pid);
+        self.cold().killed = killed;
     }
 
     fn processes(&self) -> Vec<Pid> {

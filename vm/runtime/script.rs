@@ -31,6 +31,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("calendar", include_str!("../../stdlib/calendar.act")),
     ("filename", include_str!("../../stdlib/filename.act")),
     ("base64", include_str!("../../stdlib/base64.act")),
+    ("uri_string", include_str!("../../stdlib/uri_string.act")),
     // bifs
     ("rand", include_str!("../../stdlib/rand.act")),
     ("random", include_str!("../../stdlib/random.act")),
