@@ -777,6 +777,11 @@ impl Checker<'_> {
                     CallTarget::Remote(m, f) => {
                         if let (ExprKind::Atom(m), ExprKind::Atom(f)) = (&m.kind, &f.kind) {
                             self.deprecated(m, f, args.len(), e.span);
+                            if let Some((message, span)) =
+                                super::format_lint::check_call(m, f, args)
+                            {
+                                self.warning(message, span);
+                            }
                         }
                         all.push(m);
                         all.push(f);

@@ -186,6 +186,8 @@ impl Options {
             "unused_type"
         } else if m.contains(" is deprecated") {
             "deprecated_function"
+        } else if m.starts_with("format ") || m.starts_with("the format string ") {
+            "format"
         } else if m.starts_with("export_all flag enabled") {
             "export_all"
         } else {

@@ -16,6 +16,7 @@ pub mod effects;
 pub mod escript_report;
 pub mod expand;
 pub mod fold;
+pub mod format_lint;
 pub mod lexer;
 pub mod lint_extra;
 pub mod ms_transform;

@@ -7,9 +7,10 @@
 //! It also owns `Sources`: the files of one program (the script and the
 //! files it includes) laid out in one offset space, each file after the
 //! last, so that a `Span` also says which file it is in. Tokens that come
-//! from a macro body take the span of the macro call (`?F(...)`), so every
-//! error in an expansion points to the place the macro was used; tokens of
-//! the arguments keep their own spans.
+//! from a macro body take the span of the macro call (`?F(...)`), starting
+//! at the macro's name as epp has it, so every error in an expansion points
+//! to the place the macro was used; tokens of the arguments keep their own
+//! spans.
 
 use super::diagnostic::Diagnostic;
 use super::lexer::{Number, Spanned, Token, tokenize};
@@ -97,20 +98,20 @@ pub struct Preprocessed {
     pub sources: Sources,
     /// Functions whose forms were dropped for a preprocessor error.
     pub broken_functions: Vec<String>,
-    /// The span of each macro call written in the source, in order, with
+    /// The span of each macro call written in the source (from the
+    /// macro's name, where its replacement's tokens are), in order, with
     /// the macro's name.
     pub expansions: Vec<(Span, String)>,
 }
 
 /// Adds to each diagnostic about the tokens of a macro's replacement (it
-/// starts where the macro call does) a hint naming the macro.
+/// starts where the macro's name does) a hint naming the macro.
 pub fn name_macros(diagnostics: &mut [Diagnostic], expansions: &[(Span, String)]) {
     for d in diagnostics.iter_mut().filter(|d| d.hint.is_none()) {
         let i = expansions.partition_point(|(s, _)| s.start < d.span.start);
         if let Some((call, name)) = expansions.get(i)
             && call.start == d.span.start
             && d.span.end <= call.end
-            && d.span != Span::new(call.start as usize + 1, call.end as usize)
         {
             d.hint = Some(format!("in the expansion of macro '{name}'"));
         }
@@ -919,6 +920,8 @@ impl Pp {
                 ));
             }
             let call = Span::new(question.0, tokens[end - 1].2);
+            // As epp: the body's tokens are where the macro's name is.
+            let at = name_span.start as usize;
             let params = params.unwrap_or_default();
             let mut expanded_args: Vec<Option<Vec<Spanned>>> = vec![None; params.len()];
             let mut substituted = Vec::with_capacity(body.len());
@@ -930,7 +933,7 @@ impl Pp {
                     && let Some(k) = params.iter().position(|q| q == p)
                 {
                     let text = stringify(&arg_list[k]);
-                    substituted.push((call.start as usize, Token::String(text), call.end as usize));
+                    substituted.push((at, Token::String(text), call.end as usize));
                     j += 2;
                     continue;
                 }
@@ -944,12 +947,13 @@ impl Pp {
                     }
                     substituted.extend(expanded_args[k].iter().flatten().cloned());
                 } else {
-                    substituted.push((call.start as usize, token.clone(), call.end as usize));
+                    substituted.push((at, token.clone(), call.end as usize));
                 }
                 j += 1;
             }
             if active.is_empty() {
-                self.expansions.push((call, name.clone()));
+                self.expansions
+                    .push((Span::new(at, call.end as usize), name.clone()));
             }
             active.push(key);
             let result = self.expand(&substituted, out, active);
@@ -1002,7 +1006,7 @@ impl Pp {
             },
             _ => return Ok(None),
         };
-        Ok(Some((l, token, r)))
+        Ok(Some((name_span.start as usize, token, r)))
     }
 }
 
