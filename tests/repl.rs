@@ -308,3 +308,51 @@ fn a_cached_remote_call_site_reaches_the_reloaded_module() {
     assert_eq!(status, Some(0), "{text}");
     insta::assert_snapshot!("cached_call_reload", text);
 }
+
+/// Results print as erl's shell prints them: io_lib_pretty from column 1
+/// (continuation lines indented by one), at most 60 characters of the
+/// term on a line, depth 30; `b()` indents under `Name = `, `h()` under
+/// `-> `, and `rp/1` prints the whole term and returns ok. The expected
+/// text is erl's (OTP 25) for the same input.
+#[test]
+fn results_print_at_erls_width_and_depth() {
+    let out = shell(concat!(
+        "X = lists:seq(1,40).\n",
+        "Y = {aaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccc, ddddddddddddd}.\n",
+        "rp(lists:seq(1,40)).\n",
+        "b().\n",
+        "v(1).\n",
+        "v(3).\n",
+    ));
+    let expected = concat!(
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+        " 23,24,25,26,27,28,29|...]\n",
+        "{aaaaaaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbbbbbbbbb,\n",
+        "                      cccccccccccccccccccc,ddddddddddddd}\n",
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+        " 23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40]\n",
+        "ok\n",
+        "X = [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+        "     23,24,25,26,27,28,29|...]\n",
+        "Y = {aaaaaaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbbbbbbbbb,\n",
+        "                          cccccccccccccccccccc,ddddddddddddd}\n",
+        "ok\n",
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+        " 23,24,25,26,27,28,29|...]\n",
+        "ok\n",
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn history_results_print_under_the_arrow() {
+    let out = shell("lists:seq(1,40).\nh().\n");
+    assert!(
+        out.contains(concat!(
+            "1: lists:seq(1,40)\n",
+            "-> [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+            "    23,24,25,26,27,28,29|...]\n",
+        )),
+        "{out}"
+    );
+}
