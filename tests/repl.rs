@@ -356,3 +356,25 @@ fn history_results_print_under_the_arrow() {
         "{out}"
     );
 }
+
+/// A clause failure in a fun typed at the prompt names the fun as erl
+/// does (it was blank), and element/2 of a non-tuple blames only the
+/// tuple, as erl_erts_errors does. The expected text is erl's.
+#[test]
+fn exceptions_in_prompt_funs_and_bifs_read_as_erls() {
+    let out = shell("(fun(1) -> ok end)(2).\nelement(1, foo).\nelement(0, foo).\n");
+    let expected = concat!(
+        "** exception error: no function clause matching \n",
+        "                    erl_eval:'-inside-an-interpreted-fun-'(2) \n",
+        "** exception error: bad argument\n",
+        "     in function  element/2\n",
+        "        called as element(1,foo)\n",
+        "        *** argument 2: not a tuple\n",
+        "** exception error: bad argument\n",
+        "     in function  element/2\n",
+        "        called as element(0,foo)\n",
+        "        *** argument 1: out of range\n",
+        "        *** argument 2: not a tuple\n",
+    );
+    assert_eq!(out, expected);
+}

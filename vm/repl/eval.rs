@@ -679,6 +679,7 @@ fn format_error(process: &Process) -> String {
     let text = crate::runtime::explain::format_exception(&process.heap, class, reason, trace, 3);
     let mut out = String::new();
     for (i, line) in text.lines().enumerate() {
+        let line = &interpreted_fun(line);
         if i == 0 {
             out.push_str("** ");
         } else if line.contains(EVAL_FUNCTION) || line.contains("act_shell:") {
@@ -696,6 +697,33 @@ fn format_error(process: &Process) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A line of an exception with a fun typed at the prompt named as erl
+/// names it (erl's shell interprets such funs): the generated
+/// `shell_default:'-$eval/N-fun-K-'` becomes
+/// `erl_eval:'-inside-an-interpreted-fun-'`, without a location.
+fn interpreted_fun(line: &str) -> String {
+    let generated = format!("{SHELL_MODULE}:'-{EVAL_FUNCTION}/");
+    let Some(at) = line.find(&generated) else {
+        return line.to_string();
+    };
+    let name_end = line[at + generated.len()..]
+        .find('\'')
+        .map_or(line.len(), |e| at + generated.len() + e + 1);
+    let rest = &line[name_end..];
+    // erl leaves the blank before the (empty) location.
+    let rest = match rest.find(&format!("({INPUT_NAME}, line")) {
+        Some(loc) => {
+            let after = rest[loc..].find(')').map_or(rest.len(), |e| loc + e + 1);
+            format!("{}{}", &rest[..loc], &rest[after..])
+        }
+        None => rest.to_string(),
+    };
+    format!(
+        "{}erl_eval:'-inside-an-interpreted-fun-'{rest}",
+        &line[..at]
+    )
 }
 
 /// The text of an `{exception, Class, Reason, Stack}` reply: the terms go
