@@ -308,3 +308,73 @@ fn a_cached_remote_call_site_reaches_the_reloaded_module() {
     assert_eq!(status, Some(0), "{text}");
     insta::assert_snapshot!("cached_call_reload", text);
 }
+
+/// Results print as erl's shell prints them: io_lib_pretty from column 1
+/// (continuation lines indented by one), at most 60 characters of the
+/// term on a line, depth 30; `b()` indents under `Name = `, `h()` under
+/// `-> `, and `rp/1` prints the whole term and returns ok. The expected
+/// text is erl's (OTP 25) for the same input.
+#[test]
+fn results_print_at_erls_width_and_depth() {
+    let out = shell(concat!(
+        "X = lists:seq(1,40).\n",
+        "Y = {aaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccc, ddddddddddddd}.\n",
+        "rp(lists:seq(1,40)).\n",
+        "b().\n",
+        "v(1).\n",
+        "v(3).\n",
+    ));
+    let expected = concat!(
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+        " 23,24,25,26,27,28,29|...]\n",
+        "{aaaaaaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbbbbbbbbb,\n",
+        "                      cccccccccccccccccccc,ddddddddddddd}\n",
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+        " 23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40]\n",
+        "ok\n",
+        "X = [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+        "     23,24,25,26,27,28,29|...]\n",
+        "Y = {aaaaaaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbbbbbbbbb,\n",
+        "                          cccccccccccccccccccc,ddddddddddddd}\n",
+        "ok\n",
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+        " 23,24,25,26,27,28,29|...]\n",
+        "ok\n",
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn history_results_print_under_the_arrow() {
+    let out = shell("lists:seq(1,40).\nh().\n");
+    assert!(
+        out.contains(concat!(
+            "1: lists:seq(1,40)\n",
+            "-> [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
+            "    23,24,25,26,27,28,29|...]\n",
+        )),
+        "{out}"
+    );
+}
+
+/// A clause failure in a fun typed at the prompt names the fun as erl
+/// does (it was blank), and element/2 of a non-tuple blames only the
+/// tuple, as erl_erts_errors does. The expected text is erl's.
+#[test]
+fn exceptions_in_prompt_funs_and_bifs_read_as_erls() {
+    let out = shell("(fun(1) -> ok end)(2).\nelement(1, foo).\nelement(0, foo).\n");
+    let expected = concat!(
+        "** exception error: no function clause matching \n",
+        "                    erl_eval:'-inside-an-interpreted-fun-'(2) \n",
+        "** exception error: bad argument\n",
+        "     in function  element/2\n",
+        "        called as element(1,foo)\n",
+        "        *** argument 2: not a tuple\n",
+        "** exception error: bad argument\n",
+        "     in function  element/2\n",
+        "        called as element(0,foo)\n",
+        "        *** argument 1: out of range\n",
+        "        *** argument 2: not a tuple\n",
+    );
+    assert_eq!(out, expected);
+}

@@ -44,6 +44,7 @@ pub const COMMANDS: &[(&str, u32)] = &[
     ("pwd", 0),
     ("q", 0),
     ("regs", 0),
+    ("rp", 1),
     ("v", 1),
 ];
 

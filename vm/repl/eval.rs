@@ -84,6 +84,14 @@ pub enum Evaluated {
     Halt(i32),
 }
 
+/// How deep erl's shell prints a result (its `?LINEMAX`): deeper parts
+/// and list elements past it print as `...`.
+const RESULT_DEPTH: i64 = 30;
+
+/// The most characters of a result erl's shell puts on one line (its
+/// `?CHAR_MAX`), not counting the indentation.
+const RESULT_CHARS: usize = 60;
+
 /// The shell's state between inputs.
 pub struct Shell {
     definitions: Vec<Definition>,
@@ -99,6 +107,8 @@ pub struct Shell {
     with_history: bool,
     /// The number of the next input (the prompt's `N>`).
     pub counter: u64,
+    /// How deep results print: erl's 30, or none for `rp/1`.
+    depth: i64,
 }
 
 impl Default for Shell {
@@ -127,6 +137,7 @@ impl Shell {
             server: None,
             with_history: false,
             counter: 1,
+            depth: RESULT_DEPTH,
         }
     }
 
@@ -147,7 +158,9 @@ impl Shell {
     pub fn show_bindings(&self) -> String {
         let mut out = String::new();
         for (name, value) in &self.bindings {
-            out.push_str(&format!("{name} = {}\n", self.show(*value)));
+            let lead = format!("{name} = ");
+            let shown = self.show_at(*value, lead.len(), RESULT_DEPTH);
+            out.push_str(&format!("{lead}{shown}\n"));
         }
         out
     }
@@ -178,16 +191,23 @@ impl Shell {
         Some(self.show(value))
     }
 
-    /// `~p` of a term on `store`, as results print.
+    /// A term on `store` as results print: from the line's start.
     fn show(&self, t: Term) -> String {
-        crate::term::print::print_with(
-            &self.store,
-            t,
-            1,
-            80,
-            -1,
-            crate::term::print::Strings::Latin1,
-        )
+        self.show_at(t, 0, self.depth)
+    }
+
+    /// `rp(Expr)`: evaluates `exprs` and prints the value whole (no depth
+    /// limit); as in erl, the input's result is `ok`.
+    pub fn eval_whole(&mut self, input: &str, exprs: &[Expr]) -> Evaluated {
+        self.depth = -1;
+        let result = self.eval(input, exprs);
+        self.depth = RESULT_DEPTH;
+        if let Evaluated::Value(_) = result
+            && let Some(last) = self.history.last_mut()
+        {
+            last.1 = Term::atom(Atom::OK);
+        }
+        result
     }
 
     /// Defines (or redefines) a function typed at the prompt. `input` is
@@ -488,17 +508,21 @@ impl Shell {
         self.history
             .iter()
             .find(|(i, _)| *i == n)
-            .map(|(_, v)| self.show_at(*v, 3))
+            .map(|(_, v)| self.show_at(*v, 3, RESULT_DEPTH))
     }
 
-    /// `~p` of a term on `store` whose first character goes at `column`.
-    fn show_at(&self, t: Term, column: usize) -> String {
-        crate::term::print::print_with(
+    /// A term on `store` whose first character goes at `column` (0 at
+    /// a line's start), laid out as erl's shell does: io_lib_pretty at 80
+    /// columns with at most 60 characters of the term on a line, nested
+    /// `depth` deep (negative: no limit).
+    fn show_at(&self, t: Term, column: usize, depth: i64) -> String {
+        crate::term::print::print_limited(
             &self.store,
             t,
             column,
             80,
-            -1,
+            depth,
+            Some(RESULT_CHARS),
             crate::term::print::Strings::Latin1,
         )
     }
@@ -655,6 +679,7 @@ fn format_error(process: &Process) -> String {
     let text = crate::runtime::explain::format_exception(&process.heap, class, reason, trace, 3);
     let mut out = String::new();
     for (i, line) in text.lines().enumerate() {
+        let line = &interpreted_fun(line);
         if i == 0 {
             out.push_str("** ");
         } else if line.contains(EVAL_FUNCTION) || line.contains("act_shell:") {
@@ -672,6 +697,33 @@ fn format_error(process: &Process) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A line of an exception with a fun typed at the prompt named as erl
+/// names it (erl's shell interprets such funs): the generated
+/// `shell_default:'-$eval/N-fun-K-'` becomes
+/// `erl_eval:'-inside-an-interpreted-fun-'`, without a location.
+fn interpreted_fun(line: &str) -> String {
+    let generated = format!("{SHELL_MODULE}:'-{EVAL_FUNCTION}/");
+    let Some(at) = line.find(&generated) else {
+        return line.to_string();
+    };
+    let name_end = line[at + generated.len()..]
+        .find('\'')
+        .map_or(line.len(), |e| at + generated.len() + e + 1);
+    let rest = &line[name_end..];
+    // erl leaves the blank before the (empty) location.
+    let rest = match rest.find(&format!("({INPUT_NAME}, line")) {
+        Some(loc) => {
+            let after = rest[loc..].find(')').map_or(rest.len(), |e| loc + e + 1);
+            format!("{}{}", &rest[..loc], &rest[after..])
+        }
+        None => rest.to_string(),
+    };
+    format!(
+        "{}erl_eval:'-inside-an-interpreted-fun-'{rest}",
+        &line[..at]
+    )
 }
 
 /// The text of an `{exception, Class, Reason, Stack}` reply: the terms go

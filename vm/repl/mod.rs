@@ -130,6 +130,7 @@ Shell commands:
   m(Mod)       list the functions Mod exports
   i()          information about the processes
   regs()       information about the registered processes
+  rp(Term)     print Term whole (results stop at depth 30)
   flush()      print and empty the shell's mailbox
   pwd()        print the working directory
   cd(Dir)      change the working directory
@@ -200,7 +201,7 @@ impl Session {
             }
             Ok(ReplInput::Exprs(exprs)) => {
                 if let [single] = exprs.as_slice()
-                    && let Some(step) = self.command(single, out)
+                    && let Some(step) = self.command(input, single, out)
                 {
                     return step;
                 }
@@ -259,7 +260,7 @@ impl Session {
     }
 
     /// A shell command, if `expr` is one: `help()`, `b()`, `c(File)`...
-    fn command(&mut self, expr: &Expr, out: &mut String) -> Option<Step> {
+    fn command(&mut self, input: &str, expr: &Expr, out: &mut String) -> Option<Step> {
         let ExprKind::Call(target, args) = &expr.kind else {
             return None;
         };
@@ -309,6 +310,16 @@ impl Session {
                         self.counted = false;
                     }
                 }
+            }
+            ("rp", Some(_)) => {
+                let result = syntax::with_big_stack(|| self.shell.eval_whole(input, args));
+                // rp/1 prints the value and returns ok.
+                let printed = matches!(result, Evaluated::Value(_));
+                let step = self.show(result, out);
+                if printed {
+                    out.push_str("ok\n");
+                }
+                return Some(step);
             }
             ("flush", None) => {
                 let text = "'$flush'().";

@@ -513,10 +513,19 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
         if !is_int(i) {
             s("not an integer")
         } else {
-            let size = heap.as_tuple(t).map_or(0, |t| t.len() as i64);
-            match i.as_small() {
-                Some(k) if k >= 1 && k <= size => None,
-                _ => s("out of range"),
+            // As erl_erts_errors: an index below 1 is out of range; one
+            // past the end only when there is a tuple to be past.
+            let size = heap.as_tuple(t).map(|t| t.len() as i64);
+            let below = match v(i) {
+                View::Small(k) => k < 1,
+                View::Big(b) => b.negative,
+                _ => false,
+            };
+            let past = size.is_some_and(|n| i.as_small().is_none_or(|k| k > n));
+            if below || past {
+                s("out of range")
+            } else {
+                None
             }
         }
     };

@@ -1070,6 +1070,21 @@ pub fn print_with(
     depth: i64,
     strings: Strings,
 ) -> String {
+    print_limited(heap, t, column, line_length, depth, None, strings)
+}
+
+/// `print_with` with io_lib_pretty's `line_max_chars`: at most
+/// `max_chars` characters of the term on a line (not counting the
+/// indentation); erl's shell prints results with 60.
+pub fn print_limited(
+    heap: &Heap,
+    t: Term,
+    column: usize,
+    line_length: usize,
+    depth: i64,
+    max_chars: Option<usize>,
+    strings: Strings,
+) -> String {
     let doc = measure(heap, t, 0, depth, strings);
     let mut out = String::new();
     // OTP measures fit from one column further right than the term
@@ -1077,7 +1092,8 @@ pub fn print_with(
     // indentation uses the real column.
     let (ind, ll) = (column as i64, line_length as i64);
     let col = ind + 1;
-    let p = Pretty { ll, m: doc.len };
+    let m = max_chars.map_or(doc.len, |m| m as i64);
+    let p = Pretty { ll, m };
     if doc.len < ll - col && doc.len <= p.m {
         flat(&mut out, &doc);
         return out;
@@ -1247,7 +1263,8 @@ impl Pretty {
         };
         let ld_first = last_depth(rest, 0, ld);
         let w1 = self.pp_element(out, first, col, tind, ind, ld_first, w);
-        self.pp_tail(out, rest, tail, col, col + w1, tind, ind, ld, sep, w1);
+        // The line already holds `w` characters before the first element.
+        self.pp_tail(out, rest, tail, col, col + w1, tind, ind, ld, sep, w + w1);
     }
 
     /// Writes one element, returning its width, or the line length when
