@@ -628,43 +628,65 @@ pub(super) unsafe extern "C" fn pop_catch(ctx: *mut Ctx) -> u32 {
 /// instruction again and raises (`system_limit`: a value too big for the
 /// memory budget; nothing was written).
 pub(super) unsafe extern "C" fn bs_match(ctx: *mut Ctx, ip: u32) -> u32 {
-    let (ctx, p, x) = unsafe { parts(ctx) };
-    let m = ctx.module;
-    let module = m.get();
-    let status = match module.code.get(ip as usize) {
+    // SAFETY: as for `parts`.
+    let module = unsafe { (*ctx).module }.get();
+    match module.code.get(ip as usize) {
+        // The two tests only read terms and write a small integer to a
+        // register, so they skip the full `enter`/`leave`.
         Some(&Instr::BsStart { src, pos, .. }) => {
-            if p.heap.is_bitstring(read(p, x, module, src)) {
-                write(p, x, pos, Term::small(0));
+            // SAFETY: as for `parts`; `reader` brings the heap top up to date.
+            let (p, c) = unsafe { (reader(ctx), &*ctx) };
+            if p.heap.is_bitstring(unsafe { register(c, module, src) }) {
+                unsafe { set_register(c, pos, Term::small(0)) };
                 0
             } else {
                 1
-            }
-        }
-        Some(&Instr::BsGet { spec, seg, dst, .. }) => {
-            match crate::engine::bits::bs_get(p, x, module, spec, seg, dst) {
-                Ok(true) => 0,
-                Ok(false) => 1,
-                Err(_) => 2,
             }
         }
         Some(&Instr::BsEnd { bin, pos, .. }) => {
-            let end = p.heap.bit_size(read(p, x, module, bin)).map(|n| n as i64);
-            if end == read(p, x, module, pos).as_small() {
-                0
-            } else {
-                1
-            }
+            // SAFETY: as above.
+            let (p, c) = unsafe { (reader(ctx), &*ctx) };
+            let end = p
+                .heap
+                .bit_size(unsafe { register(c, module, bin) })
+                .map(|n| n as i64);
+            (end != unsafe { register(c, module, pos) }.as_small()) as u32
+        }
+        Some(&Instr::BsGet { spec, seg, dst, .. }) => {
+            let (ctx, p, x) = unsafe { parts(ctx) };
+            let status = match crate::engine::bits::bs_get(p, x, module, spec, seg, dst) {
+                Ok(true) => 0,
+                Ok(false) => 1,
+                Err(_) => 2,
+            };
+            leave(ctx, p);
+            status
         }
         _ => 2,
-    };
-    leave(ctx, p);
-    status
+    }
 }
 
-fn write(p: &mut Process, x: &mut [Term; X_REGISTERS], d: crate::code::Dst, v: Term) {
+/// Operand `s` read through the context's register pointers (valid
+/// without `enter`: native code keeps `x` and `y` current).
+///
+/// # Safety
+/// `c` is a live context; a Y operand is a slot of the current frame.
+unsafe fn register(c: &Ctx, m: &crate::code::Module, s: crate::code::Src) -> Term {
+    match s.kind() {
+        crate::code::SRC_X => unsafe { *c.x.add(s.index() & (X_REGISTERS - 1)) },
+        crate::code::SRC_Y => unsafe { *c.y.add(s.index()) },
+        _ => m.literals[s.index()],
+    }
+}
+
+/// Writes register `d` through the context's pointers.
+///
+/// # Safety
+/// As for `register`.
+unsafe fn set_register(c: &Ctx, d: crate::code::Dst, v: Term) {
     if d.is_y() {
-        p.stack[p.y_base as usize + d.index()] = v;
+        unsafe { *c.y.add(d.index()) = v };
     } else {
-        x[d.index() & (X_REGISTERS - 1)] = v;
+        unsafe { *c.x.add(d.index() & (X_REGISTERS - 1)) = v };
     }
 }
