@@ -231,13 +231,13 @@ fn pair_of(b: &MessageBuffer) -> (Term, Term) {
 fn find(heap: &Heap, key: Term) -> Option<Arc<MessageBuffer>> {
     let h = hash(heap, key);
     let t = terms().lock().unwrap_or_else(|e| e.into_inner());
-    t.get(&h)?
-        .iter()
-        .find(|b| {
-            let (k, _) = pair_of(b);
-            compare_across(heap, key, crate::runtime::ets::store::heap_of(b), k, true) == Cmp::Equal
-        })
-        .cloned()
+    t.get(&h)?.iter().find(|b| keyed_by(heap, key, b)).cloned()
+}
+
+/// Whether the stored pair `b` has the key `key` (a term of `heap`).
+fn keyed_by(heap: &Heap, key: Term, b: &MessageBuffer) -> bool {
+    let (k, _) = pair_of(b);
+    compare_across(heap, key, crate::runtime::ets::store::heap_of(b), k, true) == Cmp::Equal
 }
 
 fn value_out(ctx: &mut Context, args: &mut [Term], b: &MessageBuffer) -> BifResult {
@@ -257,16 +257,7 @@ pub fn pt_put_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let h = hash(heap, args[0]);
     let mut t = terms().lock().unwrap_or_else(|e| e.into_inner());
     let bucket = t.entry(h).or_default();
-    bucket.retain(|b| {
-        let (k, _) = pair_of(b);
-        compare_across(
-            heap,
-            args[0],
-            crate::runtime::ets::store::heap_of(b),
-            k,
-            true,
-        ) != Cmp::Equal
-    });
+    bucket.retain(|b| !keyed_by(heap, args[0], b));
     bucket.push(Arc::new(buffer));
     Ok(Term::atom(Atom::intern("ok")))
 }
@@ -296,16 +287,7 @@ pub fn pt_erase_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         return Ok(Term::atom(Atom::intern("false")));
     };
     let before = bucket.len();
-    bucket.retain(|b| {
-        let (k, _) = pair_of(b);
-        compare_across(
-            heap,
-            args[0],
-            crate::runtime::ets::store::heap_of(b),
-            k,
-            true,
-        ) != Cmp::Equal
-    });
+    bucket.retain(|b| !keyed_by(heap, args[0], b));
     let erased = bucket.len() < before;
     if bucket.is_empty() {
         t.remove(&h);

@@ -22,7 +22,7 @@ use crate::engine::ops::{
     self, FloatOp, arith_number, arith_slow, arith_small, compare, eq, exact_eq, import_target,
     regs_used, resolve_export, type_test,
 };
-use crate::process::{CatchEntry, CatchKind, Class, Frame, Process};
+use crate::process::{CatchKind, Class, Frame, Process};
 use crate::term::arith;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
@@ -742,14 +742,7 @@ fn interpret(
                     } else {
                         CatchKind::Catch
                     };
-                    p.push_catch(CatchEntry {
-                        kind,
-                        handler: handler.0,
-                        module: m,
-                        frames: p.frames.len() as u32,
-                        stack_len: p.stack.len() as u32,
-                        y_base: p.y_base,
-                    });
+                    p.push_catch(kind, handler.0, m);
                 }
                 Instr::TryEnd { .. } | Instr::CatchEnd { .. } => {
                     p.pop_catch();

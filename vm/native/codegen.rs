@@ -1591,25 +1591,44 @@ impl<'a, 'b> Gen<'a, 'b> {
                 &[self.ctx, at],
             )
             .expect("remote returns");
-        let code_block = self.b.create_block();
+        let call_block = self.b.create_block();
+        let code = self.b.append_block_param(call_block, I64);
+        self.dispatch_remote(ip, r, call_block);
+        self.b.switch_to_block(call_block);
+        let depth = self.load_ctx(off!(depth));
+        self.call_native(ip, code, depth, tail);
+    }
+
+    /// Where a call helper's answer `r` leads: a `remote` status leaves
+    /// through `remote_status`, a code address goes to `call_block`
+    /// (whose one parameter takes it).
+    fn dispatch_remote(&mut self, ip: usize, r: Value, call_block: Block) {
         let status_block = self.b.create_block();
         let is_status = self
             .b
             .ins()
             .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, r, 2);
-        self.b
-            .ins()
-            .brif(is_status, status_block, &[], code_block, &[]);
+        self.b.ins().brif(
+            is_status,
+            status_block,
+            &[],
+            call_block,
+            &[BlockArg::Value(r)],
+        );
         self.b.switch_to_block(status_block);
         self.remote_status(ip, r);
-        self.b.switch_to_block(code_block);
-        let depth = self.load_ctx(off!(depth));
+    }
+
+    /// Calls native `code` at entry 0 one level deeper than `depth` (the
+    /// context's, loaded by the caller), restores the depth and goes on
+    /// as `after_call` says.
+    fn call_native(&mut self, ip: usize, code: Value, depth: Value, tail: bool) {
         let deeper = self.b.ins().iadd_imm_s(depth, 1);
         self.store_ctx(deeper, off!(depth));
         let zero = self.b.ins().iconst(I32, 0);
         let sig = self.sigs.native;
         self.epoch += 1;
-        let call = self.b.ins().call_indirect(sig, r, &[self.ctx, zero]);
+        let call = self.b.ins().call_indirect(sig, code, &[self.ctx, zero]);
         let result = self.b.inst_results(call)[0];
         self.store_ctx(depth, off!(depth));
         self.after_call(ip, tail, result);
@@ -1735,32 +1754,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 &[self.ctx, at, site],
             )
             .expect("call_fun returns");
-        let status_block = self.b.create_block();
-        let is_status = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, r, 2);
-        self.b.ins().brif(
-            is_status,
-            status_block,
-            &[],
-            call_block,
-            &[BlockArg::Value(r)],
-        );
-        self.b.switch_to_block(status_block);
-        self.remote_status(ip, r);
+        self.dispatch_remote(ip, r, call_block);
 
         self.b.switch_to_block(call_block);
         let depth = self.load_ctx(off!(depth));
-        let deeper = self.b.ins().iadd_imm_s(depth, 1);
-        self.store_ctx(deeper, off!(depth));
-        let zero = self.b.ins().iconst(I32, 0);
-        let sig = self.sigs.native;
-        self.epoch += 1;
-        let call = self.b.ins().call_indirect(sig, code, &[self.ctx, zero]);
-        let result = self.b.inst_results(call)[0];
-        self.store_ctx(depth, off!(depth));
-        self.after_call(ip, tail != Tail::No, result);
+        self.call_native(ip, code, depth, tail != Tail::No);
     }
 
     /// A `remote` status `r` from a call helper: bail out at `ip`, or
@@ -1868,15 +1866,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(stop_block);
         self.exit_at(entry, exit::JUMP);
         self.b.switch_to_block(call_block);
-        let deeper = self.b.ins().iadd_imm_s(depth, 1);
-        self.b.ins().store(flags(), deeper, self.ctx, off!(depth));
-        let zero = self.b.ins().iconst(I32, 0);
-        let sig = self.sigs.native;
-        self.epoch += 1;
-        let call = self.b.ins().call_indirect(sig, code, &[self.ctx, zero]);
-        let result = self.b.inst_results(call)[0];
-        self.b.ins().store(flags(), depth, self.ctx, off!(depth));
-        self.after_call(ip, tail, result);
+        self.call_native(ip, code, depth, tail);
     }
 
     fn arith(&mut self, ip: usize, op: u32, a: Src, b: Src, fail: Label, dst: Dst) -> bool {

@@ -11,7 +11,7 @@ use crate::bif::{self, Context};
 use crate::code::{ArithOp, Instr, Label, ModuleRef, Tail, X_REGISTERS};
 use crate::engine::ops::{self, FloatOp};
 use crate::interp::cost;
-use crate::process::{CatchEntry, CatchKind, Frame, Process};
+use crate::process::{CatchKind, Frame, Process};
 use crate::term::Term;
 use crate::term::view::View;
 use std::cell::UnsafeCell;
@@ -390,18 +390,6 @@ pub const EMPTY_SITE: u64 = u64::MAX;
 unsafe impl Sync for FunSite {}
 
 impl FunSite {
-    pub fn new() -> FunSite {
-        FunSite {
-            header: AtomicU64::new(EMPTY_SITE),
-            index: UnsafeCell::new(0),
-            code: UnsafeCell::new(0),
-            module: UnsafeCell::new(None),
-            entry: UnsafeCell::new(0),
-            free: UnsafeCell::new(0),
-            claimed: AtomicBool::new(false),
-        }
-    }
-
     fn fill(
         &self,
         header: Term,
@@ -428,8 +416,17 @@ impl FunSite {
 }
 
 impl Default for FunSite {
+    /// An empty site.
     fn default() -> FunSite {
-        FunSite::new()
+        FunSite {
+            header: AtomicU64::new(EMPTY_SITE),
+            index: UnsafeCell::new(0),
+            code: UnsafeCell::new(0),
+            module: UnsafeCell::new(None),
+            entry: UnsafeCell::new(0),
+            free: UnsafeCell::new(0),
+            claimed: AtomicBool::new(false),
+        }
     }
 }
 
@@ -603,14 +600,7 @@ pub(super) unsafe extern "C" fn push_catch(ctx: *mut Ctx, ip: u32) -> u32 {
         Some(&Instr::Catch { handler, .. }) => (CatchKind::Catch, handler),
         _ => return 1,
     };
-    p.push_catch(CatchEntry {
-        kind,
-        handler: handler.0,
-        module: m,
-        frames: p.frames.len() as u32,
-        stack_len: p.stack.len() as u32,
-        y_base: p.y_base,
-    });
+    p.push_catch(kind, handler.0, m);
     leave(ctx, p);
     0
 }

@@ -204,9 +204,18 @@ impl Process {
         self.cold.get_or_insert_with(Box::default)
     }
 
-    /// Enters a `try` or `catch`.
+    /// Enters a `try` or `catch` whose handler is `handler` in `module`:
+    /// the entry records the frame and stack depths to unwind to.
     #[inline]
-    pub fn push_catch(&mut self, entry: CatchEntry) {
+    pub fn push_catch(&mut self, kind: CatchKind, handler: u32, module: ModuleRef) {
+        let entry = CatchEntry {
+            kind,
+            handler,
+            module,
+            frames: self.frames.len() as u32,
+            stack_len: self.stack.len() as u32,
+            y_base: self.y_base,
+        };
         self.cold().catches.push(entry);
     }
 
