@@ -427,10 +427,10 @@ pub fn setelement_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         return Err(BifError::Badarg);
     }
     ctx.ensure(n + 1, args)?;
-    let heap = &mut ctx.process.heap;
-    let mut elements = heap.tuple_elements(args[1]).to_vec();
-    elements[i as usize - 1] = args[2];
-    Ok(heap.tuple(&elements))
+    Ok(ctx
+        .process
+        .heap
+        .tuple_with(args[1], i as usize - 1, args[2]))
 }
 
 pub fn tuple_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {

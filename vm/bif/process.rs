@@ -430,7 +430,7 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
             };
             let args = super::erlang::list_elements(heap, a).ok_or(BifError::Badarg)?;
             if let Some(index) = super::lookup_atoms(m, f, args.len() as u32) {
-                let mut child = Process::new(ctx.process.module.clone(), 0);
+                let mut child = Process::new(ctx.process.module.to_arc(), 0);
                 let copied = copy_args(heap, &args, &mut child)?;
                 return Ok((child, Start::Bif(index, copied)));
             }
@@ -442,7 +442,7 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
             };
             match found {
                 Some((module, entry)) => (module, entry, args, None),
-                None => (ctx.process.module.clone(), 0, args, Some((m, f, a))),
+                None => (ctx.process.module.to_arc(), 0, args, Some((m, f, a))),
             }
         }
     };

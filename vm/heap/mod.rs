@@ -605,6 +605,24 @@ impl Heap {
         Term::heap_pointer(TAG_BOXED, at)
     }
 
+    /// A copy of the tuple `t` with its element `index` (from 0, within
+    /// the tuple) replaced by `v`, copied once, straight from the old
+    /// tuple (`setelement/3`). The words must be free (`ensure`).
+    pub fn tuple_with(&mut self, t: Term, index: usize, v: Term) -> Term {
+        let arity = self.tuple_elements(t).len();
+        debug_assert!(index < arity);
+        let at = self.alloc(&[header(Kind::Tuple, arity)]);
+        if t.is_literal() {
+            self.words
+                .extend_from_slice(&literal_object(t)[1..1 + arity]);
+        } else {
+            let from = t.offset() + 1;
+            self.words.extend_from_within(from..from + arity);
+        }
+        self.words[at + 1 + index] = v;
+        Term::heap_pointer(TAG_BOXED, at)
+    }
+
     /// A tuple of `arity` elements, all `[]`, to be filled through
     /// `tuple_elements_mut`.
     pub fn alloc_tuple(&mut self, arity: usize) -> Term {

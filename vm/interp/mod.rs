@@ -132,13 +132,11 @@ pub enum Step {
 /// against `budget`. With `tier` on, calls are counted for the native
 /// tier and a call or return that reaches native code hands over.
 pub fn resume(p: &mut Process, regs: &mut Registers, budget: usize, tier: bool) -> Step {
-    let mut module = ModuleRef::pin(&p.module);
+    let mut module = p.module;
     let mut ip = p.ip as usize;
     let step = interpret(p, regs, budget, &mut module, &mut ip, tier);
     p.ip = ip as u32;
-    if !module.is(&p.module) {
-        p.module = module.to_arc();
-    }
+    p.module = module;
     step
 }
 

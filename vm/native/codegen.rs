@@ -1655,11 +1655,18 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(check);
         let obj = self.deref(fun);
         let h = self.b.ins().load(I64, flags(), obj, 0);
-        let header_at = self
+        let current_at = self
             .b
             .ins()
-            .iadd_imm_s(site, offset_of!(helpers::FunSite, header) as i64);
-        let want = self.b.ins().atomic_load(I64, flags(), header_at);
+            .iadd_imm_s(site, offset_of!(helpers::FunSite, current) as i64);
+        // The site's entry: complete and immutable once published.
+        let e = self.b.ins().atomic_load(I64, flags(), current_at);
+        let want = self.b.ins().load(
+            I64,
+            flags(),
+            e,
+            offset_of!(helpers::SiteEntry, header) as i32,
+        );
         let same = self.b.ins().icmp(IntCC::Equal, h, want);
         let check2 = self.b.create_block();
         self.b.ins().brif(same, check2, &[], slow, &[]);
@@ -1668,8 +1675,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let want = self.b.ins().load(
             I64,
             flags(),
-            site,
-            offset_of!(helpers::FunSite, index) as i32,
+            e,
+            offset_of!(helpers::SiteEntry, index) as i32,
         );
         let same = self.b.ins().icmp(IntCC::Equal, index, want);
         let depth = self.load_ctx(off!(depth));
@@ -1698,12 +1705,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         self.store_ctx(reds, off!(reds));
         // x[arity + i] := captured[i], for i below the site's count.
-        let free = self.b.ins().load(
-            I64,
-            flags(),
-            site,
-            offset_of!(helpers::FunSite, free) as i32,
-        );
+        let free = self
+            .b
+            .ins()
+            .load(I64, flags(), e, offset_of!(helpers::SiteEntry, free) as i32);
         let head = self.b.create_block();
         let i = self.b.append_block_param(head, I64);
         let body = self.b.create_block();
@@ -1725,23 +1730,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         let module = self.b.ins().load(
             I64,
             flags(),
-            site,
-            offset_of!(helpers::FunSite, module) as i32,
+            e,
+            offset_of!(helpers::SiteEntry, module) as i32,
         );
         self.store_ctx(module, off!(module));
         let entry = self.b.ins().load(
             I32,
             flags(),
-            site,
-            offset_of!(helpers::FunSite, entry) as i32,
+            e,
+            offset_of!(helpers::SiteEntry, entry) as i32,
         );
         self.b.ins().store(flags(), entry, self.ctx, off!(ip));
-        let target = self.b.ins().load(
-            I64,
-            flags(),
-            site,
-            offset_of!(helpers::FunSite, code) as i32,
-        );
+        let target =
+            self.b
+                .ins()
+                .load(I64, flags(), e, offset_of!(helpers::SiteEntry, code) as i32);
         self.b.ins().jump(call_block, &[BlockArg::Value(target)]);
 
         self.b.switch_to_block(slow);

@@ -14,8 +14,7 @@ use crate::interp::cost;
 use crate::process::{CatchKind, Frame, Process};
 use crate::term::Term;
 use crate::term::view::View;
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Takes the heap top, the Y stack and the frame stack back from native
 /// code, which moved them within the capacities `leave` gave out.
@@ -33,11 +32,8 @@ pub(super) fn enter(ctx: &mut Ctx, p: &mut Process) {
         p.y_base = ctx.y.offset_from(ctx.stack) as u32;
     }
     // Native calls and returns switch `ctx.module` without touching the
-    // process; it catches up here (a pointer comparison when it has not
-    // changed).
-    if !ctx.module.is(&p.module) {
-        p.module = ctx.module.to_arc();
-    }
+    // process; it catches up here.
+    p.module = ctx.module;
 }
 
 /// Hands the heap's free space, both stacks and the current frame out to
@@ -358,39 +354,57 @@ pub(super) unsafe extern "C" fn call_remote(ctx: *mut Ctx, ip: u32) -> u64 {
 /// A `call_fun` site's inline cache: one per site in native code, made
 /// when its function is compiled and, like the code, never freed.
 ///
-/// Monomorphic and written once: `call_fun` fills it at the first call
-/// through the site of a fun whose target has native code, and from then
-/// on native code calls that target directly when the fun object has the
-/// same header (kind and number of captured terms) and fun-table index,
-/// with no helper at all. Invariant: the other fields are written before
-/// `header` is published (release), and never again, so a reader that
-/// sees the header sees the rest (native code loads it atomically).
+/// It remembers the last fun called through the site whose target has
+/// native code (`SiteEntry`), and native code calls that target directly
+/// while the fun objects that come have the same header (kind and number
+/// of captured terms) and fun-table index, with no helper at all. A miss
+/// goes through `call_fun`, which points the site at the new fun's entry:
+/// a library function such as `lists:map` is called with one fun for a
+/// whole list, then with another, and each run hits after its first call.
+///
+/// Invariant: `current` always points at a complete, immutable entry
+/// (`EMPTY_ENTRY` first); entries are made once per fun and never freed,
+/// so a reader that loaded the pointer (acquire) may read it at leisure.
 #[repr(C)]
 pub struct FunSite {
-    /// The fun object's header word, `EMPTY_SITE` until filled.
-    pub header: AtomicU64,
+    pub current: AtomicPtr<SiteEntry>,
+}
+
+/// What a site needs to call one fun's target: made once per fun (kept in
+/// its fun-table entry's `native` slot), when its target has native code.
+#[repr(C)]
+pub struct SiteEntry {
+    /// The fun object's header word (`EMPTY_SITE` in the empty entry).
+    pub header: u64,
     /// Its fun-table index (the word after the header).
-    pub index: UnsafeCell<u64>,
+    pub index: u64,
     /// The target's native code.
-    pub code: UnsafeCell<u64>,
+    pub code: u64,
     /// The target's module version (a `ModuleRef`, pointer-sized).
-    pub module: UnsafeCell<Option<ModuleRef>>,
+    pub module: Option<ModuleRef>,
     /// The target's entry instruction (`Ctx::ip` at the call).
-    pub entry: UnsafeCell<u64>,
+    pub entry: u64,
     /// How many captured terms go to the X registers after the arguments.
-    pub free: UnsafeCell<u64>,
-    claimed: AtomicBool,
+    pub free: u64,
 }
 
 /// No header word is all ones.
 pub const EMPTY_SITE: u64 = u64::MAX;
 
-// SAFETY: the cells are written once, by the thread that claimed the
-// site, before `header` is published; they are only read after it is.
-unsafe impl Sync for FunSite {}
+/// The entry of a site that has called nothing yet (matches no fun).
+static EMPTY_ENTRY: SiteEntry = SiteEntry {
+    header: EMPTY_SITE,
+    index: 0,
+    code: 0,
+    module: None,
+    entry: 0,
+    free: 0,
+};
 
 impl FunSite {
-    fn fill(
+    /// Points the site at fun `index`'s entry, making the entry first if
+    /// this is the fun's first call from native code.
+    fn point_at(
         &self,
         header: Term,
         index: u32,
@@ -399,19 +413,34 @@ impl FunSite {
         entry: u32,
         free: usize,
     ) {
-        if self.claimed.swap(true, Ordering::AcqRel) {
+        let Some(fun) = crate::runtime::fun_entry(index) else {
             return;
+        };
+        let mut e = fun.native.load(Ordering::Acquire) as *mut SiteEntry;
+        if e.is_null() {
+            let made = Box::into_raw(Box::new(SiteEntry {
+                header: header.0,
+                index: index as u64,
+                code,
+                module: Some(module),
+                entry: entry as u64,
+                free: free as u64,
+            }));
+            e = match fun.native.compare_exchange(
+                std::ptr::null_mut(),
+                made as *mut (),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => made,
+                Err(other) => {
+                    // SAFETY: `made` was never published.
+                    drop(unsafe { Box::from_raw(made) });
+                    other as *mut SiteEntry
+                }
+            };
         }
-        // SAFETY: only the claiming thread gets here, once, and readers
-        // look at the cells only after the header below is published.
-        unsafe {
-            *self.index.get() = index as u64;
-            *self.code.get() = code;
-            *self.module.get() = Some(module);
-            *self.entry.get() = entry as u64;
-            *self.free.get() = free as u64;
-        }
-        self.header.store(header.0, Ordering::Release);
+        self.current.store(e, Ordering::Release);
     }
 }
 
@@ -419,20 +448,14 @@ impl Default for FunSite {
     /// An empty site.
     fn default() -> FunSite {
         FunSite {
-            header: AtomicU64::new(EMPTY_SITE),
-            index: UnsafeCell::new(0),
-            code: UnsafeCell::new(0),
-            module: UnsafeCell::new(None),
-            entry: UnsafeCell::new(0),
-            free: UnsafeCell::new(0),
-            claimed: AtomicBool::new(false),
+            current: AtomicPtr::new(&raw const EMPTY_ENTRY as *mut SiteEntry),
         }
     }
 }
 
 /// `call_fun` at `ip` when its site's cache missed: the call as
-/// `call_remote` makes it, and the site filled when the callee was a fun
-/// object whose target has native code.
+/// `call_remote` makes it, and the site pointed at the callee when it was
+/// a fun object whose target has native code.
 ///
 /// # Safety
 /// As `call_remote`; `site` is the site's cache, which outlives the code.
@@ -462,7 +485,7 @@ pub(super) unsafe extern "C" fn call_fun(ctx: *mut Ctx, ip: u32, site: *const Fu
         // SAFETY: as above; `call_remote` left the callee in the context.
         let c = unsafe { &*ctx };
         let header = crate::term::object::header(crate::term::object::Kind::Fun, free + 1);
-        unsafe { &*site }.fill(header, index, code, c.module, c.ip, free);
+        unsafe { &*site }.point_at(header, index, code, c.module, c.ip, free);
     }
     code
 }

@@ -176,7 +176,7 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
     }
     let self_pid = crate::bif::process::services(|s| s.self_pid()).to_term().0;
     loop {
-        let m = ModuleRef::pin(&p.module);
+        let m = p.module;
         let ip = p.ip as usize;
         let (code, entry) = match m.tier.entry_at(ip) {
             Some(found) => found,

@@ -135,7 +135,8 @@ impl Cold {
 
 pub struct Process {
     // Hot: the code position and stack bounds.
-    pub module: Arc<Module>,
+    /// The module version running (pinned: see `ModuleRef`).
+    pub module: ModuleRef,
     pub ip: u32,
     pub y_base: u32,
     /// Y slots of all frames; the current frame's slots start at `y_base`.
@@ -180,7 +181,7 @@ impl Process {
     /// A process about to run instruction `ip` of `module`.
     pub fn new(module: Arc<Module>, ip: u32) -> Process {
         Process {
-            module,
+            module: ModuleRef::pin(&module),
             ip,
             y_base: 0,
             stack: Vec::new(),

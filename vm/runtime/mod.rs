@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// One entry of the global fun table: the module version a fun was made
 /// in and which of its funs it is.
-#[derive(Clone)]
 pub struct FunEntry {
     pub module: Arc<Module>,
     /// Index into `module.funs`.
@@ -32,6 +31,10 @@ pub struct FunEntry {
     /// call needs nothing else from the module's tables.
     pub entry: u32,
     pub arity: u32,
+    /// A slot the native tier keeps for this fun (its call-site record,
+    /// made once the target has native code); opaque here, null until
+    /// then.
+    pub native: std::sync::atomic::AtomicPtr<()>,
 }
 
 /// Compiles the module named `name` from a source found by the loader;
@@ -91,6 +94,7 @@ pub fn load(mut module: Module) -> Arc<Module> {
                 code,
                 entry: module.functions[def.function as usize].entry + 1,
                 arity: def.arity,
+                native: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             },
         );
         *next += 1;
