@@ -59,6 +59,7 @@ pub struct Context<'a> {
 
 impl Context<'_> {
     /// Makes `words` heap words free; `args` are roots and may move.
+    #[inline]
     pub fn ensure(&mut self, words: usize, args: &mut [Term]) -> Result<(), BifError> {
         self.process
             .ensure_heap(words, self.x, args)

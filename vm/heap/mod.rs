@@ -401,10 +401,17 @@ impl Heap {
     /// are updated in place. Fails with `SystemLimit` past the budget.
     #[inline]
     pub fn ensure(&mut self, need: usize, roots: &mut [&mut [Term]]) -> Result<(), SystemLimit> {
-        if self.words.capacity() - self.words.len() >= need && !self.gc_stress {
+        if self.has_room(need) {
             return Ok(());
         }
         self.collect(need, roots)
+    }
+
+    /// Whether `need` words are free without a collection (never in GC
+    /// stress mode, where every heap test collects).
+    #[inline(always)]
+    pub fn has_room(&self, need: usize) -> bool {
+        self.words.capacity() - self.words.len() >= need && !self.gc_stress
     }
 
     /// A Cheney collection: copies everything reachable from `roots` into

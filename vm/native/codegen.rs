@@ -305,6 +305,8 @@ struct Gen<'a, 'b> {
     /// moved the heap (`epoch` counts the calls emitted).
     addrs: Vec<(Src, Value, u32)>,
     epoch: u32,
+    /// Where BIF calls put their arguments (see `bif_call`).
+    bif_area: Option<cranelift_codegen::ir::StackSlot>,
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
@@ -356,6 +358,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             targets: vec![false; end - start],
             addrs: Vec::new(),
             epoch: 0,
+            bif_area: None,
         }
     }
 
@@ -1201,22 +1204,40 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    /// `bif`: the helper calls it with the operands; a failure goes to
-    /// `fail`, a full output buffer ends the slice after it.
+    /// `bif`: its operands go to an argument area on the machine stack,
+    /// and the helper calls the BIF on them, leaving the result in the
+    /// area's first word; a failure goes to `fail`, a full output buffer
+    /// ends the slice after it.
     fn bif_call(&mut self, ip: usize, fail: Label) {
-        let at = self.b.ins().iconst(I32, ip as i64);
-        let sig = self.sigs.ctx_u32;
+        let Instr::Bif { bif, args, dst, .. } = self.m.get().code[ip] else {
+            unreachable!("bif_call on a BIF instruction")
+        };
+        let arity = crate::bif::TABLE[bif as usize].arity as usize;
+        let area = self.bif_args();
+        for i in 0..arity {
+            let src = self.m.get().operand_lists[args as usize + i];
+            let v = self.get(src);
+            self.b.ins().stack_store(I64, v, area, i as i32 * 8);
+        }
+        let flag = if fail == Label::RAISE {
+            0
+        } else {
+            helpers::FAIL_LABEL
+        };
+        let at = self.b.ins().iconst(I32, (bif as u32 | flag) as i64);
+        let area_addr = self.b.ins().stack_addr(I64, area, 0);
+        let sig = self.sigs.test;
         let status = self
             .call(
                 sig,
                 helpers::call_bif as *const () as usize,
-                &[self.ctx, at],
+                &[self.ctx, at, area_addr],
             )
             .unwrap();
-        let ok = self.b.create_block();
+        let done = self.b.create_block();
         let not_ok = self.b.create_block();
         let is_ok = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
-        self.b.ins().brif(is_ok, ok, &[], not_ok, &[]);
+        self.b.ins().brif(is_ok, done, &[], not_ok, &[]);
         self.b.switch_to_block(not_ok);
         let failed = self.b.ins().icmp_imm_s(IntCC::Equal, status, 1);
         let fail_block = self.fail_target(fail, ip);
@@ -1229,10 +1250,26 @@ impl<'a, 'b> Gen<'a, 'b> {
         let bail_block = self.b.create_block();
         self.b.ins().brif(yields, yield_block, &[], bail_block, &[]);
         self.b.switch_to_block(yield_block);
+        let v = self.b.ins().stack_load(I64, I64, area, 0);
+        self.put(dst, v);
         self.exit_at(ip as u32 + 1, exit::YIELD);
         self.b.switch_to_block(bail_block);
         self.exit_at(ip as u32, exit::BAIL);
-        self.b.switch_to_block(ok);
+        self.b.switch_to_block(done);
+        let v = self.b.ins().stack_load(I64, I64, area, 0);
+        self.put(dst, v);
+    }
+
+    /// The function's BIF argument area (made at its first use).
+    fn bif_args(&mut self) -> cranelift_codegen::ir::StackSlot {
+        *self.bif_area.get_or_insert_with(|| {
+            self.b
+                .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+                    cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+                    (crate::bif::MAX_ARITY * 8) as u32,
+                    3,
+                ))
+        })
     }
 
     /// `element(I, T)` (two operands) or `tuple_size(T)` (one) inline on

@@ -539,30 +539,31 @@ fn finish_call(
     code
 }
 
-/// Runs the BIF instruction at `ip`: 0 done, 1 failed with a fail label
-/// to take, 2 failed (the interpreter runs the instruction again and
-/// raises; a failing BIF has done nothing), 3 done and the time slice
+/// The bit of `call_bif`'s BIF number that says the instruction has a
+/// fail label.
+pub const FAIL_LABEL: u32 = 1 << 31;
+
+/// Calls BIF number `index` (bit 31 set when the instruction has a fail
+/// label) on the arguments native code put at `args` (room for
+/// `bif::MAX_ARITY` terms), leaving its result in `args[0]`:
+/// 0 done, 1 failed (native code takes the instruction's fail label), 2
+/// failed with no fail label (the interpreter runs the instruction again
+/// and raises; a failing BIF has done nothing), 3 done and the time slice
 /// ends (output, as the interpreter does).
-pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, ip: u32) -> u32 {
+///
+/// # Safety
+/// As `parts`; `args` points at `bif::MAX_ARITY` writable terms.
+pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, index: u32, args: *mut Term) -> u32 {
     let (ctx, p, x) = unsafe { parts(ctx) };
-    let m = ctx.module;
-    let Some(&Instr::Bif {
-        bif: index,
-        args,
-        fail,
-        dst,
-        ..
-    }) = m.get().code.get(ip as usize)
-    else {
+    let has_fail = index & FAIL_LABEL != 0;
+    let Some(entry) = bif::TABLE.get((index & !FAIL_LABEL) as usize) else {
+        leave(ctx, p);
         return 2;
     };
-    let entry = &bif::TABLE[index as usize];
+    // SAFETY: as the caller promises (an arity is at most `MAX_ARITY`).
+    let a = unsafe { std::slice::from_raw_parts_mut(args, bif::MAX_ARITY) };
     let arity = entry.arity as usize;
-    let mut a = [Term::NIL; bif::MAX_ARITY];
-    for (i, slot) in a.iter_mut().enumerate().take(arity) {
-        *slot = read(p, x, m.get(), m.get().operand_lists[args as usize + i]);
-    }
-    let used = ops::regs_used(m.get());
+    let used = ops::regs_used(ctx.module.get());
     // A BIF may spend reductions itself (output ends the slice at once).
     let budget = ctx.budget as i64;
     p.reductions = (budget - ctx.reds).max(0) as usize;
@@ -576,12 +577,8 @@ pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, ip: u32) -> u32 {
     ctx.reds = budget - p.reductions as i64;
     let status = match result {
         Ok(v) => {
+            a[0] = v;
             ctx.reds -= cost::BIF as i64;
-            if dst.is_y() {
-                p.stack[p.y_base as usize + dst.index()] = v;
-            } else {
-                x[dst.index() & (X_REGISTERS - 1)] = v;
-            }
             if ctx.reds <= 0 && entry.module == "io" {
                 ctx.live = used as u32;
                 3
@@ -589,7 +586,7 @@ pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, ip: u32) -> u32 {
                 0
             }
         }
-        Err(_) if fail != crate::code::Label::RAISE => {
+        Err(_) if has_fail => {
             ctx.reds -= cost::BIF as i64;
             1
         }
@@ -597,19 +594,6 @@ pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, ip: u32) -> u32 {
     };
     leave(ctx, p);
     status
-}
-
-fn read(
-    p: &Process,
-    x: &[Term; X_REGISTERS],
-    m: &crate::code::Module,
-    s: crate::code::Src,
-) -> Term {
-    match s.kind() {
-        crate::code::SRC_X => x[s.index() & (X_REGISTERS - 1)],
-        crate::code::SRC_Y => p.stack[p.y_base as usize + s.index()],
-        _ => m.literals[s.index()],
-    }
 }
 
 /// `try` or `catch` at `ip`: pushes the catch entry the interpreter

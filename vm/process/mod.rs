@@ -432,12 +432,17 @@ impl Process {
 
     /// Makes `words` heap words free, collecting with every root of the
     /// process plus `x` (the X registers) and `extra` (a BIF's arguments).
+    #[inline]
     pub fn ensure_heap(
         &mut self,
         words: usize,
         x: &mut [Term],
         extra: &mut [Term],
     ) -> Result<(), SystemLimit> {
+        // The common case, before the roots are gathered.
+        if self.heap.has_room(words) {
+            return Ok(());
+        }
         let (heap, [stack, first, older, newer, dictionary, exception]) = self.heap_and_roots();
         heap.ensure(
             words,
