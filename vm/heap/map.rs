@@ -91,7 +91,27 @@ impl Heap {
     }
 
     fn search(&self, keys: &[Term], key: Term) -> Result<usize, usize> {
+        // Integer keys (the common case) compare without a call.
+        if let Some(want) = key.as_small() {
+            return keys.binary_search_by(|&k| match k.as_small() {
+                Some(have) => have.cmp(&want),
+                None => compare_exact(self, k, key),
+            });
+        }
         keys.binary_search_by(|&k| compare_exact(self, k, key))
+    }
+
+    /// Appends the words `range` of the object `t` (counted from its
+    /// header), which may be on this heap or a literal.
+    fn extend_from_object(&mut self, t: Term, range: std::ops::Range<usize>) {
+        if t.is_literal() {
+            self.words
+                .extend_from_slice(&super::literal_object(t)[range]);
+        } else {
+            let at = t.offset();
+            self.words
+                .extend_from_within(at + range.start..at + range.end);
+        }
     }
 
     /// The child of a branch whose keys are `keys` that holds `key` if
@@ -268,15 +288,37 @@ impl Heap {
     pub fn map_put(&mut self, map: Term, key: Term, value: Term) -> Option<Term> {
         match self.map_kind(map)? {
             Kind::Map => {
-                let (mut keys, mut values) = self.map_entries(map)?;
-                match self.search(&keys, key) {
-                    Ok(i) => values[i] = value,
-                    Err(i) => {
-                        keys.insert(i, key);
-                        values.insert(i, value);
-                    }
+                let words = self.object(map);
+                let n = header_size(words[0]) / 2;
+                let found = self.search(&words[1..1 + n], key);
+                if let Err(i) = found
+                    && n == FLAT_MAX
+                {
+                    // The 33rd key: the map becomes a tree.
+                    let (mut keys, mut values) = self.map_entries(map)?;
+                    keys.insert(i, key);
+                    values.insert(i, value);
+                    return Some(self.map_sorted(&keys, &values));
                 }
-                Some(self.map_sorted(&keys, &values))
+                // A flat copy straight from the old map, the entry put in
+                // on the way (no intermediate vectors).
+                Some(match found {
+                    Ok(i) => {
+                        let at = self.alloc(&[header(Kind::Map, 2 * n)]);
+                        self.extend_from_object(map, 1..1 + 2 * n);
+                        self.words[at + 1 + n + i] = value;
+                        Term::heap_pointer(TAG_BOXED, at)
+                    }
+                    Err(i) => {
+                        let at = self.alloc(&[header(Kind::Map, 2 * (n + 1))]);
+                        self.extend_from_object(map, 1..1 + i);
+                        self.words.push(key);
+                        self.extend_from_object(map, 1 + i..1 + n + i);
+                        self.words.push(value);
+                        self.extend_from_object(map, 1 + n + i..1 + 2 * n);
+                        Term::heap_pointer(TAG_BOXED, at)
+                    }
+                })
             }
             _ => {
                 let words = self.object(map);
@@ -304,39 +346,48 @@ impl Heap {
 
     /// Puts `key` under `node`; says whether the key is new.
     fn put_node(&mut self, node: Term, key: Term, value: Term) -> (Changed, bool) {
-        let (level, keys, xs) = self.node(node);
-        let (mut keys, mut xs) = (keys.to_vec(), xs.to_vec());
+        // The node's entries, with room for one more, on the machine
+        // stack (a put adds at most one entry to each node on its path).
+        let mut key_buf = [Term::NIL; NODE_MAX + 1];
+        let mut x_buf = [Term::NIL; NODE_MAX + 1];
+        let (level, old_keys, old_xs) = self.node(node);
+        let mut len = old_keys.len();
+        key_buf[..len].copy_from_slice(old_keys);
+        x_buf[..len].copy_from_slice(old_xs);
         let added;
         if level == 0 {
-            match self.search(&keys, key) {
+            match self.search(&key_buf[..len], key) {
                 Ok(i) => {
-                    xs[i] = value;
+                    x_buf[i] = value;
                     added = false;
                 }
                 Err(i) => {
-                    keys.insert(i, key);
-                    xs.insert(i, value);
+                    insert_at(&mut key_buf, len, i, key);
+                    insert_at(&mut x_buf, len, i, value);
+                    len += 1;
                     added = true;
                 }
             }
         } else {
-            let i = self.child_for(&keys, key);
-            let (changed, new) = self.put_node(xs[i], key, value);
+            let i = self.child_for(&key_buf[..len], key);
+            let (changed, new) = self.put_node(x_buf[i], key, value);
             added = new;
             match changed {
                 Changed::One(n) => {
-                    xs[i] = n;
-                    keys[i] = self.first_key(n);
+                    x_buf[i] = n;
+                    key_buf[i] = self.first_key(n);
                 }
                 Changed::Two(a, b) => {
-                    xs[i] = a;
-                    keys[i] = self.first_key(a);
-                    keys.insert(i + 1, self.first_key(b));
-                    xs.insert(i + 1, b);
+                    x_buf[i] = a;
+                    key_buf[i] = self.first_key(a);
+                    insert_at(&mut key_buf, len, i + 1, self.first_key(b));
+                    insert_at(&mut x_buf, len, i + 1, b);
+                    len += 1;
                 }
                 Changed::Same | Changed::Empty => unreachable!("a put changes its node"),
             }
         }
+        let (keys, xs) = (&key_buf[..len], &x_buf[..len]);
         if keys.len() <= NODE_MAX {
             return (Changed::One(self.new_node(level, &keys, &xs)), added);
         }
@@ -433,4 +484,11 @@ impl Heap {
         }
         Changed::One(self.new_node(level, &keys, &xs))
     }
+}
+
+/// Puts `t` at `i` of the first `len` entries of `buf`, moving the rest up
+/// (`buf` has room for one more).
+fn insert_at(buf: &mut [Term], len: usize, i: usize, t: Term) {
+    buf.copy_within(i..len, i + 1);
+    buf[i] = t;
 }

@@ -259,7 +259,7 @@ struct Sigs {
     arith: SigRef,
     cmp: SigRef,
     test: SigRef,
-    literal: SigRef,
+    unary: SigRef,
     ctx_word: SigRef,
     ctx_u32: SigRef,
     ctx_ret: SigRef,
@@ -327,7 +327,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             arith: b.import_signature(sig(&[I64, I32, I64, I64], &[I64])),
             cmp: b.import_signature(sig(&[I64, I64, I64], &[I64])),
             test: b.import_signature(sig(&[I64, I32, I64], &[I32])),
-            literal: b.import_signature(sig(&[I64], &[I64])),
+            unary: b.import_signature(sig(&[I64], &[I64])),
             ctx_word: b.import_signature(sig(&[I64, I64], &[I32])),
             ctx_u32: b.import_signature(sig(&[I64, I32], &[I32])),
             ctx_ret: b.import_signature(sig(&[I64], &[I32])),
@@ -663,14 +663,22 @@ impl<'a, 'b> Gen<'a, 'b> {
         let a = self.b.ins().iadd(base, bytes);
         self.b.ins().jump(join, &[BlockArg::Value(a)]);
         self.b.switch_to_block(literal);
-        // Not `call`: finding a literal moves nothing.
-        let sig = self.sigs.literal;
-        let f = self
-            .b
-            .ins()
-            .iconst(I64, helpers::literal as *const () as i64);
-        let call = self.b.ins().call_indirect(sig, f, &[off]);
-        let a = self.b.inst_results(call)[0];
+        // The literal area's block table, two loads deep (see
+        // `term::literal::bases`); its entries never change.
+        use crate::term::literal as lit;
+        let bases = self.b.ins().iconst(I64, lit::bases() as i64);
+        let dir = self.b.ins().ushr_imm_s(off, lit::DIRECTORY_SHIFT as i64);
+        let dir = self.b.ins().ishl_imm_s(dir, 3);
+        let dir = self.b.ins().iadd(bases, dir);
+        let dir = self.b.ins().load(I64, flags(), dir, 0);
+        let block = self.b.ins().ushr_imm_s(off, lit::BLOCK_SHIFT as i64);
+        let block = self.b.ins().band_imm_s(block, lit::BLOCK_MASK as i64);
+        let block = self.b.ins().ishl_imm_s(block, 3);
+        let block = self.b.ins().iadd(dir, block);
+        let base = self.b.ins().load(I64, flags(), block, 0);
+        let index = self.b.ins().band_imm_s(off, lit::INDEX_MASK as i64);
+        let index = self.b.ins().ishl_imm_s(index, 3);
+        let a = self.b.ins().iadd(base, index);
         self.b.ins().jump(join, &[BlockArg::Value(a)]);
         self.b.switch_to_block(join);
         addr
@@ -1127,7 +1135,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 true
             }
             Instr::LoopRec { fail, dst } => {
-                let sig = self.sigs.literal;
+                let sig = self.sigs.unary;
                 let f = helpers::loop_rec as *const () as usize;
                 let m = self.call(sig, f, &[self.ctx]).expect("loop_rec returns");
                 let some = self.b.ins().icmp_imm_s(IntCC::NotEqual, m, 0);

@@ -158,11 +158,6 @@ pub(super) unsafe extern "C" fn type_test(ctx: *mut Ctx, test: u32, v: u64) -> u
     ops::type_test(p, super::codegen::type_test_from(test), Term(v)) as u32
 }
 
-/// The words of the literal object at `offset` of the literal area.
-pub(super) extern "C" fn literal(offset: u64) -> *const Term {
-    crate::term::literal::words_from(offset as usize).as_ptr()
-}
-
 /// A heap test that needs a collection: 1 when `words` are free after
 /// it, 0 past the memory budget.
 pub(super) unsafe extern "C" fn test_heap(ctx: *mut Ctx, words: u64) -> u32 {

@@ -12,7 +12,7 @@
 use super::{Atom, Constant, Term};
 use crate::heap::{self, Heap, SystemLimit};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 const BLOCK_BITS: u32 = 32;
 const DIRECTORY_SIZE: usize = 4096;
@@ -27,6 +27,61 @@ static DIRECTORIES: [OnceLock<Directory>; DIRECTORY_SIZE] =
     [const { OnceLock::new() }; DIRECTORY_SIZE];
 /// The next free block number.
 static NEXT_BLOCK: AtomicUsize = AtomicUsize::new(0);
+
+/// The same blocks' first words as plain pointers, two levels deep
+/// (`BASES[block / BLOCKS_PER_DIRECTORY][block % BLOCKS_PER_DIRECTORY]`),
+/// for code that finds a literal's address with two loads and no call
+/// (native code; see `bases`). Set when a block is published, before its
+/// term exists; never changed after.
+static BASES: [AtomicPtr<AtomicPtr<Term>>; DIRECTORY_SIZE] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; DIRECTORY_SIZE];
+
+/// Where `BASES` is: a literal offset `o` has its words at
+/// `BASES[o >> 44][(o >> 32) & 4095] + (o & 0xffff_ffff) * 8`.
+pub fn bases() -> *const AtomicPtr<AtomicPtr<Term>> {
+    BASES.as_ptr()
+}
+
+/// `bases`' shifts and masks, for code generators.
+pub const DIRECTORY_SHIFT: u32 = BLOCK_BITS + BLOCKS_PER_DIRECTORY.trailing_zeros();
+pub const BLOCK_SHIFT: u32 = BLOCK_BITS;
+pub const BLOCK_MASK: u64 = BLOCKS_PER_DIRECTORY as u64 - 1;
+pub const INDEX_MASK: u64 = (1 << BLOCK_BITS) - 1;
+
+/// Records where `block`'s words are in `BASES`.
+fn publish_base(block: usize, words: *const Term) {
+    let slot = &BASES[block / BLOCKS_PER_DIRECTORY];
+    let mut directory = slot.load(Ordering::Acquire);
+    if directory.is_null() {
+        let made: Box<[AtomicPtr<Term>]> = (0..BLOCKS_PER_DIRECTORY)
+            .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+            .collect();
+        let made = Box::into_raw(made) as *mut AtomicPtr<Term>;
+        directory = match slot.compare_exchange(
+            std::ptr::null_mut(),
+            made,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => made,
+            Err(other) => {
+                // SAFETY: `made` came from `Box::into_raw` of a slice of
+                // this length and was never published.
+                drop(unsafe {
+                    Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                        made,
+                        BLOCKS_PER_DIRECTORY,
+                    ))
+                });
+                other
+            }
+        };
+    }
+    // SAFETY: a published directory has `BLOCKS_PER_DIRECTORY` entries and
+    // is never freed.
+    unsafe { &*directory.add(block % BLOCKS_PER_DIRECTORY) }
+        .store(words as *mut Term, Ordering::Release);
+}
 
 /// The literal words from `offset` to the end of its block.
 #[inline]
@@ -65,6 +120,9 @@ pub fn build(constant: &Constant) -> Result<Term, SystemLimit> {
     let directory = DIRECTORIES[block / BLOCKS_PER_DIRECTORY]
         .get_or_init(|| (0..BLOCKS_PER_DIRECTORY).map(|_| OnceLock::new()).collect());
     let _ = directory[block % BLOCKS_PER_DIRECTORY].set(words);
+    if let Some(words) = directory[block % BLOCKS_PER_DIRECTORY].get() {
+        publish_base(block, words.as_ptr());
+    }
     Ok(Term::literal_pointer(term.tag(), base + term.offset()))
 }
 

@@ -40,7 +40,16 @@ pub fn exact_eq(heap: &Heap, a: Term, b: Term) -> bool {
 
 /// The order of map keys (integers before floats), also usable to sort
 /// for `=:=`-based uniqueness.
+#[inline]
 pub fn compare_exact(heap: &Heap, a: Term, b: Term) -> Ordering {
+    // Small integers, and one word twice (the same term on one heap),
+    // without a call.
+    if let (Some(x), Some(y)) = (a.as_small(), b.as_small()) {
+        return x.cmp(&y);
+    }
+    if a == b {
+        return Ordering::Equal;
+    }
     compare_in(heap, a, heap, b, true)
 }
 
