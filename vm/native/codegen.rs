@@ -1576,7 +1576,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b
             .ins()
             .store(flags(), y_base, frame, offset_of!(Frame, y_base) as i32);
-        let module = self.load_ctx(off!(module));
+        // The caller's module version is this function's (a constant).
+        let module = self
+            .b
+            .ins()
+            .iconst(I64, self.m.get() as *const crate::code::Module as i64);
         self.b
             .ins()
             .store(flags(), module, frame, offset_of!(Frame, module) as i32);
