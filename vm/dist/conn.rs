@@ -554,6 +554,11 @@ pub(super) fn accept_loop(listener: TcpListener) {
 
 fn accept(stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    // A socket closed (or silent) before its first byte is not worth a
+    // line: port scanners and floods do that.
+    if !matches!(stream.peek(&mut [0u8; 1]), Ok(n) if n > 0) {
+        return;
+    }
     let (Some(local), Some(n)) = (local_node(), this()) else {
         return;
     };
