@@ -63,6 +63,8 @@ static NET_TICKTIME: AtomicU64 = AtomicU64::new(60);
 static HANDSHAKES: AtomicUsize = AtomicUsize::new(0);
 static REFUSING: AtomicBool = AtomicBool::new(false);
 const MAX_HANDSHAKES: usize = 64;
+/// Sends closer together than this are a burst (see `Out::last_direct`).
+const BURST: Duration = Duration::from_micros(20);
 /// Bounds on the steps of dialing and of a handshake.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -81,6 +83,10 @@ struct Out {
     fd: i32,
     /// The writer holds a batch it has not finished writing.
     writing: bool,
+    /// When a sender last wrote to the socket itself. A send soon after
+    /// another is part of a burst: it joins the writer's next batch (one
+    /// `write` for many frames) instead of costing a system call.
+    last_direct: Option<Instant>,
     /// Whole frames waiting for the writer, back to back.
     buf: Vec<u8>,
     /// Processes waiting in `net_kernel:connect_node` for the outcome.
@@ -129,6 +135,7 @@ fn new_conn(peer: Atom) -> Arc<Conn> {
             state: State::Connecting,
             fd: -1,
             writing: false,
+            last_direct: None,
             buf: Vec::new(),
             waiters: Vec::new(),
         }),
@@ -347,14 +354,80 @@ fn atom(name: &str) -> ETerm {
 /// `payload` is the message in the external format (with its 131).
 pub fn send_to_pid(node_index: u32, id: u64, payload: &[u8]) {
     let entry = node::entry(node_index);
-    let to = EPid::new(
-        entry.name.name(),
-        id as u32,
-        (id >> 32) as u32,
-        entry.creation,
-    );
-    let ctrl = control(vec![tag(SEND), atom(""), ETerm::from(to)]);
+    let name = entry.name.name();
+    // `{2, '', To}` written by hand: this is the hot path of a remote
+    // send, and the term is always the same shape.
+    let mut ctrl = Vec::with_capacity(24 + name.len());
+    ctrl.extend_from_slice(&[131, 104, 3, 97, SEND as u8, 119, 0, 88]);
+    put_atom(&mut ctrl, name);
+    ctrl.extend_from_slice(&(id as u32).to_be_bytes());
+    ctrl.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
+    ctrl.extend_from_slice(&entry.creation.to_be_bytes());
     queue(entry.name, &ctrl, payload);
+}
+
+/// An atom in the external format (UTF-8, short or long form).
+fn put_atom(out: &mut Vec<u8>, name: &str) {
+    if let Ok(len) = u8::try_from(name.len()) {
+        out.extend_from_slice(&[119, len]);
+    } else {
+        out.push(118);
+        out.extend_from_slice(&(name.len() as u16).to_be_bytes());
+    }
+    out.extend_from_slice(name.as_bytes());
+}
+
+/// The addressee and payload of a SEND or SEND_SENDER frame to a pid of
+/// this node, read without building the control term (the hot path of
+/// a remote receive). `None` for any other frame, or an encoding this
+/// does not expect: the full decoder takes those.
+fn fast_send(bytes: &[u8]) -> Option<(Pid, &[u8])> {
+    if bytes.get(..4)? != [131, 104, 3, 97] {
+        return None;
+    }
+    let at = match *bytes.get(4)? as i32 {
+        SEND => skip_atom(bytes, 5)?,
+        SEND_SENDER => skip_pid(bytes, 5)?,
+        _ => return None,
+    };
+    if *bytes.get(at)? != 88 {
+        return None;
+    }
+    let (name, at) = atom_at(bytes, at + 1)?;
+    if name != node::this_node().name.name().as_bytes() {
+        return None;
+    }
+    let word = |i: usize| -> Option<u64> {
+        Some(u32::from_be_bytes(bytes.get(i..i + 4)?.try_into().ok()?) as u64)
+    };
+    let (id, serial) = (word(at)?, word(at + 4)?);
+    word(at + 8)?; // the creation, which local_pid does not check either
+    Some((Pid::from_id(id | serial << 32), &bytes[at + 12..]))
+}
+
+/// The name of the atom at `at` and the index after it.
+fn atom_at(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let (len, start) = match *bytes.get(at)? {
+        119 | 115 => (*bytes.get(at + 1)? as usize, at + 2),
+        118 | 100 => (
+            u16::from_be_bytes(bytes.get(at + 1..at + 3)?.try_into().ok()?) as usize,
+            at + 3,
+        ),
+        _ => return None,
+    };
+    Some((bytes.get(start..start + len)?, start + len))
+}
+
+fn skip_atom(bytes: &[u8], at: usize) -> Option<usize> {
+    atom_at(bytes, at).map(|(_, next)| next)
+}
+
+fn skip_pid(bytes: &[u8], at: usize) -> Option<usize> {
+    if *bytes.get(at)? != 88 {
+        return None;
+    }
+    let next = skip_atom(bytes, at + 1)? + 12;
+    (next <= bytes.len()).then_some(next)
 }
 
 /// `{Name, Peer} ! Msg` from `from`.
@@ -395,7 +468,12 @@ fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) -> bool {
         // The writer is awake, or will be when the connection is up.
         return true;
     }
-    if !out.writing && out.fd >= 0 {
+    let now = Instant::now();
+    let burst = out
+        .last_direct
+        .is_some_and(|t| now.saturating_duration_since(t) < BURST);
+    if !out.writing && out.fd >= 0 && !burst {
+        out.last_direct = Some(now);
         // Nothing in flight: try the socket now, without blocking, and
         // leave the writer asleep if it all went (order is kept: the
         // buffer was empty and the writer idle).
@@ -801,6 +879,9 @@ fn read_loop(c: &Arc<Conn>, stream: TcpStream) {
 
 /// One frame's control message and payload.
 fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
+    if let Some((pid, payload)) = fast_send(bytes) {
+        return deliver_payload(Target::Pid(pid), payload);
+    }
     let mut rest = bytes;
     let ctrl = ETerm::decode(&mut rest).map_err(|e| format!("bad control message: {e}"))?;
     let ETerm::Tuple(Tuple { elements }) = ctrl else {
