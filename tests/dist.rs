@@ -88,6 +88,23 @@ impl Lines {
     }
 }
 
+/// The lines of a child's output, read by a thread as they come.
+fn lines_of(pipe: impl std::io::Read + Send + 'static) -> Lines {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Lines {
+        rx,
+        seen: Vec::new(),
+    }
+}
+
 impl Cluster {
     /// A cluster with its own epmd; `None` (after a note) without epmd.
     fn new() -> Option<Cluster> {
@@ -122,32 +139,49 @@ impl Cluster {
         Some(cluster)
     }
 
-    fn spawn(&mut self, mut command: Command) -> Lines {
+    fn spawn(&mut self, command: Command) -> Lines {
+        self.spawn_with(command, false).0
+    }
+
+    /// Starts `command`; its stdout lines, and its stderr lines too when
+    /// `stderr` (else stderr goes to the test's).
+    fn spawn_with(&mut self, mut command: Command, stderr: bool) -> (Lines, Option<Lines>) {
         command
             .env("ERL_EPMD_PORT", self.epmd_port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(if stderr {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            });
         let mut child = command.spawn().expect("node starts");
-        let stdout = child.stdout.take().expect("stdout");
+        let stdout = lines_of(child.stdout.take().expect("stdout"));
+        let stderr = child.stderr.take().map(lines_of);
         self.children.push(child);
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Lines {
-            rx,
-            seen: Vec::new(),
-        }
+        (stdout, stderr)
     }
 
     /// An act node named `name` (short name) running `source`'s main/1.
     fn act(&mut self, name: &str, module: &str, source: &str, args: &[&str]) -> Lines {
+        let command = self.act_command(name, module, source, args);
+        self.spawn(command)
+    }
+
+    /// `act` with its stderr lines as well.
+    fn act_with_stderr(
+        &mut self,
+        name: &str,
+        module: &str,
+        source: &str,
+        args: &[&str],
+    ) -> (Lines, Lines) {
+        let command = self.act_command(name, module, source, args);
+        let (out, err) = self.spawn_with(command, true);
+        (out, err.expect("stderr"))
+    }
+
+    fn act_command(&self, name: &str, module: &str, source: &str, args: &[&str]) -> Command {
         let file = self.dir.join(format!("{module}.act"));
         std::fs::write(&file, source).expect("write program");
         let mut command = Command::new(env!("CARGO_BIN_EXE_act"));
@@ -158,11 +192,16 @@ impl Cluster {
             .arg(COOKIE)
             .arg(&file)
             .args(args);
-        self.spawn(command)
+        command
     }
 
     /// A BEAM node named `name` evaluating `expr` (which should halt).
     fn beam(&mut self, name: &str, expr: &str) -> Lines {
+        self.beam_with(name, expr, &[])
+    }
+
+    /// `beam` with more `erl` arguments (`-hidden`, `-kernel K V`).
+    fn beam_with(&mut self, name: &str, expr: &str, flags: &[&str]) -> Lines {
         let mut command = Command::new("erl");
         command
             .arg("-sname")
@@ -173,9 +212,25 @@ impl Cluster {
             .arg("-kernel")
             .arg("inet_dist_use_interface")
             .arg("{127,0,0,1}")
+            .args(flags)
             .arg("-eval")
             .arg(expr);
         self.spawn(command)
+    }
+
+    /// The port the node `alive_name` listens on, as epmd tells it.
+    fn port_of(&self, alive_name: &str) -> u16 {
+        let out = Command::new("epmd")
+            .arg("-port")
+            .arg(self.epmd_port.to_string())
+            .arg("-names")
+            .output()
+            .expect("epmd -names");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("name {alive_name} at port ")))
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{alive_name} is not registered:\n{text}"))
     }
 }
 
@@ -641,4 +696,428 @@ fn chameneos_across_two_act_nodes() {
         main.expect("20000 meetings"),
         "20000 meetings on 2 nodes (cross brokers): four zero zero zero zero"
     );
+}
+
+/// Names through `global` between an act node and a BEAM node: names
+/// registered on either side before the connection are exchanged when
+/// it comes up, `global:sync()` returns on both sides, names registered
+/// afterwards reach the other node, and `global:send/2` works both ways.
+const GLOBAL: &str = r#"
+-module(globals).
+-export([main/1]).
+
+main([Peer]) ->
+    Node = list_to_atom(Peer),
+    yes = global:register_name(act_early, self()),
+    io:format("ping ~p~n", [net_adm:ping(Node)]),
+    io:format("sync ~p~n", [global:sync()]),
+    B = global:whereis_name(beam_early),
+    io:format("beam name ~p~n", [is_pid(B) andalso node(B) =:= Node]),
+    Helper = spawn(fun() -> receive {From, hi} -> From ! {helper, hi} end end),
+    io:format("late ~p~n", [global:register_name(act_late, Helper)]),
+    io:format("taken ~p~n", [global:register_name(act_late, self())]),
+    global:send(beam_early, {self(), check}),
+    receive {seen, Seen} -> io:format("beam sees ~p~n", [Seen])
+    after 20000 -> io:format("beam sees nothing~n") end,
+    receive {beam_call, Pid} -> io:format("beam sent ~p~n", [Pid =:= Helper])
+    after 20000 -> io:format("beam sent nothing~n") end,
+    io:format("beam late ~p~n", [node(global:whereis_name(beam_late)) =:= Node]),
+    global:send(beam_early, stop).
+"#;
+
+#[test]
+fn global_names_between_act_and_beam() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; global act/BEAM test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("beam");
+    let mut beam = cluster.beam(
+        &server,
+        "yes = global:register_name(beam_early, self()), \
+         ok = net_kernel:monitor_nodes(true), \
+         io:format(\"ready~n\"), \
+         N = receive {nodeup, N0} -> N0 after 30000 -> halt(3) end, \
+         io:format(\"beam sync ~p~n\", [global:sync()]), \
+         L = fun L() -> receive \
+           {P, check} -> \
+             A = global:whereis_name(act_early), H = global:whereis_name(act_late), \
+             P ! {seen, {A =:= P, node(H) =:= N}}, \
+             yes = global:register_name(beam_late, spawn(fun() -> timer:sleep(30000) end)), \
+             global:send(act_late, {self(), hi}), \
+             receive {helper, hi} -> P ! {beam_call, H} after 20000 -> ok end, L(); \
+           stop -> io:format(\"names ~p~n\", [lists:sort(global:registered_names())]), halt() \
+         after 30000 -> halt(4) end end, L().",
+    );
+    beam.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut act = cluster.act(&unique("globals"), "globals", GLOBAL, &[&peer]);
+    assert_eq!(act.expect("ping "), "ping pong");
+    assert_eq!(act.expect("sync "), "sync ok");
+    // The BEAM node's global:sync() must not hang on the act node.
+    assert_eq!(beam.expect("beam sync "), "beam sync ok");
+    assert_eq!(act.expect("beam name "), "beam name true");
+    assert_eq!(act.expect("late "), "late yes");
+    assert_eq!(act.expect("taken "), "taken no");
+    assert_eq!(act.expect("beam sees "), "beam sees {true,true}");
+    assert_eq!(act.expect("beam sent "), "beam sent true");
+    assert_eq!(act.expect("beam late "), "beam late true");
+    // The act helper has ended (its name went with it); the act node's
+    // main process ended too, so act_early is gone with the connection.
+    let names = beam.expect("names ");
+    assert!(
+        names == "names [beam_early,beam_late]" || names.starts_with("names [act_early"),
+        "{names}"
+    );
+}
+
+/// The same between two act nodes, with a name that goes when its
+/// process ends.
+const GLOBAL_ACT: &str = r#"
+-module(globala).
+-export([main/1]).
+
+main([]) ->
+    yes = global:register_name(a_name, self()),
+    io:format("ready~n"),
+    receive {From, names} -> From ! {names, lists:sort(global:registered_names())} end,
+    receive stop -> ok after 20000 -> ok end;
+main([Peer]) ->
+    Short = spawn(fun() -> receive X -> X end end),
+    yes = global:register_name(b_name, Short),
+    io:format("ping ~p~n", [net_adm:ping(list_to_atom(Peer))]),
+    io:format("sync ~p~n", [global:sync()]),
+    io:format("names ~p~n", [lists:sort(global:registered_names())]),
+    A = global:whereis_name(a_name),
+    io:format("a_name on ~p~n", [node(A) =:= list_to_atom(Peer)]),
+    yes = global:register_name(b_late, self()),
+    global:send(b_name, bye),
+    M = monitor(process, Short),
+    receive {'DOWN', M, _, _, _} -> ok end,
+    timer:sleep(200),
+    A ! {self(), names},
+    receive {names, Names} -> io:format("a sees ~p~n", [Names]) after 20000 -> ok end,
+    A ! stop.
+"#;
+
+#[test]
+fn global_names_between_act_nodes() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let first = unique("ga");
+    let mut a = cluster.act(&first, "globala", GLOBAL_ACT, &[]);
+    a.expect("ready");
+    let peer = format!("{first}@{host}");
+    let mut b = cluster.act(&unique("gb"), "globala", GLOBAL_ACT, &[&peer]);
+    assert_eq!(b.expect("ping "), "ping pong");
+    assert_eq!(b.expect("sync "), "sync ok");
+    assert_eq!(b.expect("names "), "names [a_name,b_name]");
+    assert_eq!(b.expect("a_name on "), "a_name on true");
+    assert_eq!(b.expect("a sees "), "a sees [a_name,b_late]");
+}
+
+/// net_kernel:monitor_nodes/1, nodes/1 with a hidden BEAM node,
+/// erlang:disconnect_node/1 and monitor_node/2's nodedown for it.
+const NETK: &str = r#"
+-module(netk).
+-export([main/1]).
+
+main([V, H]) ->
+    Visible = list_to_atom(V),
+    Hidden = list_to_atom(H),
+    ok = net_kernel:monitor_nodes(true),
+    pong = net_adm:ping(Visible),
+    receive {nodeup, Visible} -> io:format("nodeup~n") after 20000 -> io:format("no nodeup~n") end,
+    pong = net_adm:ping(Hidden),
+    io:format("nodes ~p ~p ~p~n", [nodes() =:= [Visible], nodes(hidden) =:= [Hidden],
+                                   lists:sort(nodes(connected)) =:= lists:sort([Visible, Hidden])]),
+    monitor_node(Visible, true),
+    io:format("disconnect ~p~n", [erlang:disconnect_node(Visible)]),
+    Downs = [receive {nodedown, Visible} -> down after 20000 -> none end || _ <- [1, 2]],
+    io:format("downs ~p~n", [Downs]),
+    io:format("after ~p ~p~n", [nodes(), nodes(hidden) =:= [Hidden]]),
+    io:format("again ~p~n", [erlang:disconnect_node(Visible)]).
+"#;
+
+#[test]
+fn node_monitoring_hidden_nodes_and_disconnect() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; node monitoring test skipped");
+        return;
+    }
+    let host = short_host();
+    let idle = "io:format(\"ready~n\"), timer:sleep(30000), halt().";
+    let visible = unique("vis");
+    let hidden = unique("hid");
+    cluster.beam(&visible, idle).expect("ready");
+    cluster
+        .beam_with(&hidden, idle, &["-hidden"])
+        .expect("ready");
+    let mut act = cluster.act(
+        &unique("netk"),
+        "netk",
+        NETK,
+        &[&format!("{visible}@{host}"), &format!("{hidden}@{host}")],
+    );
+    assert_eq!(act.expect("nodeup"), "nodeup");
+    assert_eq!(act.expect("nodes "), "nodes true true true");
+    assert_eq!(act.expect("disconnect "), "disconnect true");
+    assert_eq!(act.expect("downs "), "downs [down,down]");
+    assert_eq!(act.expect("after "), "after [] true");
+    assert_eq!(act.expect("again "), "again false");
+}
+
+/// A connection with a BEAM node whose net_ticktime is 4 s survives
+/// 10 s without traffic (both sides tick), and a peer that stops
+/// answering (SIGSTOP) is found dead within about net_ticktime.
+const TICKER: &str = r#"
+-module(ticker).
+-export([main/1]).
+
+main([Peer]) ->
+    Node = list_to_atom(Peer),
+    io:format("set ~p ~p~n", [net_kernel:set_net_ticktime(4), net_kernel:get_net_ticktime()]),
+    pong = net_adm:ping(Node),
+    monitor_node(Node, true),
+    receive {nodedown, Node} -> io:format("idle lost~n")
+    after 10000 -> io:format("idle kept ~p~n", [nodes() =:= [Node]])
+    end,
+    {beam, Node} ! {self(), stop_yourself},
+    receive {nodedown, Node} -> io:format("dead peer noticed~n")
+    after 30000 -> io:format("dead peer missed~n")
+    end.
+"#;
+
+#[test]
+fn ticks_keep_idle_connections_and_find_dead_peers() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; net tick test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("beam");
+    cluster
+        .beam_with(
+            &server,
+            "register(beam, self()), io:format(\"ready~n\"), \
+             receive {_, stop_yourself} -> os:cmd(\"kill -STOP \" ++ os:getpid()) \
+             after 40000 -> halt() end.",
+            &["-kernel", "net_ticktime", "4"],
+        )
+        .expect("ready");
+    let (mut act, mut err) = cluster.act_with_stderr(
+        &unique("ticker"),
+        "ticker",
+        TICKER,
+        &[&format!("{server}@{host}")],
+    );
+    assert_eq!(act.expect("set "), "set change_initiated 4");
+    assert_eq!(act.expect("idle "), "idle kept true");
+    assert_eq!(act.expect("dead peer "), "dead peer noticed");
+    err.expect("act dist: ");
+}
+
+/// A multi-megabyte binary and a long list from a BEAM node reach an
+/// act node whole (BEAM sends such a message as one long frame) and
+/// come back equal.
+#[test]
+fn large_messages_from_beam() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; large message test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("echo");
+    let mut echo = cluster.act(&server, "echo", ECHO, &[]);
+    echo.expect("ready");
+    let script = format!(
+        "N = '{server}@{host}', \
+         B = binary:copy(<<\"0123456789abcdef\">>, 1 bsl 19), \
+         L = lists:seq(1, 200000), \
+         {{echo, N}} ! {{self(), {{B, L}}}}, \
+         receive {{echo, P, {{B2, L2}}}} -> \
+           io:format(\"big ~p ~p ~p~n\", [byte_size(B2), B2 =:= B, L2 =:= L]), P ! stop \
+         after 30000 -> io:format(\"big none~n\") end, \
+         halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    assert_eq!(beam.expect("big "), "big 8388608 true true");
+    echo.expect("stopped");
+}
+
+/// A blocking socket seen as a futures one, to drive erl_dist's
+/// handshake from the test (every poll completes at once).
+struct Sync(std::net::TcpStream);
+
+impl futures::io::AsyncRead for Sync {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use std::io::Read;
+        std::task::Poll::Ready(self.0.read(buf))
+    }
+}
+
+impl futures::io::AsyncWrite for Sync {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use std::io::Write;
+        std::task::Poll::Ready(self.0.write(buf))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// Connects to `port` as the node `name@host` with `cookie`: the socket
+/// once the handshake succeeded, or the handshake's error.
+fn handshake(
+    port: u16,
+    name: &str,
+    host: &str,
+    cookie: &str,
+) -> Result<std::net::TcpStream, String> {
+    use erl_dist::handshake::{ClientSideHandshake, HandshakeStatus};
+    use erl_dist::node::{Creation, LocalNode, NodeName};
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(WAIT))
+        .map_err(|e| e.to_string())?;
+    let node_name = NodeName::new(name, host).map_err(|e| format!("{e:?}"))?;
+    let mut local = LocalNode::new(node_name, Creation::new(7));
+    local.flags |= erl_dist::DistributionFlags::PUBLISHED;
+    let mut hs = ClientSideHandshake::new(Sync(stream), local, cookie);
+    let status = futures::executor::block_on(
+        hs.execute_send_name(erl_dist::LOWEST_DISTRIBUTION_PROTOCOL_VERSION),
+    )
+    .map_err(|e| e.to_string())?;
+    if !matches!(
+        status,
+        HandshakeStatus::Ok | HandshakeStatus::OkSimultaneous
+    ) {
+        return Err(format!("status {status:?}"));
+    }
+    let (stream, _) =
+        futures::executor::block_on(hs.execute_rest(true)).map_err(|e| e.to_string())?;
+    Ok(stream.0)
+}
+
+/// Writes `bytes` and waits (bounded) until the peer closes the socket.
+fn send_and_wait_close(mut stream: std::net::TcpStream, bytes: &[u8]) {
+    use std::io::{Read, Write};
+    let _ = stream.write_all(bytes);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let _ = stream.set_read_timeout(Some(WAIT));
+    let mut buf = [0u8; 256];
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+/// Bad input: garbage instead of a handshake, a wrong cookie, and after
+/// a good handshake a malformed control message, a frame of an unknown
+/// type, a huge length field, a frame cut short, and a flood of
+/// connections. Each is refused or dropped with a line on stderr, and
+/// the node keeps serving a well-behaved client afterwards.
+#[test]
+fn bad_input_is_refused_and_the_node_keeps_running() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let server = unique("echo");
+    let (mut echo, mut err) = cluster.act_with_stderr(&server, "echo", ECHO, &[]);
+    echo.expect("ready");
+    let port = cluster.port_of(&server);
+    let connect = || std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+
+    // Not a handshake at all.
+    send_and_wait_close(connect(), b"GET / HTTP/1.0\r\n\r\n");
+    assert!(err.expect("act dist: ").contains("refused a peer"));
+    // A handshake message whose length field promises more than comes.
+    send_and_wait_close(connect(), &[0xff, 0xff, b'N']);
+    assert!(err.expect("act dist: ").contains("refused a peer"));
+    // A wrong cookie.
+    assert!(handshake(port, &unique("evil"), &host, "not_the_cookie").is_err());
+    assert!(err.expect("act dist: ").contains("refused"));
+
+    // After a good handshake: a control message that is not a term
+    // (dropped, the connection stays), then a frame of an unknown type.
+    let good = handshake(port, &unique("evil"), &host, COOKIE).expect("handshake");
+    let mut frames = Vec::new();
+    frames.extend_from_slice(&4u32.to_be_bytes());
+    frames.extend_from_slice(&[112, 131, 255, 0]);
+    frames.extend_from_slice(&2u32.to_be_bytes());
+    frames.extend_from_slice(&[99, 0]);
+    send_and_wait_close(good, &frames);
+    assert!(err.expect("act dist: ").contains("bad control message"));
+    assert!(err.expect("act dist: ").contains("frame of type 99"));
+    // A length field of 4 GB - 1.
+    let good = handshake(port, &unique("evil"), &host, COOKIE).expect("handshake");
+    send_and_wait_close(good, &u32::MAX.to_be_bytes());
+    assert!(
+        err.expect("act dist: ")
+            .contains("frame of 4294967295 bytes")
+    );
+    // A frame cut short: 1,000 bytes promised, 10 sent, then the close.
+    let mut good = handshake(port, &unique("evil"), &host, COOKIE).expect("handshake");
+    {
+        use std::io::Write;
+        let mut short = 1000u32.to_be_bytes().to_vec();
+        short.extend_from_slice(&[112; 10]);
+        good.write_all(&short).expect("write");
+    }
+    drop(good);
+    assert!(
+        err.expect("act dist: ")
+            .contains("in the middle of a frame")
+    );
+    // A flood: 200 connections that say nothing.
+    let flood: Vec<_> = (0..200)
+        .filter_map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).ok())
+        .collect();
+    assert!(err.expect("act dist: ").contains("refusing connections"));
+    drop(flood);
+    // Once the flood's handshakes have ended, connections are taken again.
+    let deadline = Instant::now() + WAIT;
+    while handshake(port, &unique("late"), &host, COOKIE).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the node refuses connections for good"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // The node still serves a well-behaved client.
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("client"), "client", CLIENT, &[&peer]);
+    check_client(&mut client);
+    echo.expect("stopped");
 }

@@ -41,25 +41,26 @@ fn atom_list(ctx: &mut Context, args: &mut [Term], atoms: &[Atom]) -> BifResult 
 }
 
 pub fn nodes_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    atom_list(ctx, args, &nodes::nodes())
+    atom_list(ctx, args, &nodes::nodes(false))
 }
 
-/// `nodes(Kind)` or `nodes([Kind])`: `visible`, `connected` and `known`
-/// name the connected nodes (act makes no hidden connections), `this`
-/// this node when alive, `hidden` none.
+/// `nodes(Kind)` or `nodes([Kind])`: `visible` the connected visible
+/// nodes, `hidden` the nodes connected as hidden ones (act itself always
+/// connects as a visible node), `connected` and `known` both, `this`
+/// this node when alive.
 pub fn nodes_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let kinds = if args[0].is_atom() {
         vec![args[0]]
     } else {
         list_elements(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?
     };
-    let mut this = false;
-    let mut others = false;
+    let (mut this, mut visible, mut hidden) = (false, false, false);
     for k in kinds {
         match k.as_atom().map(|a| a.name()) {
             Some("this") => this = true,
-            Some("visible" | "connected" | "known") => others = true,
-            Some("hidden") => {}
+            Some("visible") => visible = true,
+            Some("hidden") => hidden = true,
+            Some("connected" | "known") => (visible, hidden) = (true, true),
             _ => return Err(BifError::Badarg),
         }
     }
@@ -67,8 +68,11 @@ pub fn nodes_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if this && nodes::alive() {
         list.push(node::this_node().name);
     }
-    if others {
-        list.extend(nodes::nodes());
+    if visible {
+        list.extend(nodes::nodes(false));
+    }
+    if hidden {
+        list.extend(nodes::nodes(true));
     }
     atom_list(ctx, args, &list)
 }
@@ -100,6 +104,37 @@ pub fn monitor_node_2(_: &mut Context, args: &mut [Term]) -> BifResult {
     let me = services(|s| s.self_pid());
     nodes::monitor_node(peer, me, on);
     Ok(Term::TRUE)
+}
+
+/// `erlang:'$dist_monitor_nodes'(Flag)`, under
+/// `net_kernel:monitor_nodes/1`: `{nodeup, Node}` and `{nodedown, Node}`
+/// reach the caller for visible nodes while on.
+pub fn dist_monitor_nodes_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let on = args[0].as_bool().ok_or(BifError::Badarg)?;
+    let me = services(|s| s.self_pid());
+    nodes::monitor_nodes(me, on);
+    Ok(Term::atom(Atom::intern("ok")))
+}
+
+/// `net_kernel:get_net_ticktime()`.
+pub fn get_net_ticktime_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    Ok(Term::small(nodes::net_ticktime() as i64))
+}
+
+/// `erlang:'$dist_set_net_ticktime'(Seconds)` under
+/// `net_kernel:set_net_ticktime/1`: `change_initiated` or `unchanged`.
+pub fn dist_set_net_ticktime_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+    let seconds = args[0].as_small().ok_or(BifError::Badarg)?;
+    if !(1..=1_000_000).contains(&seconds) {
+        return Err(BifError::Badarg);
+    }
+    Ok(Term::atom(Atom::intern(
+        if nodes::set_net_ticktime(seconds as u64) {
+            "change_initiated"
+        } else {
+            "unchanged"
+        },
+    )))
 }
 
 pub fn get_cookie_0(_: &mut Context, _: &mut [Term]) -> BifResult {

@@ -619,6 +619,9 @@ bifs! {
         "$dist_connect", 1 => dist::dist_connect_1;
         "$dist_spawn_request", 5 => dist::dist_spawn_request_5;
         "$dist_spawned", 2 => dist::dist_spawned_2;
+        "$dist_monitor_nodes", 1 => dist::dist_monitor_nodes_1;
+        "$dist_net_ticktime", 0 => dist::get_net_ticktime_0;
+        "$dist_set_net_ticktime", 1 => dist::dist_set_net_ticktime_1;
         "fun_to_list", 1 => more::fun_to_list_1, auto;
         "append", 2 => more::append_2;
         "subtract", 2 => more::subtract_2;

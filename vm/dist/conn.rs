@@ -6,8 +6,18 @@
 //! queue meanwhile), `Up` once a handshake succeeded, and `Down` for good
 //! after a failure or a close (a later send dials again with a fresh
 //! connection). Per connection one writer drains the buffer (whole
-//! batches in one `write`, a tick after 15 quiet seconds) and one reader
-//! reads frames in order and hands messages to `runtime::nodes`.
+//! batches in one `write`, a tick after a quarter of `net_ticktime`
+//! without traffic) and one reader reads frames in order and hands
+//! messages to `runtime::nodes`.
+//!
+//! Invariants on input (a peer is never trusted): a handshake is bounded
+//! in time, and at most `MAX_HANDSHAKES` run at once (the acceptor drops
+//! connections beyond that, with one line on stderr per burst); a frame
+//! buffer grows only as bytes arrive (a huge length field costs nothing
+//! until the bytes come); a frame longer than `MAX_FRAME`, of an unknown
+//! type, or cut short closes that connection with a line on stderr; a
+//! peer silent for `net_ticktime` is taken for dead. None of these stops
+//! the node or touches another connection.
 
 use super::{Blocking, block_on, cookie_for, log, this};
 use crate::runtime::nodes as rt;
@@ -23,6 +33,7 @@ use erl_dist::node::{Creation, LocalNode};
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -43,8 +54,17 @@ const SPAWN_REPLY_TT: i32 = 32;
 const PASS_THROUGH: u8 = 112;
 /// A frame longer than this is taken for garbage and closes the connection.
 const MAX_FRAME: usize = 1 << 30;
-/// How long a quiet connection waits before it sends a tick.
-const TICK: Duration = Duration::from_secs(15);
+/// `net_ticktime` in seconds (60 as in OTP): a peer silent that long is
+/// taken for dead, and a connection with nothing to send ticks four
+/// times in that span.
+static NET_TICKTIME: AtomicU64 = AtomicU64::new(60);
+/// Handshakes under way on accepted sockets, and whether the acceptor
+/// is refusing connections because there are `MAX_HANDSHAKES` of them.
+static HANDSHAKES: AtomicUsize = AtomicUsize::new(0);
+static REFUSING: AtomicBool = AtomicBool::new(false);
+const MAX_HANDSHAKES: usize = 64;
+/// Sends closer together than this are a burst (see `Out::last_direct`).
+const BURST: Duration = Duration::from_micros(20);
 /// Bounds on the steps of dialing and of a handshake.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -63,6 +83,10 @@ struct Out {
     fd: i32,
     /// The writer holds a batch it has not finished writing.
     writing: bool,
+    /// When a sender last wrote to the socket itself. A send soon after
+    /// another is part of a burst: it joins the writer's next batch (one
+    /// `write` for many frames) instead of costing a system call.
+    last_direct: Option<Instant>,
     /// Whole frames waiting for the writer, back to back.
     buf: Vec<u8>,
     /// Processes waiting in `net_kernel:connect_node` for the outcome.
@@ -71,6 +95,9 @@ struct Out {
 
 struct Conn {
     peer: Atom,
+    /// The peer connected as a hidden node (no `PUBLISHED` flag):
+    /// listed by `nodes(hidden)`, not `nodes()`.
+    hidden: AtomicBool,
     out: Mutex<Out>,
     changed: Condvar,
     /// The socket once up, kept to shut it down (which ends the reader).
@@ -103,10 +130,12 @@ fn node_watchers() -> MutexGuard<'static, HashMap<Atom, Vec<Pid>>> {
 fn new_conn(peer: Atom) -> Arc<Conn> {
     Arc::new(Conn {
         peer,
+        hidden: AtomicBool::new(false),
         out: Mutex::new(Out {
             state: State::Connecting,
             fd: -1,
             writing: false,
+            last_direct: None,
             buf: Vec::new(),
             waiters: Vec::new(),
         }),
@@ -186,15 +215,79 @@ pub fn disconnect(peer: Atom) -> bool {
     }
 }
 
-/// The nodes connected now (`nodes()`).
-pub fn nodes() -> Vec<Atom> {
+/// The nodes connected now: the visible ones (`nodes()`) when `hidden`
+/// is false, else the hidden ones (`nodes(hidden)`).
+pub fn nodes(hidden: bool) -> Vec<Atom> {
     let mut v: Vec<Atom> = conns()
         .values()
-        .filter(|c| c.lock().state == State::Up)
+        .filter(|c| c.lock().state == State::Up && c.hidden.load(Ordering::Relaxed) == hidden)
         .map(|c| c.peer)
         .collect();
     v.sort_by(|a, b| a.name().cmp(b.name()));
     v
+}
+
+/// Processes that asked `net_kernel:monitor_nodes(true)`: each gets
+/// `{nodeup, Node}` and `{nodedown, Node}` for visible nodes.
+fn node_subscribers() -> MutexGuard<'static, Vec<Pid>> {
+    static SUBSCRIBERS: OnceLock<Mutex<Vec<Pid>>> = OnceLock::new();
+    SUBSCRIBERS
+        .get_or_init(|| Mutex::new(Vec::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// `net_kernel:monitor_nodes(Flag)` for `subscriber`: on adds one
+/// subscription, off drops one (as OTP counts them).
+pub fn monitor_nodes(subscriber: Pid, on: bool) {
+    let mut s = node_subscribers();
+    if on {
+        s.push(subscriber);
+    } else if let Some(i) = s.iter().position(|&p| p == subscriber) {
+        s.remove(i);
+    }
+}
+
+fn tell_subscribers(c: &Conn, up: bool) {
+    if c.hidden.load(Ordering::Relaxed) {
+        return;
+    }
+    let subscribers = node_subscribers().clone();
+    for p in subscribers {
+        let message = if up {
+            rt::nodeup(c.peer)
+        } else {
+            rt::nodedown(c.peer)
+        };
+        rt::deliver(Target::Pid(p), message);
+    }
+}
+
+/// `net_kernel:get_net_ticktime()`.
+pub fn net_ticktime() -> u64 {
+    NET_TICKTIME.load(Ordering::Relaxed)
+}
+
+/// `net_kernel:set_net_ticktime(Seconds)`: applies to the connections
+/// up now and to later ones. False when `seconds` is already the value.
+pub fn set_net_ticktime(seconds: u64) -> bool {
+    let seconds = seconds.max(1);
+    if NET_TICKTIME.swap(seconds, Ordering::Relaxed) == seconds {
+        return false;
+    }
+    let all: Vec<Arc<Conn>> = conns().values().cloned().collect();
+    for c in all {
+        if let Some(s) = c.socket.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(seconds)));
+        }
+        c.changed.notify_all();
+    }
+    true
+}
+
+/// How long a connection with nothing to send waits before a tick.
+fn tick_interval() -> Duration {
+    Duration::from_millis(net_ticktime() * 1000 / 4)
 }
 
 /// `monitor_node(Peer, true)`: `{nodedown, Peer}` reaches `watcher` when
@@ -261,14 +354,80 @@ fn atom(name: &str) -> ETerm {
 /// `payload` is the message in the external format (with its 131).
 pub fn send_to_pid(node_index: u32, id: u64, payload: &[u8]) {
     let entry = node::entry(node_index);
-    let to = EPid::new(
-        entry.name.name(),
-        id as u32,
-        (id >> 32) as u32,
-        entry.creation,
-    );
-    let ctrl = control(vec![tag(SEND), atom(""), ETerm::from(to)]);
+    let name = entry.name.name();
+    // `{2, '', To}` written by hand: this is the hot path of a remote
+    // send, and the term is always the same shape.
+    let mut ctrl = Vec::with_capacity(24 + name.len());
+    ctrl.extend_from_slice(&[131, 104, 3, 97, SEND as u8, 119, 0, 88]);
+    put_atom(&mut ctrl, name);
+    ctrl.extend_from_slice(&(id as u32).to_be_bytes());
+    ctrl.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
+    ctrl.extend_from_slice(&entry.creation.to_be_bytes());
     queue(entry.name, &ctrl, payload);
+}
+
+/// An atom in the external format (UTF-8, short or long form).
+fn put_atom(out: &mut Vec<u8>, name: &str) {
+    if let Ok(len) = u8::try_from(name.len()) {
+        out.extend_from_slice(&[119, len]);
+    } else {
+        out.push(118);
+        out.extend_from_slice(&(name.len() as u16).to_be_bytes());
+    }
+    out.extend_from_slice(name.as_bytes());
+}
+
+/// The addressee and payload of a SEND or SEND_SENDER frame to a pid of
+/// this node, read without building the control term (the hot path of
+/// a remote receive). `None` for any other frame, or an encoding this
+/// does not expect: the full decoder takes those.
+fn fast_send(bytes: &[u8]) -> Option<(Pid, &[u8])> {
+    if bytes.get(..4)? != [131, 104, 3, 97] {
+        return None;
+    }
+    let at = match *bytes.get(4)? as i32 {
+        SEND => skip_atom(bytes, 5)?,
+        SEND_SENDER => skip_pid(bytes, 5)?,
+        _ => return None,
+    };
+    if *bytes.get(at)? != 88 {
+        return None;
+    }
+    let (name, at) = atom_at(bytes, at + 1)?;
+    if name != node::this_node().name.name().as_bytes() {
+        return None;
+    }
+    let word = |i: usize| -> Option<u64> {
+        Some(u32::from_be_bytes(bytes.get(i..i + 4)?.try_into().ok()?) as u64)
+    };
+    let (id, serial) = (word(at)?, word(at + 4)?);
+    word(at + 8)?; // the creation, which local_pid does not check either
+    Some((Pid::from_id(id | serial << 32), &bytes[at + 12..]))
+}
+
+/// The name of the atom at `at` and the index after it.
+fn atom_at(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let (len, start) = match *bytes.get(at)? {
+        119 | 115 => (*bytes.get(at + 1)? as usize, at + 2),
+        118 | 100 => (
+            u16::from_be_bytes(bytes.get(at + 1..at + 3)?.try_into().ok()?) as usize,
+            at + 3,
+        ),
+        _ => return None,
+    };
+    Some((bytes.get(start..start + len)?, start + len))
+}
+
+fn skip_atom(bytes: &[u8], at: usize) -> Option<usize> {
+    atom_at(bytes, at).map(|(_, next)| next)
+}
+
+fn skip_pid(bytes: &[u8], at: usize) -> Option<usize> {
+    if *bytes.get(at)? != 88 {
+        return None;
+    }
+    let next = skip_atom(bytes, at + 1)? + 12;
+    (next <= bytes.len()).then_some(next)
 }
 
 /// `{Name, Peer} ! Msg` from `from`.
@@ -309,7 +468,12 @@ fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) -> bool {
         // The writer is awake, or will be when the connection is up.
         return true;
     }
-    if !out.writing && out.fd >= 0 {
+    let now = Instant::now();
+    let burst = out
+        .last_direct
+        .is_some_and(|t| now.saturating_duration_since(t) < BURST);
+    if !out.writing && out.fd >= 0 && !burst {
+        out.last_direct = Some(now);
         // Nothing in flight: try the socket now, without blocking, and
         // leave the writer asleep if it all went (order is kept: the
         // buffer was empty and the writer idle).
@@ -354,7 +518,7 @@ fn local_node() -> Option<LocalNode> {
 /// Dials `c.peer` and installs the connection, or fails it.
 fn connector(c: Arc<Conn>) {
     match dial(c.peer) {
-        Ok(Some(stream)) => install(&c, stream),
+        Ok(Some((stream, hidden))) => install(&c, stream, hidden),
         Ok(None) => {
             // The peer is dialing us at the same time and its connection
             // wins: wait for the acceptor to install it.
@@ -400,7 +564,7 @@ impl From<&str> for Dial {
     }
 }
 
-fn dial(peer: Atom) -> Result<Option<TcpStream>, Dial> {
+fn dial(peer: Atom) -> Result<Option<(TcpStream, bool)>, Dial> {
     let (alive, host) = peer.name().split_once('@').ok_or("not a node name")?;
     let resolve = |port: u16| -> Result<std::net::SocketAddr, Dial> {
         (host, port)
@@ -427,8 +591,8 @@ fn dial(peer: Atom) -> Result<Option<TcpStream>, Dial> {
         HandshakeStatus::NotAllowed => return Err("the peer does not allow us".into()),
         _ => {}
     }
-    let (stream, _) = block_on(hs.execute_rest(true)).map_err(|e| format!("handshake: {e}"))?;
-    Ok(Some(stream.0))
+    let (stream, node) = block_on(hs.execute_rest(true)).map_err(|e| format!("handshake: {e}"))?;
+    Ok(Some((stream.0, hidden(&node))))
 }
 
 /// Accepts connections for as long as the program runs.
@@ -436,9 +600,27 @@ pub(super) fn accept_loop(listener: TcpListener) {
     for stream in listener.incoming() {
         match stream {
             Ok(stream) => {
-                let _ = std::thread::Builder::new()
+                if HANDSHAKES.load(Ordering::Relaxed) >= MAX_HANDSHAKES {
+                    // A flood: drop the socket at once, one line per burst.
+                    if !REFUSING.swap(true, Ordering::Relaxed) {
+                        log(&format!(
+                            "{MAX_HANDSHAKES} handshakes under way: refusing connections until they end"
+                        ));
+                    }
+                    drop(stream);
+                    continue;
+                }
+                REFUSING.store(false, Ordering::Relaxed);
+                HANDSHAKES.fetch_add(1, Ordering::Relaxed);
+                let spawned = std::thread::Builder::new()
                     .name("dist accept".into())
-                    .spawn(move || accept(stream));
+                    .spawn(move || {
+                        accept(stream);
+                        HANDSHAKES.fetch_sub(1, Ordering::Relaxed);
+                    });
+                if spawned.is_err() {
+                    HANDSHAKES.fetch_sub(1, Ordering::Relaxed);
+                }
             }
             Err(e) => {
                 log(&format!("accept: {e}"));
@@ -450,6 +632,11 @@ pub(super) fn accept_loop(listener: TcpListener) {
 
 fn accept(stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    // A socket closed (or silent) before its first byte is not worth a
+    // line: port scanners and floods do that.
+    if !matches!(stream.peek(&mut [0u8; 1]), Ok(n) if n > 0) {
+        return;
+    }
     let (Some(local), Some(n)) = (local_node(), this()) else {
         return;
     };
@@ -496,7 +683,7 @@ fn accept(stream: TcpStream) {
         return;
     };
     match block_on(hs.execute_rest(status)) {
-        Ok((stream, _)) => install(&conn, stream.0),
+        Ok((stream, node)) => install(&conn, stream.0, hidden(&node)),
         Err(e) => {
             log(&format!("refused {}: {e}", peer.name()));
             if created {
@@ -506,15 +693,23 @@ fn accept(stream: TcpStream) {
     }
 }
 
+/// Whether a peer connected as a hidden node.
+fn hidden(peer: &erl_dist::node::PeerNode) -> bool {
+    !peer.flags.contains(DistributionFlags::PUBLISHED)
+}
+
 /// Puts a connection whose handshake succeeded to work: its reader and
 /// writer threads, and the answer to whoever waited.
-fn install(c: &Arc<Conn>, stream: TcpStream) {
+fn install(c: &Arc<Conn>, stream: TcpStream, hidden: bool) {
     let (Ok(reader), Ok(writer)) = (stream.try_clone(), stream.try_clone()) else {
         fail(c);
         return;
     };
-    let _ = stream.set_read_timeout(None);
+    // The reader's timeout is net_ticktime: a peer silent that long is
+    // dead (the timeout belongs to the socket, which the clones share).
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(net_ticktime())));
     let _ = stream.set_nodelay(true);
+    c.hidden.store(hidden, Ordering::Relaxed);
     let waiters = {
         let mut out = c.lock();
         if out.state != State::Connecting {
@@ -530,6 +725,7 @@ fn install(c: &Arc<Conn>, stream: TcpStream) {
     for w in waiters {
         rt::deliver(Target::Pid(w), rt::connected(c.peer, true));
     }
+    tell_subscribers(c, true);
     let (r, w) = (c.clone(), c.clone());
     let ok = std::thread::Builder::new()
         .name("dist write".into())
@@ -571,7 +767,9 @@ fn fail(c: &Arc<Conn>) {
     for w in waiters {
         rt::deliver(Target::Pid(w), rt::connected(c.peer, false));
     }
-    let _ = was_up;
+    if was_up {
+        tell_subscribers(c, false);
+    }
     super::watch::node_down(c.peer);
     super::links::node_down(c.peer);
     super::spawn::node_down(c.peer);
@@ -600,7 +798,7 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
                 }
                 let (o, timeout) = c
                     .changed
-                    .wait_timeout(out, TICK)
+                    .wait_timeout(out, tick_interval())
                     .unwrap_or_else(|e| e.into_inner());
                 out = o;
                 if timeout.timed_out() && out.buf.is_empty() && out.state == State::Up {
@@ -625,7 +823,17 @@ fn read_loop(c: &Arc<Conn>, stream: TcpStream) {
     let mut frame = Vec::new();
     loop {
         let mut len = [0u8; 4];
-        if input.read_exact(&mut len).is_err() {
+        if let Err(e) = input.read_exact(&mut len) {
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) {
+                log(&format!(
+                    "{} sent nothing for {} s (net_ticktime): closing",
+                    c.peer.name(),
+                    net_ticktime()
+                ));
+            }
             break;
         }
         let n = u32::from_be_bytes(len) as usize;
@@ -639,8 +847,16 @@ fn read_loop(c: &Arc<Conn>, stream: TcpStream) {
             ));
             break;
         }
-        frame.resize(n, 0);
-        if input.read_exact(&mut frame).is_err() {
+        // The buffer grows as bytes come, so a length field that lies
+        // costs only what was really sent.
+        frame.clear();
+        let got = (&mut input).take(n as u64).read_to_end(&mut frame);
+        if got.is_err() || frame.len() != n {
+            log(&format!(
+                "{} closed in the middle of a frame ({} of {n} bytes): closing",
+                c.peer.name(),
+                frame.len()
+            ));
             break;
         }
         if frame[0] != PASS_THROUGH {
@@ -654,12 +870,18 @@ fn read_loop(c: &Arc<Conn>, stream: TcpStream) {
         if let Err(e) = handle(c, &frame[1..]) {
             log(&format!("{}: {e}", c.peer.name()));
         }
+        if frame.capacity() > 1 << 20 {
+            frame = Vec::new(); // a big message passed: give its memory back
+        }
     }
     fail(c);
 }
 
 /// One frame's control message and payload.
 fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
+    if let Some((pid, payload)) = fast_send(bytes) {
+        return deliver_payload(Target::Pid(pid), payload);
+    }
     let mut rest = bytes;
     let ctrl = ETerm::decode(&mut rest).map_err(|e| format!("bad control message: {e}"))?;
     let ETerm::Tuple(Tuple { elements }) = ctrl else {
@@ -684,6 +906,9 @@ fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
             };
             if name.name == "net_kernel" {
                 return net_kernel(c, rest);
+            }
+            if name.name == "global_name_server" {
+                return deliver_to_global(rest);
             }
             let name = Atom::try_intern(&name.name).ok_or("atom table full")?;
             deliver_payload(Target::Name(name), rest)?;
@@ -715,6 +940,52 @@ fn deliver_payload(to: Target, payload: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("dropped a message act cannot decode ({e:?})"))?;
     rt::deliver(to, message);
     Ok(())
+}
+
+/// A message for this node's global_name_server (stdlib/global.act).
+/// BEAM's `global:register_name/2` sends its resolve method, a local fun
+/// of BEAM's global module, which act cannot hold: such a fun arrives as
+/// `fun global:random_exit_name/3`, the method it stands for by default.
+fn deliver_to_global(payload: &[u8]) -> Result<(), String> {
+    let to = Target::Name(Atom::intern("global_name_server"));
+    if deliver_payload(to, payload).is_ok() {
+        return Ok(());
+    }
+    let term = ETerm::decode(payload).map_err(|e| format!("global_name_server: {e}"))?;
+    let mut bytes = Vec::new();
+    without_local_funs(term)
+        .encode(&mut bytes)
+        .map_err(|e| format!("global_name_server: {e}"))?;
+    deliver_payload(to, &bytes)
+}
+
+fn without_local_funs(term: ETerm) -> ETerm {
+    let each = |v: Vec<ETerm>| v.into_iter().map(without_local_funs).collect();
+    match term {
+        ETerm::InternalFun(_) => ETerm::from(eetf::ExternalFun {
+            module: eetf::Atom::from("global"),
+            function: eetf::Atom::from("random_exit_name"),
+            arity: 3,
+        }),
+        ETerm::Tuple(t) => ETerm::from(Tuple {
+            elements: each(t.elements),
+        }),
+        ETerm::List(l) => ETerm::from(eetf::List {
+            elements: each(l.elements),
+        }),
+        ETerm::ImproperList(l) => ETerm::from(eetf::ImproperList {
+            elements: each(l.elements),
+            last: Box::new(without_local_funs(*l.last)),
+        }),
+        ETerm::Map(m) => ETerm::from(eetf::Map {
+            map: m
+                .map
+                .into_iter()
+                .map(|(k, v)| (without_local_funs(k), without_local_funs(v)))
+                .collect(),
+        }),
+        other => other,
+    }
 }
 
 /// The part of net_kernel a peer talks to: `net_adm:ping` asks

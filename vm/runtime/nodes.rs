@@ -124,6 +124,11 @@ pub fn nodedown(node: Atom) -> MessageBuffer {
     small_tuple(&[Term::atom(Atom::intern("nodedown")), Term::atom(node)])
 }
 
+/// `{nodeup, Node}`.
+pub fn nodeup(node: Atom) -> MessageBuffer {
+    small_tuple(&[Term::atom(Atom::intern("nodeup")), Term::atom(node)])
+}
+
 /// `{'$dist_connected', Node, Bool}`: the outcome a `connect_node` waits for.
 pub fn connected(node: Atom, ok: bool) -> MessageBuffer {
     small_tuple(&[
@@ -212,8 +217,22 @@ pub fn disconnect(node: Atom) -> bool {
     dist::disconnect(node)
 }
 
-pub fn nodes() -> Vec<Atom> {
-    dist::nodes()
+/// The visible nodes connected (`nodes()`), or the hidden ones.
+pub fn nodes(hidden: bool) -> Vec<Atom> {
+    dist::nodes(hidden)
+}
+
+/// `net_kernel:monitor_nodes(Flag)`.
+pub fn monitor_nodes(subscriber: Pid, on: bool) {
+    dist::monitor_nodes(subscriber, on);
+}
+
+pub fn net_ticktime() -> u64 {
+    dist::net_ticktime()
+}
+
+pub fn set_net_ticktime(seconds: u64) -> bool {
+    dist::set_net_ticktime(seconds)
 }
 
 pub fn monitor_node(node: Atom, watcher: Pid, on: bool) {

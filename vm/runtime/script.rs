@@ -85,6 +85,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     // Distribution (helper `nodes`).
     ("net_kernel", include_str!("../../stdlib/net_kernel.act")),
     ("net_adm", include_str!("../../stdlib/net_adm.act")),
+    ("global", include_str!("../../stdlib/global.act")),
 ];
 
 /// Whether act embeds a library module of this name written in act.
