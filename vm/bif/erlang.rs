@@ -375,7 +375,7 @@ type_test!(
     is_map_1 => |h, t| h.is_map(t),
     is_function_1 => |h, t| h.is_function(t),
     is_pid_1 => |h, t| h.is_pid(t),
-    is_reference_1 => |h, t| h.is_reference(t)
+    is_reference_1 => |h, t| h.is_reference(t) && super::port::port_of(h, t).is_none()
 );
 
 /// The arity of a fun term, if it is one.
