@@ -707,10 +707,16 @@ fn float_text(heap: &Heap, float: Term, options: Term) -> Result<String, BifErro
         if t.len() != 2 {
             return Err(BifError::Badarg);
         }
-        let n = small(t[1])?.clamp(0, 253) as usize;
+        let n = small(t[1])?;
         match t[0].as_atom().map(|a| a.name()) {
-            Some("decimals") => text = fixed_decimals(f, n),
-            Some("scientific") => text = scientific(f, n),
+            // OTP writes into a 256-byte buffer, its NUL included.
+            Some("decimals") if (0..=253).contains(&n) => {
+                text = fixed_decimals(f, n as usize);
+                if text.len() >= 256 {
+                    return Err(BifError::Badarg);
+                }
+            }
+            Some("scientific") if (0..=249).contains(&n) => text = scientific(f, n as usize),
             _ => return Err(BifError::Badarg),
         }
     }
