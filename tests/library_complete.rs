@@ -45,6 +45,7 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("is_list", &[1]),
             ("is_tuple", &[1]),
             ("is_pid", &[1]),
+            ("is_port", &[1]),
             ("is_reference", &[1]),
             ("is_function", &[1, 2]),
             ("is_binary", &[1]),
@@ -834,6 +835,14 @@ const PROMISED: &[(&str, &[Arities])] = &[
         &[
             ("characters_to_list", &[1, 2]),
             ("characters_to_binary", &[1, 2, 3]),
+            ("characters_to_nfc_list", &[1]),
+            ("characters_to_nfd_list", &[1]),
+            ("characters_to_nfkc_list", &[1]),
+            ("characters_to_nfkd_list", &[1]),
+            ("characters_to_nfc_binary", &[1]),
+            ("characters_to_nfd_binary", &[1]),
+            ("characters_to_nfkc_binary", &[1]),
+            ("characters_to_nfkd_binary", &[1]),
         ],
     ),
     (

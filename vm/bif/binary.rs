@@ -1,7 +1,8 @@
 //! The `binary` module (searching, splitting, replacing, slicing and
 //! integer coding of binaries, results sharing the subject as sub-binaries
 //! where OTP's do) and `unicode:characters_to_list/binary` with OTP's
-//! `{error, Done, Rest}` and `{incomplete, Done, Rest}` answers.
+//! `{error, Done, Rest}` and `{incomplete, Done, Rest}` answers, and the
+//! `unicode:characters_to_nf*` normalizations.
 
 use super::erlang::{list_elements, make_binary, make_integer, small};
 use super::{BifError, BifResult, Context};
@@ -910,4 +911,74 @@ pub fn characters_to_binary_3(ctx: &mut Context, args: &mut [Term]) -> BifResult
     let input = encoding(ctx, args[1])?;
     let output = encoding(ctx, args[2])?;
     to_binary(ctx, args, input, output)
+}
+
+/// A Unicode normalization form.
+#[derive(Clone, Copy)]
+enum Form {
+    Nfc,
+    Nfd,
+    Nfkc,
+    Nfkd,
+}
+
+/// `unicode:characters_to_nf*_list/1` and `_binary/1`: the chardata
+/// decoded as UTF-8 and normalized; invalid data stops it as
+/// `characters_to_list` stops, with what was normalized so far.
+fn normalized(ctx: &mut Context, args: &mut [Term], form: Form, binary: bool) -> BifResult {
+    use unicode_normalization::UnicodeNormalization;
+    let mut points = Vec::new();
+    let stop = decode_chardata(&ctx.process.heap, args[0], Encoding::Utf8, &mut points)?;
+    let text: String = points.iter().filter_map(|&c| char::from_u32(c)).collect();
+    let out: String = match form {
+        Form::Nfc => text.nfc().collect(),
+        Form::Nfd => text.nfd().collect(),
+        Form::Nfkc => text.nfkc().collect(),
+        Form::Nfkd => text.nfkd().collect(),
+    };
+    let done = if binary {
+        make_binary(ctx, out.into_bytes(), args)?
+    } else {
+        let points: Vec<u32> = out.chars().map(u32::from).collect();
+        points_list(ctx, args, &points)?
+    };
+    match stop {
+        None => Ok(done),
+        Some(stop) => {
+            let mut all = [args[0], done];
+            stopped_with(ctx, &mut all, stop)
+        }
+    }
+}
+
+pub fn characters_to_nfc_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    normalized(ctx, args, Form::Nfc, false)
+}
+
+pub fn characters_to_nfd_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    normalized(ctx, args, Form::Nfd, false)
+}
+
+pub fn characters_to_nfkc_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    normalized(ctx, args, Form::Nfkc, false)
+}
+
+pub fn characters_to_nfkd_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    normalized(ctx, args, Form::Nfkd, false)
+}
+
+pub fn characters_to_nfc_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    normalized(ctx, args, Form::Nfc, true)
+}
+
+pub fn characters_to_nfd_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    normalized(ctx, args, Form::Nfd, true)
+}
+
+pub fn characters_to_nfkc_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    normalized(ctx, args, Form::Nfkc, true)
+}
+
+pub fn characters_to_nfkd_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    normalized(ctx, args, Form::Nfkd, true)
 }

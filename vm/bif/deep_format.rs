@@ -65,8 +65,12 @@ struct Directive {
     text: Vec<char>,
     args: Vec<Term>,
     control: char,
-    width: bool,
-    precision: bool,
+    /// Field width and precision: `None` when absent, `Some(None)` when
+    /// given but unusable here (a negative `*` argument).
+    width: Option<Option<usize>>,
+    precision: Option<Option<usize>>,
+    /// The pad character (`~W.P.Cs`), a space unless given.
+    pad: u32,
     left: bool,
     lists: bool,
 }
@@ -90,8 +94,9 @@ fn parse(fmt: &[char], args: &[Term]) -> Option<Vec<Result<char, Directive>>> {
             text: Vec::new(),
             args: Vec::new(),
             control: ' ',
-            width: false,
-            precision: false,
+            width: None,
+            precision: None,
+            pad: ' ' as u32,
             left: false,
             lists: false,
         };
@@ -102,23 +107,40 @@ fn parse(fmt: &[char], args: &[Term]) -> Option<Vec<Result<char, Directive>>> {
         let field = |i: &mut usize, taken: &mut Vec<Term>, args: &mut dyn Iterator<Item = Term>| {
             if fmt.get(*i) == Some(&'*') {
                 *i += 1;
-                taken.push(args.next()?);
-                return Some(true);
+                let arg = args.next()?;
+                taken.push(arg);
+                return Some(Some(arg.as_small()));
             }
             let from = *i;
             while fmt.get(*i).is_some_and(|c| c.is_ascii_digit()) {
                 *i += 1;
             }
-            Some(*i > from)
+            if *i == from {
+                return Some(None);
+            }
+            let digits: String = fmt[from..*i].iter().collect();
+            Some(Some(digits.parse().ok()))
         };
-        d.width = field(&mut i, &mut taken, &mut args)?;
+        let size = |n: Option<Option<i64>>| n.map(|n| n.and_then(|n| usize::try_from(n).ok()));
+        let width = field(&mut i, &mut taken, &mut args)?;
+        // A negative `*` width adjusts to the left.
+        if let Some(Some(n)) = width.filter(|w| w.is_some_and(|n| n < 0)) {
+            d.left = true;
+            d.width = Some(Some(n.unsigned_abs() as usize));
+        } else {
+            d.width = size(width);
+        }
         if fmt.get(i) == Some(&'.') {
             i += 1;
-            d.precision = field(&mut i, &mut taken, &mut args)?;
+            d.precision = size(field(&mut i, &mut taken, &mut args)?);
             if fmt.get(i) == Some(&'.') {
                 i += 1;
                 if fmt.get(i) == Some(&'*') {
-                    taken.push(args.next()?);
+                    let arg = args.next()?;
+                    taken.push(arg);
+                    d.pad = arg.as_small().map_or(0, |c| c as u32);
+                } else if let Some(&c) = fmt.get(i) {
+                    d.pad = c as u32;
                 }
                 i += 1;
             }
@@ -293,43 +315,125 @@ fn line_prefix(done: &str) -> Vec<char> {
         .collect()
 }
 
+/// io_lib_format's `chars(C, N)`: N copies of C, built by halving
+/// (`[S | S]`, or `[C, S | S]` for an odd N above 3).
+fn pad_chars(c: u32, n: usize) -> Deep {
+    match n {
+        0..=3 => Deep::List((0..n).map(|_| Deep::Char(c)).collect()),
+        _ => {
+            let half = pad_chars(c, n / 2);
+            let Deep::List(tail) = pad_chars(c, n / 2) else {
+                unreachable!("pad_chars builds lists")
+            };
+            let mut items = Vec::with_capacity(tail.len() + 2);
+            if n % 2 == 1 {
+                items.push(Deep::Char(c));
+            }
+            items.push(half);
+            items.extend(tail);
+            Deep::List(items)
+        }
+    }
+}
+
+/// io_lib_format's `adjust(Data, Pad, Adj)`: `[Data | Pad]` left-adjusted,
+/// `[Pad | Data]` right-adjusted, `Data` when there is no padding.
+fn adjust(data: Deep, pad: Deep, left: bool) -> Deep {
+    match (pad, data) {
+        (Deep::List(pad), data) if pad.is_empty() => data,
+        (Deep::List(pad), data) if left => {
+            let mut items = vec![data];
+            items.extend(pad);
+            Deep::List(items)
+        }
+        (pad, Deep::List(data)) => {
+            let mut items = vec![pad];
+            items.extend(data);
+            Deep::List(items)
+        }
+        (pad, data) => Deep::List(vec![pad, data]),
+    }
+}
+
+fn char_count(d: &Deep) -> usize {
+    match d {
+        Deep::Char(_) => 1,
+        Deep::List(items) => items.iter().map(char_count).sum(),
+    }
+}
+
+/// The first `n` characters of `d`, flat (io_lib_format's `flat_trunc`).
+fn flat_trunc(d: &Deep, n: usize) -> Deep {
+    let mut text = String::new();
+    flatten_into(d, &mut text);
+    Deep::List(text.chars().take(n).map(|c| Deep::Char(c as u32)).collect())
+}
+
+/// io_lib_format's `term/5`: `~w` text `t` in a field of width `f` and
+/// precision `p` (too long: `*`s).
+fn term_field(t: Deep, f: Option<usize>, p: Option<usize>, left: bool, pad: u32) -> Deep {
+    let Some(f) = f.or(p) else {
+        return t;
+    };
+    let len = char_count(&t);
+    let p = len.min(p.map_or(f, |p| p.min(f)));
+    if len > p {
+        adjust(pad_chars('*' as u32, p), pad_chars(pad, f - p), left)
+    } else {
+        adjust(t, pad_chars(pad, f - len), left)
+    }
+}
+
+/// io_lib_format's `string/6`: `~s` characters `s` in a field of width
+/// `f` and precision `p`; `None` where OTP fails (`f < p`).
+fn string_field(s: Deep, f: Option<usize>, p: Option<usize>, left: bool, pad: u32) -> Option<Deep> {
+    let n = char_count(&s);
+    let field = |s: Deep, f: usize, left: bool| {
+        if n > f {
+            flat_trunc(&s, f)
+        } else {
+            adjust(s, pad_chars(pad, f - n), left)
+        }
+    };
+    Some(match (f, p) {
+        (None, None) => s,
+        (Some(f), None) => field(s, f, left),
+        (None, Some(p)) => field(s, p, true),
+        (Some(f), Some(p)) if f > p => {
+            let inner = if n > p {
+                flat_trunc(&s, p)
+            } else {
+                adjust(s, pad_chars(pad, p - n), true)
+            };
+            adjust(inner, pad_chars(pad, f - p), left)
+        }
+        (Some(f), Some(p)) if f == p => field(s, f, left),
+        _ => return None,
+    })
+}
+
 /// The shape of one directive whose flat characters are `text`.
 fn directive_shape(heap: &Heap, d: &Directive, text: &str) -> Option<Deep> {
+    // A `*` field given a negative number: leave it to the flat text.
+    let width = d.width.map(|w| w.ok_or(())).transpose().ok()?;
+    let precision = d.precision.map(|p| p.ok_or(())).transpose().ok()?;
+    let arg = *d.args.last()?;
     let shaped = match d.control {
         's' => {
-            let arg = *d.args.last()?;
-            match heap.view(arg) {
+            let body = match heap.view(arg) {
                 View::Atom(_) => return None,
-                _ if !d.width && !d.precision => match heap.view(arg) {
-                    View::Binary(_) => Some(chars(text)),
-                    _ => as_given(heap, arg),
-                },
-                _ if d.width && !d.precision => {
-                    // `[Pad | S]` right-adjusted, `[S | Pad...]` left-adjusted.
-                    let body = format::chardata(heap, arg, true).ok()?.len();
-                    let all: Vec<char> = text.chars().collect();
-                    let pad = all.len().checked_sub(body)?;
-                    if pad == 0 {
-                        return Some(chars(text));
-                    }
-                    let one = |cs: &[char]| {
-                        Deep::List(cs.iter().map(|&c| Deep::Char(c as u32)).collect())
-                    };
-                    let mut parts = Vec::new();
-                    if d.left {
-                        parts.push(one(&all[..body]));
-                        parts.extend(all[body..].iter().map(|&c| Deep::Char(c as u32)));
-                    } else {
-                        parts.push(one(&all[..pad]));
-                        parts.extend(all[pad..].iter().map(|&c| Deep::Char(c as u32)));
-                    }
-                    Some(Deep::List(parts))
-                }
-                _ => Some(chars(text)),
-            }
+                View::Binary(_) => chars(
+                    &format::chardata(heap, arg, true)
+                        .ok()?
+                        .into_iter()
+                        .collect::<String>(),
+                ),
+                _ => as_given(heap, arg)?,
+            };
+            string_field(body, width, precision, d.left, d.pad)
         }
-        'w' => term_shape(heap, d.args[0], false),
-        'p' if !d.lists && !text.contains('\n') => term_shape(heap, d.args[0], true),
+        'w' => term_shape(heap, arg, false).map(|t| term_field(t, width, precision, d.left, d.pad)),
+        'p' if !d.lists && !text.contains('\n') => term_shape(heap, arg, true),
         _ => None,
     };
     let shaped = shaped?;

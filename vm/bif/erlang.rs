@@ -375,7 +375,7 @@ type_test!(
     is_map_1 => |h, t| h.is_map(t),
     is_function_1 => |h, t| h.is_function(t),
     is_pid_1 => |h, t| h.is_pid(t),
-    is_reference_1 => |h, t| h.is_reference(t)
+    is_reference_1 => |h, t| h.is_reference(t) && super::port::port_of(h, t).is_none()
 );
 
 /// The arity of a fun term, if it is one.
@@ -707,10 +707,16 @@ fn float_text(heap: &Heap, float: Term, options: Term) -> Result<String, BifErro
         if t.len() != 2 {
             return Err(BifError::Badarg);
         }
-        let n = small(t[1])?.clamp(0, 253) as usize;
+        let n = small(t[1])?;
         match t[0].as_atom().map(|a| a.name()) {
-            Some("decimals") => text = fixed_decimals(f, n),
-            Some("scientific") => text = scientific(f, n),
+            // OTP writes into a 256-byte buffer, its NUL included.
+            Some("decimals") if (0..=253).contains(&n) => {
+                text = fixed_decimals(f, n as usize);
+                if text.len() >= 256 {
+                    return Err(BifError::Badarg);
+                }
+            }
+            Some("scientific") if (0..=249).contains(&n) => text = scientific(f, n as usize),
             _ => return Err(BifError::Badarg),
         }
     }

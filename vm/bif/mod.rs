@@ -167,6 +167,7 @@ bifs! {
         "is_function", 2 => erlang::is_function_2, auto;
         "is_pid", 1 => erlang::is_pid_1, auto;
         "is_reference", 1 => erlang::is_reference_1, auto;
+        "is_port", 1 => port::is_port_1, auto;
         "element", 2 => erlang::element_2, auto;
         "setelement", 3 => erlang::setelement_3, auto;
         "is_record", 2 => records::is_record_2, auto;
@@ -446,6 +447,14 @@ bifs! {
         "characters_to_binary", 1 => binary::characters_to_binary_1;
         "characters_to_binary", 2 => binary::characters_to_binary_2;
         "characters_to_binary", 3 => binary::characters_to_binary_3;
+        "characters_to_nfc_list", 1 => binary::characters_to_nfc_list_1;
+        "characters_to_nfd_list", 1 => binary::characters_to_nfd_list_1;
+        "characters_to_nfkc_list", 1 => binary::characters_to_nfkc_list_1;
+        "characters_to_nfkd_list", 1 => binary::characters_to_nfkd_list_1;
+        "characters_to_nfc_binary", 1 => binary::characters_to_nfc_binary_1;
+        "characters_to_nfd_binary", 1 => binary::characters_to_nfd_binary_1;
+        "characters_to_nfkc_binary", 1 => binary::characters_to_nfkc_binary_1;
+        "characters_to_nfkd_binary", 1 => binary::characters_to_nfkd_binary_1;
     }
     "ets" => {
         "new", 2 => ets::new_2;

@@ -36,6 +36,11 @@ pub fn port_of(heap: &Heap, t: Term) -> Option<u64> {
     }
 }
 
+/// `is_port/1`.
+pub fn is_port_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    Ok(Term::boolean(port_of(&ctx.process.heap, args[0]).is_some()))
+}
+
 fn refuse(why: &str) -> BifError {
     output::write_stderr(format!("act: open_port: {why}\n").as_bytes());
     BifError::Badarg

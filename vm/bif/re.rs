@@ -1,12 +1,14 @@
 //! The `re` module: `run/2,3`, `replace/3,4`, `split/2,3`, `compile/1,2`
-//! on the `regex` crate.
+//! on the `regex` crate, and on `fancy-regex` (a backtracking engine)
+//! for the patterns `regex` cannot express: back-references,
+//! look-ahead and look-behind, atomic groups, conditionals.
 //!
 //! Subjects and patterns are bytes (latin1 lists and binaries) or, with
 //! the `unicode` option, UTF-8; offsets in results are byte offsets, as
 //! in OTP. Global matching follows PCRE's rule that an empty match is
-//! followed by a search one character further on. What `regex` cannot
-//! express (back-references, look-around) is a badarg from `run`, and
-//! `{error, ...}` from `compile`.
+//! followed by a search one character further on. A pattern neither
+//! engine takes is a badarg from `run`, and `{error, ...}` from
+//! `compile`.
 
 use super::{BifError, BifResult, Context};
 use crate::heap::{self, Heap};
@@ -328,17 +330,128 @@ fn pcre_escapes(p: &[char], unicode: bool) -> Vec<char> {
     out
 }
 
-thread_local! {
-    static CACHE: RefCell<HashMap<(Vec<u8>, u8), Regex>> = RefCell::new(HashMap::new());
+/// A compiled pattern: on `regex` (automata, linear time) when it can
+/// express the pattern, else on `fancy-regex`.
+#[derive(Clone)]
+enum Engine {
+    Plain(Regex),
+    Fancy(fancy_regex::Regex),
 }
 
-fn build(pattern: &[u8], flags: Flags) -> Result<Regex, String> {
-    let key = (pattern.to_vec(), flags.bits());
+impl Engine {
+    /// The first match at or after `pos`, with its groups.
+    fn captures_at(&self, hay: &[u8], pos: usize) -> Option<Found> {
+        match self {
+            Engine::Plain(re) => {
+                let caps = re.captures_at(hay, pos)?;
+                Some(
+                    (0..caps.len())
+                        .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
+                        .collect(),
+                )
+            }
+            // A run that exceeds the backtracking limit finds nothing
+            // (PCRE's match limit likewise ends the search).
+            Engine::Fancy(re) => {
+                let caps = re.captures_from_pos(hay, pos).ok()??;
+                Some(
+                    (0..caps.len())
+                        .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// The number of groups, the whole match included.
+    fn captures_len(&self) -> usize {
+        match self {
+            Engine::Plain(re) => re.captures_len(),
+            Engine::Fancy(re) => re.captures_len(),
+        }
+    }
+
+    /// Each group's name, by number (`None` for an unnamed group).
+    fn capture_names(&self) -> Vec<Option<String>> {
+        match self {
+            Engine::Plain(re) => re.capture_names().map(|n| n.map(str::to_string)).collect(),
+            Engine::Fancy(re) => re.capture_names().map(|n| n.map(str::to_string)).collect(),
+        }
+    }
+}
+
+thread_local! {
+    static CACHE: RefCell<HashMap<(Vec<u8>, u8), Engine>> = RefCell::new(HashMap::new());
+}
+
+/// The pattern on `fancy-regex`, for what `regex` refuses.
+fn build_fancy(source: &str, flags: Flags) -> Result<fancy_regex::Regex, String> {
+    let mode = if flags.unicode {
+        fancy_regex::BytesMode::UnicodeBytes
+    } else {
+        fancy_regex::BytesMode::Ascii
+    };
+    let mut source = source.to_string();
+    if flags.ungreedy {
+        source.insert_str(0, "(?U)");
+    }
+    fancy_regex::RegexBuilder::new(&source)
+        .case_insensitive(flags.caseless)
+        .multi_line(flags.multiline)
+        .dot_matches_new_line(flags.dotall)
+        .ignore_whitespace(flags.extended)
+        .unicode_mode(flags.unicode)
+        .bytes_mode(mode)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// The source with each `$` outside a character class made PCRE's
+/// (end of subject, or before a newline that ends it), or `None` if it
+/// has no such `$`.
+fn dollar_before_final_newline(source: &str) -> Option<String> {
+    let mut out = String::with_capacity(source.len() + 16);
+    let mut chars = source.chars();
+    let mut in_class = false;
+    let mut changed = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                out.extend(chars.next());
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            '$' if !in_class => {
+                out.push_str("(?=\\n?\\z)");
+                changed = true;
+            }
+            _ => out.push(c),
+        }
+    }
+    changed.then_some(out)
+}
+
+/// The pattern compiled for a subject: `final_newline` says the subject
+/// ends in a newline, where PCRE's `$` (without `multiline`) also
+/// matches before it, which needs a look-ahead.
+fn build_for(pattern: &[u8], flags: Flags, final_newline: bool) -> Result<Engine, String> {
+    let dollar = final_newline && !flags.multiline;
+    let key = (pattern.to_vec(), flags.bits() | (u8::from(dollar) << 7));
     if let Some(re) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
         return Ok(re);
     }
-    let source = regex_source(pattern, flags.unicode).ok_or("invalid UTF-8 pattern")?;
-    let re = RegexBuilder::new(&source)
+    let mut source = regex_source(pattern, flags.unicode).ok_or("invalid UTF-8 pattern")?;
+    if dollar && let Some(rewritten) = dollar_before_final_newline(&source) {
+        source = rewritten;
+    }
+    let re = match RegexBuilder::new(&source)
         .case_insensitive(flags.caseless)
         .multi_line(flags.multiline)
         .dot_matches_new_line(flags.dotall)
@@ -346,7 +459,13 @@ fn build(pattern: &[u8], flags: Flags) -> Result<Regex, String> {
         .unicode(flags.unicode)
         .swap_greed(flags.ungreedy)
         .build()
-        .map_err(|e| e.to_string())?;
+    {
+        Ok(re) => Engine::Plain(re),
+        Err(plain) => match build_fancy(&source, flags) {
+            Ok(re) => Engine::Fancy(re),
+            Err(_) => return Err(plain.to_string()),
+        },
+    };
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() > 256 {
@@ -370,9 +489,19 @@ fn compiled(heap: &Heap, t: Term) -> Option<(Vec<u8>, Flags)> {
     }
 }
 
-/// The regex and flags for a pattern argument (source or compiled) with
-/// the options' flags added.
-fn pattern(heap: &Heap, t: Term, flags: Flags) -> Result<(Regex, Flags), BifError> {
+/// The pattern compiled, for `compile`.
+fn build(pattern: &[u8], flags: Flags) -> Result<Engine, String> {
+    build_for(pattern, flags, false)
+}
+
+/// The pattern argument (source or compiled) and the subject as bytes,
+/// with the options' flags added, and the pattern compiled for it.
+fn pattern_and_subject(
+    heap: &Heap,
+    t: Term,
+    subject: Term,
+    flags: Flags,
+) -> Result<(Engine, Flags, Vec<u8>), BifError> {
     let (bytes, flags) = match compiled(heap, t) {
         Some((bytes, f)) => (bytes, merge(f, flags)),
         None => (
@@ -380,8 +509,9 @@ fn pattern(heap: &Heap, t: Term, flags: Flags) -> Result<(Regex, Flags), BifErro
             flags,
         ),
     };
-    let re = build(&bytes, flags).map_err(|_| BifError::Badarg)?;
-    Ok((re, flags))
+    let hay = text_bytes(heap, subject, flags.unicode).ok_or(BifError::Badarg)?;
+    let re = build_for(&bytes, flags, hay.last() == Some(&b'\n')).map_err(|_| BifError::Badarg)?;
+    Ok((re, flags, hay))
 }
 
 fn merge(a: Flags, b: Flags) -> Flags {
@@ -393,20 +523,17 @@ type Found = Vec<Option<(usize, usize)>>;
 
 /// The matches from `offset`: one, or with `global` all of them, PCRE's
 /// way (after an empty match, the next search starts one character on).
-fn matches(re: &Regex, hay: &[u8], offset: usize, global: bool, flags: Flags) -> Vec<Found> {
+fn matches(re: &Engine, hay: &[u8], offset: usize, global: bool, flags: Flags) -> Vec<Found> {
     let mut out = Vec::new();
     let mut pos = offset;
     while pos <= hay.len() {
-        let Some(caps) = re.captures_at(hay, pos) else {
+        let Some(found) = re.captures_at(hay, pos) else {
             break;
         };
-        let whole = caps.get(0).map_or((pos, pos), |m| (m.start(), m.end()));
+        let whole = found.first().copied().flatten().unwrap_or((pos, pos));
         if flags.anchored && whole.0 != pos {
             break;
         }
-        let found: Found = (0..caps.len())
-            .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
-            .collect();
         out.push(found);
         if !global {
             break;
@@ -433,7 +560,7 @@ fn next_char(hay: &[u8], at: usize, unicode: bool) -> usize {
 /// The group numbers a capture spec selects, for a regex with
 /// `groups` groups (0 the whole match); `None` marks a name that is not
 /// a group (OTP gives an unset group for it).
-fn selected(re: &Regex, what: &What, found: &Found) -> Vec<Option<usize>> {
+fn selected(re: &Engine, what: &What, found: &Found) -> Vec<Option<usize>> {
     match what {
         What::All => {
             // OTP leaves out the unset groups after the last set one.
@@ -447,10 +574,11 @@ fn selected(re: &Regex, what: &What, found: &Found) -> Vec<Option<usize>> {
         What::First => vec![Some(0)],
         What::None => vec![],
         What::AllNames => {
-            let mut names: Vec<(&str, usize)> = re
-                .capture_names()
+            let all = re.capture_names();
+            let mut names: Vec<(&str, usize)> = all
+                .iter()
                 .enumerate()
-                .filter_map(|(i, n)| n.map(|n| (n, i)))
+                .filter_map(|(i, n)| n.as_deref().map(|n| (n, i)))
                 .collect();
             names.sort();
             names.into_iter().map(|(_, i)| Some(i)).collect()
@@ -459,7 +587,10 @@ fn selected(re: &Regex, what: &What, found: &Found) -> Vec<Option<usize>> {
             .iter()
             .map(|g| match g {
                 Group::Num(n) => (*n < found.len()).then_some(*n),
-                Group::Name(name) => re.capture_names().position(|n| n == Some(name.as_str())),
+                Group::Name(name) => re
+                    .capture_names()
+                    .iter()
+                    .position(|n| n.as_deref() == Some(name.as_str())),
             })
             .collect(),
     }
@@ -484,8 +615,7 @@ fn piece_words(len: usize) -> usize {
 
 fn run(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
     let heap = &ctx.process.heap;
-    let (re, flags) = pattern(heap, args[1], opts.flags)?;
-    let hay = text_bytes(heap, args[0], flags.unicode).ok_or(BifError::Badarg)?;
+    let (re, flags, hay) = pattern_and_subject(heap, args[1], args[0], opts.flags)?;
     if opts.offset > hay.len() {
         return Err(BifError::Badarg);
     }
@@ -620,8 +750,7 @@ fn part_bytes<'a>(part: &'a Part, hay: &'a [u8], found: &Found) -> &'a [u8] {
 
 fn replace(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
     let heap = &ctx.process.heap;
-    let (re, flags) = pattern(heap, args[1], opts.flags)?;
-    let hay = text_bytes(heap, args[0], flags.unicode).ok_or(BifError::Badarg)?;
+    let (re, flags, hay) = pattern_and_subject(heap, args[1], args[0], opts.flags)?;
     let repl = text_bytes(heap, args[2], flags.unicode).ok_or(BifError::Badarg)?;
     let found = matches(&re, &hay, opts.offset, opts.global, flags);
     let parts = parts(&repl);
@@ -728,8 +857,7 @@ pub fn replace_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 fn split(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
     let heap = &ctx.process.heap;
-    let (re, flags) = pattern(heap, args[1], opts.flags)?;
-    let hay = text_bytes(heap, args[0], flags.unicode).ok_or(BifError::Badarg)?;
+    let (re, flags, hay) = pattern_and_subject(heap, args[1], args[0], opts.flags)?;
     let found = matches(&re, &hay, opts.offset, true, flags);
     // Pieces between the matches, each followed by the match's groups
     // (PCRE's split keeps what the groups captured).
@@ -806,13 +934,49 @@ fn compile(ctx: &mut Context, args: &mut [Term], flags: Flags) -> BifResult {
             Ok(h.tuple(&[Term::OK, pattern]))
         }
         Err(message) => {
-            let message = message.lines().last().unwrap_or("").trim().to_string();
+            let (message, at) = pcre_error(&message, source.len());
             ctx.ensure(2 * message.chars().count() + 10, args)?;
             let h = ctx.heap();
             let text = h.string(&message);
-            let inner = h.tuple(&[text, Term::small(0)]);
+            let inner = h.tuple(&[text, Term::small(at as i64)]);
             Ok(h.tuple(&[Term::atom(Atom::ERROR), inner]))
         }
+    }
+}
+
+/// PCRE's words and offset for a `regex` parse error (whose text shows
+/// the pattern with carets under the fault), where the two agree on what
+/// is wrong; else `regex`'s words.
+fn pcre_error(message: &str, len: usize) -> (String, usize) {
+    let lines: Vec<&str> = message.lines().collect();
+    let what = lines
+        .last()
+        .map_or("", |l| l.trim().trim_start_matches("error: "));
+    // The caret line: its first and last caret, as columns of the pattern.
+    let carets = lines.iter().rev().find(|l| l.trim_start().starts_with('^'));
+    let (first, last) = carets.map_or((0, 0), |l| {
+        let body = l.get(4..).unwrap_or("");
+        let first = body.find('^').unwrap_or(0);
+        (first, body.rfind('^').unwrap_or(first))
+    });
+    let pcre = |text: &str, at: usize| (text.to_string(), at.min(len));
+    match what {
+        "unclosed group" => pcre("missing )", len),
+        "unopened group" => pcre("unmatched parentheses", first),
+        "unclosed character class" => pcre("missing terminating ] for character class", len),
+        "repetition operator missing expression" => pcre("nothing to repeat", first),
+        w if w.starts_with("incomplete escape sequence") => pcre("\\ at end of pattern", len),
+        w if w.starts_with("invalid character class range") => {
+            pcre("range out of order in character class", last)
+        }
+        "unrecognized flag" => pcre("unrecognized character after (? or (?-", first),
+        w if w.starts_with("invalid repetition count range") => {
+            pcre("numbers out of order in {} quantifier", last + 1)
+        }
+        "duplicate capture group name" => {
+            pcre("two named subpatterns have the same name", last + 1)
+        }
+        w => (w.to_string(), first),
     }
 }
 

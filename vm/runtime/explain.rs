@@ -570,6 +570,9 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
         }
         return out;
     }
+    if let Some(found) = stdlib_causes(heap, m, f, args) {
+        return found;
+    }
     if m == "erlang" {
         return match (f, args.len()) {
             ("abs" | "float" | "trunc" | "round" | "ceil" | "floor", 1) => vec![s("not a number")],
@@ -837,6 +840,93 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
         };
     }
     vec![]
+}
+
+/// The explanations OTP's stdlib BIFs give (maps, lists, binary, math,
+/// ets), or `None` for a function not listed here.
+fn stdlib_causes(heap: &Heap, m: &str, f: &str, args: &[Term]) -> Option<Vec<Option<String>>> {
+    let v = |t: Term| heap.view(t);
+    let a = |i: usize| args.get(i).copied().unwrap_or(Term::NIL);
+    let s = |t: &str| Some(t.to_string());
+    let is_map = |t: Term| matches!(v(t), View::Map { .. });
+    let is_list = |t: Term| matches!(v(t), View::Cons(..) | View::Nil);
+    let is_binary = |t: Term| matches!(v(t), View::Binary(_));
+    let is_number = |t: Term| matches!(v(t), View::Small(_) | View::Big(_) | View::Float(_));
+    // The first argument among `which` that fails `ok`, blamed with `why`.
+    let first_bad = |which: &[usize], ok: &dyn Fn(Term) -> bool, why: &str| {
+        let mut out = vec![None; args.len()];
+        let i = which.iter().copied().find(|&i| !ok(a(i)))?;
+        out[i] = s(why);
+        Some(out)
+    };
+    match (m, f, args.len()) {
+        ("maps", "get" | "find" | "is_key" | "remove" | "take", 2) => {
+            first_bad(&[1], &is_map, "not a map")
+        }
+        ("maps", "put" | "update", 3) => first_bad(&[2], &is_map, "not a map"),
+        ("maps", "keys" | "values" | "to_list" | "size", 1) => {
+            first_bad(&[0], &is_map, "not a map")
+        }
+        ("maps", "merge", 2) => first_bad(&[0, 1], &is_map, "not a map"),
+        ("maps", "from_list", 1) => first_bad(&[0], &is_list, "not a list"),
+        ("lists", "keyfind" | "keymember" | "keysearch", 3) => {
+            if a(1).as_small().is_some_and(|n| n < 1) {
+                Some(vec![None, s("out of range"), None])
+            } else {
+                first_bad(&[2], &is_list, "not a list")
+            }
+        }
+        ("lists", "member", 2) => first_bad(&[1], &is_list, "not a list"),
+        ("lists", "reverse", 2) => first_bad(&[0], &is_list, "not a list"),
+        ("binary", "split" | "match" | "matches" | "replace", _) => {
+            first_bad(&[0], &is_binary, "not a binary").or_else(|| {
+                let mut out = vec![None; args.len()];
+                out[1] = s("not a valid pattern");
+                Some(out)
+            })
+        }
+        ("binary", "copy" | "bin_to_list" | "decode_unsigned" | "referenced_byte_size", _) => {
+            first_bad(&[0], &is_binary, "not a binary")
+        }
+        ("binary", "first" | "last", 1) => Some(vec![if is_binary(a(0)) {
+            s("a zero-sized binary is not allowed")
+        } else {
+            s("not a binary")
+        }]),
+        ("binary", "part", 3) => first_bad(&[0], &is_binary, "not a binary").or_else(|| {
+            let size = heap.binary_bytes(a(0)).map_or(0, |b| b.len() as i64);
+            if a(1).as_small().is_none_or(|p| p < 0 || p > size) {
+                Some(vec![None, s("out of range"), None])
+            } else {
+                Some(vec![None, None, s("out of range")])
+            }
+        }),
+        ("math", _, 1 | 2) => {
+            let all: Vec<usize> = (0..args.len()).collect();
+            first_bad(&all, &is_number, "not a number").or_else(|| {
+                matches!(
+                    f,
+                    "sqrt" | "log" | "log2" | "log10" | "acos" | "asin" | "acosh" | "atanh"
+                )
+                .then(|| vec![s("is outside the domain for this function")])
+            })
+        }
+        ("ets", _, n)
+            if n >= 1
+                && !matches!(f, "new" | "whereis" | "all")
+                && crate::runtime::ets::resolve(heap, a(0)).is_none() =>
+        {
+            let mut out = vec![None; n];
+            out[0] = s("the table identifier does not refer to an existing ETS table");
+            Some(out)
+        }
+        ("ets", "insert" | "insert_new", 2)
+            if !matches!(v(a(1)), View::Tuple(_) | View::Cons(..) | View::Nil) =>
+        {
+            Some(vec![None, s("not a tuple")])
+        }
+        _ => None,
+    }
 }
 
 /// What io_lib finds wrong with format `text` and its arguments: `true`
