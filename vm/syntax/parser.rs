@@ -244,7 +244,11 @@ fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
     for (l, token, r) in form.tokens {
         if let Token::Error(error) = token {
-            errors.push(Diagnostic::error(error.message(), Span::new(*l, *r)));
+            let mut diagnostic = Diagnostic::error(error.message(), Span::new(*l, *r));
+            if let Some((at, words)) = error.escript_words() {
+                diagnostic = diagnostic.escript_at(*l as u32 + at, words);
+            }
+            errors.push(diagnostic);
         }
     }
     if !errors.is_empty() {
@@ -408,12 +412,18 @@ fn parse_tokens_here(tokens: &[Spanned], source_len: usize) -> ParsedModule {
         // A form that already failed (often an unterminated string that
         // swallowed the rest of the file) needs no second error at the end.
         if !form_tokens.has_dot && !failed {
+            // erl_parse reports the missing dot at the last token.
+            let last = form_tokens
+                .tokens
+                .last()
+                .map_or(form_tokens.end.start, |t| t.0 as u32);
             diagnostics.push(
                 Diagnostic::error(
                     "unexpected end of file: the last form does not end with '.'",
                     form_tokens.end,
                 )
-                .with_hint("end every attribute and function with a '.'"),
+                .with_hint("end every attribute and function with a '.'")
+                .escript_at(last, "syntax error before: "),
             );
         }
     }
@@ -779,8 +789,13 @@ fn parse_error_to_diagnostic(error: GrammarError, form: &FormTokens) -> Diagnost
             );
             let mut diagnostic = Diagnostic::error(message, form.end);
             if form.has_dot {
-                diagnostic =
-                    diagnostic.with_hint("a '.' followed by white space always ends a form");
+                diagnostic = diagnostic
+                    .with_hint("a '.' followed by white space always ends a form")
+                    .escript_says("syntax error before: '.'");
+            } else {
+                // erl_parse reports the missing end at the last token.
+                let last = form.tokens.last().map_or(form.end.start, |t| t.0 as u32);
+                diagnostic = diagnostic.escript_at(last, "syntax error before: ");
             }
             diagnostic
         }
@@ -793,7 +808,8 @@ fn parse_error_to_diagnostic(error: GrammarError, form: &FormTokens) -> Diagnost
                 token.describe(),
                 expected_words(&expected)
             );
-            let mut diagnostic = Diagnostic::error(message, Span::new(l, r));
+            let mut diagnostic = Diagnostic::error(message, Span::new(l, r))
+                .escript_says(format!("syntax error before: {}", token.escript_text()));
             if token == Token::Period {
                 diagnostic =
                     diagnostic.with_hint("a '.' that ends a form must be followed by white space");
@@ -808,7 +824,8 @@ fn parse_error_to_diagnostic(error: GrammarError, form: &FormTokens) -> Diagnost
                 token.describe()
             ),
             Span::new(l, r),
-        ),
+        )
+        .escript_says(format!("syntax error before: {}", token.escript_text())),
         ParseError::User { error } => Diagnostic::error(error.message, error.span),
     }
 }
