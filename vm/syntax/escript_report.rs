@@ -403,6 +403,29 @@ pub fn syntax_listing(diagnostics: &[Diagnostic], sources: &Sources, main: &str)
     out
 }
 
+/// escript gives a script whose first form is not `-module` a module
+/// attribute of its own, so a `-module` after another form, or a second
+/// one, is erl_lint's `redefining module`, at the attribute's name.
+pub fn redefined_module(module: &Module) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, form) in module.forms.iter().enumerate() {
+        if let Form::Attribute(Attribute {
+            kind: AttributeKind::Module(_),
+            span,
+        }) = form
+        {
+            if i > 0 {
+                let at = span.start + 1;
+                out.push(Diagnostic::error(
+                    "redefining module",
+                    Span::new(at as usize, at as usize + "module".len()),
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// `function f/1 undefined` -> `("f", 1)`.
 fn undefined_function(message: &str) -> Option<(&str, u32)> {
     let f = message

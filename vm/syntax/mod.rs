@@ -171,6 +171,7 @@ pub fn check_program(
             source,
             &program.broken_functions,
         ));
+        diagnostics.extend(escript_report::redefined_module(&program.module));
         if program.broken_functions.is_empty() {
             let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
             diagnostics.extend(optimiser);
