@@ -19,7 +19,7 @@ use crate::syntax::ast::{CallTarget, Expr, ExprKind};
 use crate::syntax::{self, ReplInput};
 use crate::term::Atom;
 use complete::{COMMANDS, Names, ShellHelper};
-use eval::{Evaluated, INPUT_NAME, Shell};
+use eval::{Evaluated, Shell};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -184,7 +184,7 @@ impl Session {
         let parsed = syntax::with_big_stack(|| syntax::parse_repl(input));
         match parsed {
             Err(diagnostics) => {
-                out.push_str(&syntax::render(&diagnostics, INPUT_NAME, input));
+                out.push_str(&eval::erl_error(&diagnostics, input));
                 self.counted = false;
                 Step::Continue
             }
