@@ -316,3 +316,49 @@ fn a_memory_budget_too_small_to_load_the_program_says_so() {
     assert!(!stderr.contains("literal too large"), "{stderr}");
     assert!(!out.status.success());
 }
+
+/// escript takes a script's first line for its `#!` line: any other first
+/// line is left out and the lines after it are numbered one short (the
+/// compiler then quotes the file's line of that number). act reads a
+/// script the same way; a left-out line that held code gets a warning.
+/// The expected texts are escript's (OTP 25).
+#[test]
+fn the_first_line_is_skipped_and_the_rest_numbered_as_escript_does() {
+    let path = temp_file(
+        "first_comment.act",
+        b"%% a first line, which escript skips\n-mode(compile).\n\
+          main(_) -> io:format(\"~p~n\", [?LINE]), X = 1.\n",
+    );
+    let name = path.to_str().expect("UTF-8 path");
+    let out = act(&[name]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "{name}:2:40: Warning: variable 'X' is unused\n\
+             %    2| -mode(compile).\n\
+             %     |                ^^^^^^^^^^^^^^^^^^^^^^^^^\n\n2\n"
+        )
+    );
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let check = act(&["check", name]);
+    assert!(
+        String::from_utf8_lossy(&check.stderr).contains(":2:40: warning: variable 'X' is unused"),
+        "{check:?}"
+    );
+
+    let path = temp_file(
+        "first_code.act",
+        b"main(_) -> io:format(\"one~n\").\nmain(_) -> io:format(\"two ~p~n\", [?LINE]).\n",
+    );
+    let name = path.to_str().expect("UTF-8 path");
+    let out = act(&[name]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "two 1\n");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with(&format!(
+            "{name}:1: warning: line 1 is not read: escript takes a script's first line"
+        )),
+        "{out:?}"
+    );
+}

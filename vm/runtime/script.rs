@@ -201,6 +201,7 @@ pub fn not_utf8(error: std::string::FromUtf8Error) -> (String, Diagnostic) {
         span: syntax::span::Span::new(at, at + 1),
         hint: Some("act source files are UTF-8 text".to_string()),
         escript: None,
+        escript_then: None,
     };
     (source, diagnostic)
 }

@@ -31,6 +31,9 @@ pub struct Diagnostic {
     /// What escript says about this error: OTP's message and the offset it
     /// is reported at (often the span's start, not always).
     pub escript: Option<(u32, String)>,
+    /// A second line escript prints after it: erl_scan goes on after a
+    /// bad number, and the rest of the form is then a syntax error.
+    pub escript_then: Option<(u32, String)>,
 }
 
 impl Diagnostic {
@@ -41,6 +44,7 @@ impl Diagnostic {
             span,
             hint: None,
             escript: None,
+            escript_then: None,
         }
     }
 
@@ -51,6 +55,7 @@ impl Diagnostic {
             span,
             hint: None,
             escript: None,
+            escript_then: None,
         }
     }
 

@@ -388,15 +388,15 @@ pub fn listing(
 pub fn syntax_listing(diagnostics: &[Diagnostic], sources: &Sources, main: &str) -> String {
     let mut out = String::new();
     for d in diagnostics.iter().filter(|d| d.is_error()) {
-        match &d.escript {
-            Some((at, message)) => {
-                let file = sources.file_of(*at);
-                let offset = (*at as usize - file.base).min(file.text.len());
-                let (line, column) = file.lines.line_col(&file.text, offset as u32);
-                // escript names the script even for a line of an include.
-                out.push_str(&format!("{main}:{line}:{column}: {message}\n"));
-            }
-            None => out.push_str(&super::render_sources(std::slice::from_ref(d), sources)),
+        if d.escript.is_none() {
+            out.push_str(&super::render_sources(std::slice::from_ref(d), sources));
+        }
+        for (at, message) in d.escript.iter().chain(&d.escript_then) {
+            let file = sources.file_of(*at);
+            let offset = (*at as usize - file.base).min(file.text.len());
+            let (line, column) = file.lines.line_col(&file.text, offset as u32);
+            // escript names the script even for a line of an include.
+            out.push_str(&format!("{main}:{line}:{column}: {message}\n"));
         }
     }
     out.push_str("act: There were compilation errors.\n");

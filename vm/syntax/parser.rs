@@ -10,7 +10,7 @@
 
 use super::ast::*;
 use super::diagnostic::Diagnostic;
-use super::lexer::{Spanned, Token, tokenize};
+use super::lexer::{LexError, Spanned, Token, tokenize};
 use super::span::Span;
 use super::walk;
 use lalrpop_util::ParseError;
@@ -242,12 +242,19 @@ fn split_forms(tokens: &[Spanned], source_len: usize) -> Vec<FormTokens<'_>> {
 /// nesting beyond `MAX_NESTING`.
 fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    for (l, token, r) in form.tokens {
+    for (i, (l, token, r)) in form.tokens.iter().enumerate() {
         if let Token::Error(error) = token {
             let mut diagnostic = Diagnostic::error(error.message(), Span::new(*l, *r));
             if let Some((at, words)) = error.escript_words() {
                 diagnostic = diagnostic.escript_at(*l as u32 + at, words);
             }
+            let dot = (form.end.start as usize, Token::Dot, form.end.end as usize);
+            let next = match form.tokens.get(i + 1) {
+                Some(next) => Some(next),
+                None if form.has_dot => Some(&dot),
+                None => None,
+            };
+            diagnostic.escript_then = scan_goes_on(error, *l as u32, next);
             errors.push(diagnostic);
         }
     }
@@ -290,6 +297,31 @@ fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
         }
     }
     errors
+}
+
+/// After an illegal base, float, integer or atom, erl_scan goes on reading
+/// where it stopped, and what is left of the form is a form of its own,
+/// which erl_parse refuses at its first token (`37#1.` gives `illegal
+/// base '37'`, then `syntax error before: '#'`). `next` is the token after
+/// the bad one; a rest starting with an atom or `-` could be anything,
+/// and gets no second line.
+fn scan_goes_on(error: &LexError, start: u32, next: Option<&Spanned>) -> Option<(u32, String)> {
+    use super::lexer::NumberFault;
+    match error {
+        LexError::BadNumber(_, NumberFault::Base(base)) => Some((
+            start + base.len() as u32,
+            "syntax error before: '#'".to_string(),
+        )),
+        LexError::BadNumber(_, NumberFault::Float | NumberFault::Integer)
+        | LexError::AtomTooLong => match next {
+            Some((at, token, _)) if !matches!(token, Token::Atom(_) | Token::Minus) => Some((
+                *at as u32,
+                format!("syntax error before: {}", token.escript_text()),
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Rejects a tree deeper than `MAX_EXPR_DEPTH`, taking it apart without
