@@ -661,9 +661,9 @@ fn render_user(generated: &Generated, diagnostics: &[Diagnostic], input: &str) -
             let mut d = d.clone();
             let end = end.clamp(start, at + len);
             d.span = Span::new(start - at + from, end - at + from);
-            d.escript = d
-                .escript
-                .map(|(e, words)| ((e as usize).saturating_sub(at) as u32 + from as u32, words));
+            for (e, _) in &mut d.escript {
+                *e = (*e as usize).saturating_sub(at) as u32 + from as u32;
+            }
             moved.push(d);
         } else {
             out.push_str(&syntax::render(
@@ -686,7 +686,7 @@ fn render_user(generated: &Generated, diagnostics: &[Diagnostic], input: &str) -
 pub fn erl_error(diagnostics: &[Diagnostic], input: &str) -> String {
     let index = syntax::span::LineIndex::new(input);
     let placed = diagnostics.iter().filter(|d| d.is_error()).map(|d| {
-        let (at, message) = match &d.escript {
+        let (at, message) = match d.escript.first() {
             Some((at, message)) => (*at, message.as_str()),
             None => (d.span.start, d.message.as_str()),
         };

@@ -200,8 +200,7 @@ pub fn not_utf8(error: std::string::FromUtf8Error) -> (String, Diagnostic) {
         message: "the file is not valid UTF-8".to_string(),
         span: syntax::span::Span::new(at, at + 1),
         hint: Some("act source files are UTF-8 text".to_string()),
-        escript: None,
-        escript_then: None,
+        escript: Vec::new(),
     };
     (source, diagnostic)
 }

@@ -29,11 +29,11 @@ pub struct Diagnostic {
     pub span: Span,
     pub hint: Option<String>,
     /// What escript says about this error: OTP's message and the offset it
-    /// is reported at (often the span's start, not always).
-    pub escript: Option<(u32, String)>,
-    /// A second line escript prints after it: erl_scan goes on after a
-    /// bad number, and the rest of the form is then a syntax error.
-    pub escript_then: Option<(u32, String)>,
+    /// is reported at (often the span's start, not always), then any more
+    /// lines escript prints after it (erl_scan reads on after a bad number,
+    /// and the rest of the form is then a syntax error). Empty if act has
+    /// no OTP words for it.
+    pub escript: Vec<(u32, String)>,
 }
 
 impl Diagnostic {
@@ -43,8 +43,7 @@ impl Diagnostic {
             message: message.into(),
             span,
             hint: None,
-            escript: None,
-            escript_then: None,
+            escript: Vec::new(),
         }
     }
 
@@ -54,8 +53,7 @@ impl Diagnostic {
             message: message.into(),
             span,
             hint: None,
-            escript: None,
-            escript_then: None,
+            escript: Vec::new(),
         }
     }
 
@@ -73,7 +71,7 @@ impl Diagnostic {
 
     /// Says that escript reports this error as `message` at offset `at`.
     pub fn escript_at(mut self, at: u32, message: impl Into<String>) -> Diagnostic {
-        self.escript = Some((at, message.into()));
+        self.escript.insert(0, (at, message.into()));
         self
     }
 

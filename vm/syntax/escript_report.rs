@@ -388,10 +388,10 @@ pub fn listing(
 pub fn syntax_listing(diagnostics: &[Diagnostic], sources: &Sources, main: &str) -> String {
     let mut out = String::new();
     for d in diagnostics.iter().filter(|d| d.is_error()) {
-        if d.escript.is_none() {
+        if d.escript.is_empty() {
             out.push_str(&super::render_sources(std::slice::from_ref(d), sources));
         }
-        for (at, message) in d.escript.iter().chain(&d.escript_then) {
+        for (at, message) in &d.escript {
             let file = sources.file_of(*at);
             let offset = (*at as usize - file.base).min(file.text.len());
             let (line, column) = file.lines.line_col(&file.text, offset as u32);
@@ -413,14 +413,13 @@ pub fn redefined_module(module: &Module) -> Vec<Diagnostic> {
             kind: AttributeKind::Module(_),
             span,
         }) = form
+            && i > 0
         {
-            if i > 0 {
-                let at = span.start + 1;
-                out.push(Diagnostic::error(
-                    "redefining module",
-                    Span::new(at as usize, at as usize + "module".len()),
-                ));
-            }
+            let at = span.start as usize + 1;
+            out.push(Diagnostic::error(
+                "redefining module",
+                Span::new(at, at + "module".len()),
+            ));
         }
     }
     out

@@ -254,7 +254,9 @@ fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
                 None if form.has_dot => Some(&dot),
                 None => None,
             };
-            diagnostic.escript_then = scan_goes_on(error, *l as u32, next);
+            diagnostic
+                .escript
+                .extend(scan_goes_on(error, *l as u32, next));
             errors.push(diagnostic);
         }
     }
