@@ -70,7 +70,7 @@ fn check_of_a_valid_file_is_silent_and_succeeds() {
 fn check_reports_every_error_on_stderr_with_file_line_col_and_fails() {
     let path = temp_file(
         "bad.act",
-        b"main(_) ->\n    X = (1 + ,\n    X.\n\nf() -> Y.\n",
+        b"#!/usr/bin/env escript\nmain(_) ->\n    X = (1 + ,\n    X.\n\nf() -> Y.\n",
     );
     let name = path.to_str().expect("UTF-8 path");
     let out = act(&["check", name]);
@@ -78,11 +78,11 @@ fn check_reports_every_error_on_stderr_with_file_line_col_and_fails() {
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with(&format!("{name}:2:14: error: syntax error")),
+        stderr.starts_with(&format!("{name}:3:14: error: syntax error")),
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!("{name}:5:8: error: variable 'Y' is unbound")),
+        stderr.contains(&format!("{name}:6:8: error: variable 'Y' is unbound")),
         "{stderr}"
     );
     assert!(
@@ -93,7 +93,10 @@ fn check_reports_every_error_on_stderr_with_file_line_col_and_fails() {
 
 #[test]
 fn warnings_alone_do_not_fail_a_check() {
-    let path = temp_file("warn.act", b"main(_) -> X = 1, ok.\n");
+    let path = temp_file(
+        "warn.act",
+        b"#!/usr/bin/env escript\nmain(_) -> X = 1, ok.\n",
+    );
     let out = act(&["check", path.to_str().expect("UTF-8 path")]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning: variable 'X' is unused"));
@@ -101,12 +104,15 @@ fn warnings_alone_do_not_fail_a_check() {
 
 #[test]
 fn invalid_utf8_and_unreadable_files_are_errors_not_crashes() {
-    let path = temp_file("latin1.act", b"main(_) -> \"caf\xe9\".\n");
+    let path = temp_file(
+        "latin1.act",
+        b"#!/usr/bin/env escript\nmain(_) -> \"caf\xe9\".\n",
+    );
     let out = act(&["check", path.to_str().expect("UTF-8 path")]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(":1:16: error: the file is not valid UTF-8"),
+        stderr.contains(":2:16: error: the file is not valid UTF-8"),
         "{stderr}"
     );
     let out = act(&["check", "/nonexistent/file.act"]);
@@ -144,7 +150,7 @@ fn a_directory_or_an_empty_file_is_named_without_a_code_frame() {
 fn valued_options_take_their_value_after_an_equals_sign_too() {
     let script = temp_file(
         "opts.act",
-        b"main(_) -> io:format(\"~p~n\", [erlang:system_info(schedulers)]).\n",
+        b"#!/usr/bin/env escript\nmain(_) -> io:format(\"~p~n\", [erlang:system_info(schedulers)]).\n",
     );
     let path = script.to_str().expect("path");
     for args in [
@@ -204,14 +210,14 @@ fn act_test_passes_fails_with_a_diff_and_updates() {
         &[
             (
                 "echo.act",
-                "main(Args) -> [io:format(\"~s~n\", [A]) || A <- Args], \
+                "#!/usr/bin/env escript\nmain(Args) -> [io:format(\"~s~n\", [A]) || A <- Args], \
                  io:format(\"~p~n\", [io:get_line('')]).\n",
             ),
             ("echo.args", "a b\n"),
             ("echo.in", "input line\n"),
             (
                 "fails.act",
-                "main(_) -> io:format(\"one~ntwo~n\"), halt(3).\n",
+                "#!/usr/bin/env escript\nmain(_) -> io:format(\"one~ntwo~n\"), halt(3).\n",
             ),
             (
                 "helper.act",
@@ -265,7 +271,10 @@ fn act_test_passes_fails_with_a_diff_and_updates() {
 fn act_test_names_a_script_that_hangs() {
     let dir = test_dir(
         "hang",
-        &[("spin.act", "main(_) -> spin(0).\nspin(N) -> spin(N + 1).\n")],
+        &[(
+            "spin.act",
+            "#!/usr/bin/env escript\nmain(_) -> spin(0).\nspin(N) -> spin(N + 1).\n",
+        )],
     );
     let out = act(&[
         "test",
@@ -281,8 +290,8 @@ fn act_test_names_a_script_that_hangs() {
 
 #[test]
 fn several_files_are_all_checked() {
-    let good = temp_file("good2.act", b"main(_) -> ok.\n");
-    let bad = temp_file("bad2.act", b"main(_) -> nope().\n");
+    let good = temp_file("good2.act", b"#!/usr/bin/env escript\nmain(_) -> ok.\n");
+    let bad = temp_file("bad2.act", b"#!/usr/bin/env escript\nmain(_) -> nope().\n");
     let out = act(&[
         "check",
         good.to_str().expect("path"),
@@ -296,7 +305,7 @@ fn several_files_are_all_checked() {
 fn a_memory_budget_too_small_to_load_the_program_says_so() {
     let script = temp_file(
         "tiny_budget.act",
-        b"main(_) -> io:format(\"~p~n\", [{a, b}]).\n",
+        b"#!/usr/bin/env escript\nmain(_) -> io:format(\"~p~n\", [{a, b}]).\n",
     );
     let out = act(&["--max-memory", "100", script.to_str().expect("path")]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -306,4 +315,50 @@ fn a_memory_budget_too_small_to_load_the_program_says_so() {
     );
     assert!(!stderr.contains("literal too large"), "{stderr}");
     assert!(!out.status.success());
+}
+
+/// escript takes a script's first line for its `#!` line: any other first
+/// line is left out and the lines after it are numbered one short (the
+/// compiler then quotes the file's line of that number). act reads a
+/// script the same way; a left-out line that held code gets a warning.
+/// The expected texts are escript's (OTP 25).
+#[test]
+fn the_first_line_is_skipped_and_the_rest_numbered_as_escript_does() {
+    let path = temp_file(
+        "first_comment.act",
+        b"%% a first line, which escript skips\n-mode(compile).\n\
+          main(_) -> io:format(\"~p~n\", [?LINE]), X = 1.\n",
+    );
+    let name = path.to_str().expect("UTF-8 path");
+    let out = act(&[name]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "{name}:2:40: Warning: variable 'X' is unused\n\
+             %    2| -mode(compile).\n\
+             %     |                ^^^^^^^^^^^^^^^^^^^^^^^^^\n\n2\n"
+        )
+    );
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let check = act(&["check", name]);
+    assert!(
+        String::from_utf8_lossy(&check.stderr).contains(":2:40: warning: variable 'X' is unused"),
+        "{check:?}"
+    );
+
+    let path = temp_file(
+        "first_code.act",
+        b"main(_) -> io:format(\"one~n\").\nmain(_) -> io:format(\"two ~p~n\", [?LINE]).\n",
+    );
+    let name = path.to_str().expect("UTF-8 path");
+    let out = act(&[name]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "two 1\n");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with(&format!(
+            "{name}:1: warning: line 1 is not read: escript takes a script's first line"
+        )),
+        "{out:?}"
+    );
 }

@@ -47,7 +47,7 @@ fn includes_are_found_beside_the_script_and_in_its_include_folder() {
         &[
             (
                 "main.act",
-                "-module(main).\n-include(\"defs.hrl\").\n-include(\"point.hrl\").\n\
+                "#!/usr/bin/env escript\n-module(main).\n-include(\"defs.hrl\").\n-include(\"point.hrl\").\n\
                  main(_) -> io:format(\"~p ~p~n\", [?ANSWER, #point{x = 1}]).\n",
             ),
             ("defs.hrl", "-define(ANSWER, 42).\n"),
@@ -70,28 +70,32 @@ fn an_error_in_an_included_file_names_that_file_and_comes_where_it_is_included()
         &[
             (
                 "main.act",
-                "-include(\"broken.hrl\").\nmain(_) -> #nope{}.\n",
+                "#!/usr/bin/env escript\n-include(\"broken.hrl\").\nmain(_) -> #nope{}.\n",
             ),
             ("broken.hrl", "-define(X, 1).\nbad( -> ok.\n"),
         ],
     );
     let script = path_text(&dir.join("main.act"));
     let hrl = path_text(&dir.join("broken.hrl"));
-    for args in [vec!["check", script.as_str()], vec![script.as_str()]] {
-        let out = act(&args);
-        // act check fails with 1; running exits 127 as escript does.
-        let status = if args[0] == "check" { 1 } else { 127 };
-        assert_eq!(out.status.code(), Some(status), "{out:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains(": error: ")).collect();
-        assert_eq!(errors.len(), 2, "{stderr}");
-        assert!(
-            errors[0].starts_with(&format!("{hrl}:2:6: error: syntax error")),
-            "{stderr}"
-        );
-        assert!(
-            errors[1].contains("main.act:2:13: error: record nope undefined"),
-            "{stderr}"
-        );
-    }
+    let out = act(&["check", script.as_str()]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains(": error: ")).collect();
+    assert_eq!(errors.len(), 2, "{stderr}");
+    assert!(
+        errors[0].starts_with(&format!("{hrl}:2:6: error: syntax error")),
+        "{stderr}"
+    );
+    assert!(
+        errors[1].contains("main.act:3:13: error: record nope undefined"),
+        "{stderr}"
+    );
+    // A run stops at the syntax error with escript's line, which names
+    // the script even for a line of the include, and exits 127.
+    let out = act(&[script.as_str()]);
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("{script}:2:6: syntax error before: '->'\nact: There were compilation errors.\n")
+    );
 }

@@ -36,44 +36,44 @@ fn hr_odd_characters_are_named_with_their_place_and_a_hint() {
     let cases = [
         (
             "nbsp.erl",
-            "main(_) ->\u{A0}ok.\n",
-            "nbsp.erl:1:11: error: unexpected character U+00A0 (no-break space)",
+            "#!/usr/bin/env escript\nmain(_) ->\u{A0}ok.\n",
+            "nbsp.erl:2:11: error: unexpected character U+00A0 (no-break space)",
             "replace it with an ordinary space",
         ),
         (
             "zwsp.erl",
-            "main(_) -> ok\u{200B}.\n",
-            "zwsp.erl:1:14: error: unexpected character U+200B (zero-width space)",
+            "#!/usr/bin/env escript\nmain(_) -> ok\u{200B}.\n",
+            "zwsp.erl:2:14: error: unexpected character U+200B (zero-width space)",
             "delete it",
         ),
         (
             "quotes.erl",
-            "main(_) -> io:format(\u{201C}hi\u{201D}).\n",
-            "quotes.erl:1:22: error: unexpected character U+201C (left double quotation mark)",
+            "#!/usr/bin/env escript\nmain(_) -> io:format(\u{201C}hi\u{201D}).\n",
+            "quotes.erl:2:22: error: unexpected character U+201C (left double quotation mark)",
             "use the ASCII \" for strings",
         ),
         (
             "single.erl",
-            "main(_) -> \u{2018}a\u{2019}.\n",
-            "single.erl:1:12: error: unexpected character U+2018 (left single quotation mark)",
+            "#!/usr/bin/env escript\nmain(_) -> \u{2018}a\u{2019}.\n",
+            "single.erl:2:12: error: unexpected character U+2018 (left single quotation mark)",
             "use the ASCII '",
         ),
         (
             "dash.erl",
-            "main(_) -> 3 \u{2013} 1.\n",
-            "dash.erl:1:14: error: unexpected character U+2013 (en dash)",
+            "#!/usr/bin/env escript\nmain(_) -> 3 \u{2013} 1.\n",
+            "dash.erl:2:14: error: unexpected character U+2013 (en dash)",
             "use the ASCII '-'",
         ),
         (
             "emdash.erl",
-            "main(_) -> 3 \u{2014} 1.\n",
-            "emdash.erl:1:14: error: unexpected character U+2014 (em dash)",
+            "#!/usr/bin/env escript\nmain(_) -> 3 \u{2014} 1.\n",
+            "emdash.erl:2:14: error: unexpected character U+2014 (em dash)",
             "use the ASCII '-'",
         ),
         (
             "bom.erl",
-            "main(_) -> ok.\n\u{FEFF}f() -> ok.\n",
-            "bom.erl:2:1: error: unexpected character U+FEFF (byte order mark)",
+            "#!/usr/bin/env escript\nmain(_) -> ok.\n\u{FEFF}f() -> ok.\n",
+            "bom.erl:3:1: error: unexpected character U+FEFF (byte order mark)",
             "only at the very start of a file",
         ),
     ];
@@ -105,7 +105,7 @@ fn hr_odd_characters_are_named_with_their_place_and_a_hint() {
 fn hr_a_byte_order_mark_at_the_start_is_skipped_as_escript_does() {
     for source in [
         "\u{FEFF}#!/usr/bin/env escript\nmain(_) -> io:format(\"ok~n\").\n",
-        "\u{FEFF}main(_) -> io:format(\"ok~n\").\n",
+        "\u{FEFF}%% a first line, which escript skips\nmain(_) -> io:format(\"ok~n\").\n",
     ] {
         let out = run("bom_start.erl", source, &[]);
         assert_eq!(out.status, Some(0), "{}", out.render());

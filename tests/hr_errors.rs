@@ -226,39 +226,39 @@ fn files_that_cannot_run_say_why_with_escripts_status() {
         ),
         (
             "main0.erl",
-            "main() -> ok.\n",
+            "#!/usr/bin/env escript\nmain() -> ok.\n",
             127,
             "act: the script has no function main/1",
         ),
         (
             "eof.erl",
-            "main(_) -> ok",
+            "#!/usr/bin/env escript\nmain(_) -> ok",
             127,
-            "eof.erl:1:14: error: unexpected end of file",
+            "eof.erl:2:12: syntax error before: \n",
         ),
         (
             "unstr.erl",
-            "main(_) -> io:format(\"abc).\n",
+            "#!/usr/bin/env escript\nmain(_) -> io:format(\"abc).\n",
             127,
-            "unstr.erl:1:22: error: unterminated string",
+            "unstr.erl:2:22: unterminated string starting with \"abc).\\n\"\n",
         ),
         (
             "unatom.erl",
-            "main(_) -> 'abc.\n",
+            "#!/usr/bin/env escript\nmain(_) -> 'abc.\n",
             127,
-            "unatom.erl:1:12: error: unterminated quoted atom",
+            "unatom.erl:2:12: unterminated atom starting with 'abc.\\n'\n",
         ),
         (
             "zw.erl",
-            "main(_) -> \u{200B} ok.\n",
+            "#!/usr/bin/env escript\nmain(_) -> \u{200B} ok.\n",
             127,
-            "zw.erl:1:12: error: unexpected character U+200B (zero-width space)",
+            "zw.erl:2:12: error: unexpected character U+200B (zero-width space)",
         ),
         (
             "rlo.erl",
-            "main(_) -> \u{202E} ok.\n",
+            "#!/usr/bin/env escript\nmain(_) -> \u{202E} ok.\n",
             127,
-            "rlo.erl:1:12: error: unexpected character U+202E (right-to-left override)",
+            "rlo.erl:2:12: error: unexpected character U+202E (right-to-left override)",
         ),
     ] {
         let out = run(&write(name, source.as_bytes()));
@@ -278,11 +278,14 @@ fn files_that_cannot_run_say_why_with_escripts_status() {
             );
         }
     }
-    let out = run(&write("badutf.erl", b"main(_) -> \"\xff\".\n"));
+    let out = run(&write(
+        "badutf.erl",
+        b"#!/usr/bin/env escript\nmain(_) -> \"\xff\".\n",
+    ));
     assert_eq!(out.status, Some(127), "{}", out.render());
     assert!(
         out.stderr
-            .starts_with("badutf.erl:1:13: error: the file is not valid UTF-8"),
+            .starts_with("badutf.erl:2:13: error: the file is not valid UTF-8"),
         "{}",
         out.stderr
     );
@@ -291,7 +294,7 @@ fn files_that_cannot_run_say_why_with_escripts_status() {
     assert!(
         check
             .stderr
-            .contains("1:13: error: the file is not valid UTF-8"),
+            .contains("2:13: error: the file is not valid UTF-8"),
         "{}",
         check.stderr
     );

@@ -349,7 +349,7 @@ fn history_results_print_under_the_arrow() {
     let out = shell("lists:seq(1,40).\nh().\n");
     assert!(
         out.contains(concat!(
-            "1: lists:seq(1,40)\n",
+            "1: lists:seq(1, 40)\n",
             "-> [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,\n",
             "    23,24,25,26,27,28,29|...]\n",
         )),
@@ -377,4 +377,23 @@ fn exceptions_in_prompt_funs_and_bifs_read_as_erls() {
         "        *** argument 2: not a tuple\n",
     );
     assert_eq!(out, expected);
+}
+
+/// `h()` shows a flat input as erl_pp writes it (checked against erl):
+/// operators and commas spaced, literals normalised, expressions on one
+/// line; an input with a block (`case`) is shown as typed.
+#[test]
+fn h_shows_flat_inputs_as_erl_pp_writes_them() {
+    let out = shell(
+        "X  =  1+2 .\nY = -X, [H|T] = [X, 16#ff, $a], {Y, not true}.\n\"abc\" \"def\".\n\
+         case X of 3->three;_->other end.\nh().\n",
+    );
+    for line in [
+        "1: X = 1 + 2\n",
+        "2: Y = -X, [H | T] = [X, 255, $a], {Y, not true}\n",
+        "3: \"abcdef\"\n",
+        "4: case X of 3->three;_->other end\n",
+    ] {
+        assert!(out.contains(line), "{line:?} in {out}");
+    }
 }

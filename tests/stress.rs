@@ -948,7 +948,7 @@ fn an_act_program_sleeping_on_timers_uses_no_cpu_on_two_schedulers() {
     let file = dir.join("sleepers.act");
     std::fs::write(
         &file,
-        "-module(sleepers).\n-export([main/1]).\n\
+        "#!/usr/bin/env escript\n-module(sleepers).\n-export([main/1]).\n\
          main(_) ->\n    Main = self(),\n\
              [spawn(fun() -> timer:sleep(1500), Main ! done end) || _ <- lists:seq(1, 100)],\n\
              [receive done -> ok end || _ <- lists:seq(1, 100)],\n\

@@ -59,12 +59,19 @@ fn act_env(dir: &Path, args: &[&str], timeout: Duration, env: &[(&str, &str)]) -
     }
 }
 
-/// A fresh directory holding `files`.
+/// A fresh directory holding `files`. A script (a file that is not a
+/// `-module`) gets a `#!` first line, which escript and act skip, so its
+/// text starts on line 2.
 fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("act_vm_test_{}_{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     for (file, text) in files {
+        let text = if text.starts_with("-module") || text.starts_with("#!") {
+            text.to_string()
+        } else {
+            format!("#!/usr/bin/env escript\n{text}")
+        };
         std::fs::write(dir.join(file), text).expect("write");
     }
     dir
@@ -106,7 +113,7 @@ fn uncaught_error_prints_erlang_words_to_stderr_and_exits_127() {
         r.stderr
     );
     assert!(
-        r.stderr.contains("in function  p:main/1 (p.act, line 3)"),
+        r.stderr.contains("in function  p:main/1 (p.act, line 4)"),
         "{}",
         r.stderr
     );
@@ -135,7 +142,7 @@ fn compile_errors_exit_127_before_running() {
     // escript's status for a script with compilation errors.
     assert_eq!(r.status, 127);
     assert_eq!(r.stdout, "");
-    assert!(r.stderr.contains("p.act:1:"), "{}", r.stderr);
+    assert!(r.stderr.contains("p.act:2:"), "{}", r.stderr);
 }
 
 #[test]

@@ -213,8 +213,12 @@ fn check_files(files: &[String]) -> ExitCode {
             continue;
         }
         let (sources, diagnostics) = check_file(file);
-        let empty = std::fs::read_to_string(file)
-            .is_ok_and(|text| syntax::parse_module(&text).0.forms.is_empty());
+        let empty = std::fs::read_to_string(file).is_ok_and(|text| {
+            syntax::parse_module(syntax::script_text(&text).0)
+                .0
+                .forms
+                .is_empty()
+        });
         if diagnostics.is_empty() && empty {
             // The same words as running it.
             eprintln!("act: the script has no function main/1");
@@ -246,7 +250,12 @@ fn check_file(file: &str) -> (syntax::Sources, Vec<Diagnostic>) {
         Ok(source) => {
             let path = std::path::Path::new(file);
             let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-            syntax::check_program(file, &source, dir)
+            // A script is read as escript (and `act FILE`) reads it.
+            let (text, header) = syntax::script_text(&source);
+            if header.is_some_and(syntax::first_line_has_code) {
+                eprint!("{}", syntax::first_line_warning(file));
+            }
+            syntax::check_program(file, text, dir)
         }
         Err(error) => {
             let (source, diagnostic) = act::runtime::script::not_utf8(error);

@@ -92,7 +92,7 @@ fn scan(ctx: &mut Context, args: &mut [Term], start_line: i64) -> BifResult {
                 let info = match error {
                     // Control characters and latin1's 128..=160 are
                     // white space to erl_scan.
-                    LexError::UnexpectedCharacter
+                    LexError::UnexpectedCharacter(_)
                         if slice.chars().count() == 1
                             && slice
                                 .chars()
@@ -100,11 +100,11 @@ fn scan(ctx: &mut Context, args: &mut [Term], start_line: i64) -> BifResult {
                     {
                         continue;
                     }
-                    LexError::UnexpectedCharacter if slice.chars().count() == 1 => {
+                    LexError::UnexpectedCharacter(_) if slice.chars().count() == 1 => {
                         tokens.push(tuple(vec![a(slice), line]));
                         continue;
                     }
-                    LexError::UnterminatedString | LexError::UnterminatedAtom => {
+                    LexError::UnterminatedString(_) | LexError::UnterminatedAtom(_) => {
                         let quote = slice.chars().next().unwrap_or('"');
                         tuple(vec![
                             a("string"),
@@ -113,7 +113,7 @@ fn scan(ctx: &mut Context, args: &mut [Term], start_line: i64) -> BifResult {
                         ])
                     }
                     LexError::UnterminatedChar => a("char"),
-                    LexError::BadNumber(_) => tuple(vec![a("illegal"), a("integer")]),
+                    LexError::BadNumber(..) => tuple(vec![a("illegal"), a("integer")]),
                     LexError::AtomTooLong => tuple(vec![a("illegal"), a("atom")]),
                     _ => tuple(vec![a("illegal"), a("character")]),
                 };

@@ -63,6 +63,8 @@ impl ModuleCompiler {
             fc.function_clause(clause, next, &p.self_fun)?;
         }
         self.bind(final_fail);
+        // BEAM reports function_clause at the function's first clause.
+        self.set_line(span);
         self.emit(Instr::FunctionClause { function: index });
         Ok(())
     }

@@ -337,8 +337,9 @@ fn interpret(
             ip += 1;
             match *instr {
                 Instr::FuncInfo { .. } => {}
+                // The stack trace's line is this instruction's: the
+                // compiler gives it the function's first clause, as BEAM.
                 Instr::FunctionClause { function } => {
-                    ip -= 1;
                     flow!(function_clause(p, x, module, ip_slot, function))
                 }
                 Instr::Allocate { slots, .. } => {

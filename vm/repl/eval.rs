@@ -648,18 +648,23 @@ fn compile(generated: &Generated, input: &str) -> Result<crate::code::Module, St
     compile_checked(generated).map_err(|d| render_user(generated, &d, input))
 }
 
-/// Renders diagnostics of generated source against the input when they
-/// fall inside the input's text, against the generated source otherwise.
+/// Renders diagnostics of generated source: those that fall inside the
+/// input's text as erl does (`erl_error`), others (about the shell's own
+/// code) against the generated source.
 fn render_user(generated: &Generated, diagnostics: &[Diagnostic], input: &str) -> String {
-    let mut out = String::new();
     let (at, len, from) = (generated.user_at, generated.user_len, generated.user_from);
+    let mut moved = Vec::new();
+    let mut out = String::new();
     for d in diagnostics {
         let (start, end) = (d.span.start as usize, d.span.end as usize);
         if start >= at && start <= at + len {
-            let mut moved = d.clone();
+            let mut d = d.clone();
             let end = end.clamp(start, at + len);
-            moved.span = Span::new(start - at + from, end - at + from);
-            out.push_str(&syntax::render(&[moved], INPUT_NAME, input));
+            d.span = Span::new(start - at + from, end - at + from);
+            for (e, _) in &mut d.escript {
+                *e = (*e as usize).saturating_sub(at) as u32 + from as u32;
+            }
+            moved.push(d);
         } else {
             out.push_str(&syntax::render(
                 std::slice::from_ref(d),
@@ -668,7 +673,36 @@ fn render_user(generated: &Generated, diagnostics: &[Diagnostic], input: &str) -
             ));
         }
     }
+    if !moved.is_empty() {
+        return erl_error(&moved, input);
+    }
     out
+}
+
+/// The first error about `input` as erl's shell prints it: `* 1:5: syntax
+/// error before: '.'`, `* 1:1: variable 'X' is unbound` (line and column
+/// within the input, OTP's words); a call to a function that does not
+/// exist is erl's run-time `undefined shell command f/1`.
+pub fn erl_error(diagnostics: &[Diagnostic], input: &str) -> String {
+    let index = syntax::span::LineIndex::new(input);
+    let placed = diagnostics.iter().filter(|d| d.is_error()).map(|d| {
+        let (at, message) = match d.escript.first() {
+            Some((at, message)) => (*at, message.as_str()),
+            None => (d.span.start, d.message.as_str()),
+        };
+        let at = at.min(input.len() as u32);
+        (index.line_col(input, at), message)
+    });
+    let Some(((line, column), message)) = placed.min_by_key(|(place, _)| *place) else {
+        return String::new();
+    };
+    if let Some(name) = message
+        .strip_prefix("function ")
+        .and_then(|m| m.strip_suffix(" undefined"))
+    {
+        return format!("** exception error: undefined shell command {name}\n");
+    }
+    format!("* {line}:{column}: {message}\n")
 }
 
 /// An uncaught exception as erl shows it: `** exception error: ...`, with

@@ -19,7 +19,7 @@ use crate::syntax::ast::{CallTarget, Expr, ExprKind};
 use crate::syntax::{self, ReplInput};
 use crate::term::Atom;
 use complete::{COMMANDS, Names, ShellHelper};
-use eval::{Evaluated, INPUT_NAME, Shell};
+use eval::{Evaluated, Shell};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -49,6 +49,117 @@ pub struct Session {
 
 /// How many inputs `h()` and `e(N)` reach back (erl's default, 20).
 const INPUTS_KEPT: usize = 20;
+
+/// An input as erl's `h()` shows it when it is made of flat expressions
+/// (no `fun ... end`, `case`, `if`, `receive`, `try`, `begin`, binaries):
+/// erl_pp's spacing (`X = 1 + 2`, `[1, 2, 3]`, `#{a => 1}`, `m:f(A, B)`),
+/// literals as erl_pp writes them (`16#FF` as `255`, adjacent strings
+/// joined), the expressions on one line. `None` for anything else, and
+/// for a line longer than erl_pp surely keeps on one line
+/// (`command_text` then shows it as typed).
+fn erl_pp_command(input: &str) -> Option<String> {
+    use syntax::lexer::{Token, tokenize};
+    let mut tokens: Vec<Token> = tokenize(input).into_iter().map(|t| t.1).collect();
+    if tokens.last() == Some(&Token::Dot) {
+        tokens.pop();
+    }
+    if tokens.is_empty() || tokens.contains(&Token::Dot) {
+        return None;
+    }
+    let mut lines: Vec<String> = vec![String::new()];
+    let mut depth = 0usize;
+    let mut previous: Option<&Token> = None;
+    for (i, token) in tokens.iter().enumerate() {
+        let out = lines.last_mut()?;
+        match token {
+            Token::Case
+            | Token::If
+            | Token::Receive
+            | Token::Try
+            | Token::Begin
+            | Token::Catch
+            | Token::When
+            | Token::Of
+            | Token::End
+            | Token::After
+            | Token::OpenBin
+            | Token::CloseBin
+            | Token::Question
+            | Token::DoubleQuestion
+            | Token::Error(_) => return None,
+            Token::Fun if tokens.get(i + 1) == Some(&Token::LParen) => return None,
+            Token::Fun if matches!(tokens.get(i + 1), Some(Token::Var(_))) => return None,
+            Token::LParen | Token::LBracket | Token::LBrace => {
+                depth += 1;
+                out.push_str(token.symbol());
+            }
+            Token::RParen | Token::RBracket | Token::RBrace => {
+                depth = depth.checked_sub(1)?;
+                out.push_str(token.symbol());
+            }
+            Token::Comma if depth == 0 => lines.push(String::new()),
+            Token::Comma => out.push_str(", "),
+            Token::Colon | Token::Hash | Token::Period => out.push_str(token.symbol()),
+            // `fun f/1` and `fun m:f/1` keep their slash tight.
+            Token::Slash
+                if i >= 2 && matches!(tokens[..i].iter().rev().nth(1), Some(Token::Fun))
+                    || i >= 4 && matches!(tokens[..i].iter().rev().nth(3), Some(Token::Fun)) =>
+            {
+                out.push('/')
+            }
+            Token::Minus | Token::Plus | Token::Not | Token::Bnot if is_prefix(previous) => {
+                out.push_str(token.symbol());
+                if matches!(token, Token::Not | Token::Bnot) {
+                    out.push(' ');
+                }
+            }
+            Token::String(_) if matches!(previous, Some(Token::String(_))) => {
+                // Adjacent strings are one string: reopen the last one.
+                let Token::String(s) = token else { return None };
+                out.pop();
+                let mut text = String::new();
+                crate::term::print::write_string(&mut text, s.iter().copied());
+                out.push_str(&text[1..]);
+            }
+            Token::Fun => out.push_str("fun "),
+            Token::Atom(_)
+            | Token::Var(_)
+            | Token::Number(_)
+            | Token::Char(_)
+            | Token::String(_) => out.push_str(&token.escript_text()),
+            other => {
+                out.push(' ');
+                out.push_str(other.symbol());
+                out.push(' ');
+            }
+        }
+        previous = Some(token);
+    }
+    let joined = lines.join(", ");
+    if depth != 0 || lines.iter().any(String::is_empty) || joined.chars().count() > 60 {
+        return None;
+    }
+    Some(joined)
+}
+
+/// Whether a `-`, `+`, `not` or `bnot` after `previous` is a prefix
+/// operator (nothing before it that could be its left operand).
+fn is_prefix(previous: Option<&syntax::lexer::Token>) -> bool {
+    use syntax::lexer::Token;
+    !matches!(
+        previous,
+        Some(
+            Token::Atom(_)
+                | Token::Var(_)
+                | Token::Number(_)
+                | Token::Char(_)
+                | Token::String(_)
+                | Token::RParen
+                | Token::RBracket
+                | Token::RBrace
+        )
+    )
+}
 
 /// An input as `h()` shows it: on one line, without its dot; a line
 /// break and the blanks around it become one space outside quotes.
@@ -168,7 +279,11 @@ impl Session {
         self.replayed = None;
         let step = self.run_input(input, out);
         if self.counted {
-            let text = self.replayed.take().unwrap_or_else(|| command_text(input));
+            let text = self
+                .replayed
+                .take()
+                .or_else(|| erl_pp_command(input))
+                .unwrap_or_else(|| command_text(input));
             if self.inputs.len() >= INPUTS_KEPT {
                 self.inputs.remove(0);
             }
@@ -184,7 +299,7 @@ impl Session {
         let parsed = syntax::with_big_stack(|| syntax::parse_repl(input));
         match parsed {
             Err(diagnostics) => {
-                out.push_str(&syntax::render(&diagnostics, INPUT_NAME, input));
+                out.push_str(&eval::erl_error(&diagnostics, input));
                 self.counted = false;
                 Step::Continue
             }

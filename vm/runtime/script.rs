@@ -201,6 +201,7 @@ pub fn not_utf8(error: std::string::FromUtf8Error) -> (String, Diagnostic) {
         message: "the file is not valid UTF-8".to_string(),
         span: syntax::span::Span::new(at, at + 1),
         hint: Some("act source files are UTF-8 text".to_string()),
+        escript: Vec::new(),
     };
     (source, diagnostic)
 }
@@ -229,13 +230,24 @@ fn compile_file_as(file: &str, shown: Option<&str>) -> Result<crate::code::Modul
             return Err(syntax::render_sources(&[diagnostic], &sources));
         }
     };
+    // A script is read as escript reads it (see `syntax::script_text`).
+    let (text, header) = match shown {
+        Some(shown) => {
+            let (text, header) = syntax::script_text(&source);
+            if header.is_some_and(syntax::first_line_has_code) {
+                output::write_stderr(syntax::first_line_warning(shown).as_bytes());
+            }
+            (text, header)
+        }
+        None => (source.as_str(), None),
+    };
     // An empty script is one without main/1, not a module to compile; a
     // script whose only form did not even scan is not empty.
-    let (parsed, problems) = syntax::parse_module(&source);
+    let (parsed, problems) = syntax::parse_module(text);
     if parsed.forms.is_empty() && problems.is_empty() {
         return Err(NO_MAIN.to_string());
     }
-    crate::bif::fmt::set_compiled_script(says_mode_compile(&parsed, &source));
+    crate::bif::fmt::set_compiled_script(says_mode_compile(&parsed, text));
     let path = Path::new(file);
     let mut stem = path
         .file_stem()
@@ -252,7 +264,7 @@ fn compile_file_as(file: &str, shown: Option<&str>) -> Result<crate::code::Modul
         .map_or(file.to_string(), |s| s.to_string_lossy().into_owned());
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     match shown {
-        Some(shown) => compile_script_source(&source, shown, &name, file, &stem, dir),
+        Some(shown) => compile_script_source(text, header, shown, &name, file, &stem, dir),
         None => compile_source_in(&source, &name, file, &stem, dir),
     }
 }
@@ -261,10 +273,11 @@ fn compile_file_as(file: &str, shown: Option<&str>) -> Result<crate::code::Modul
 /// and as escript prints them (`syntax::escript_report`): on stdout with
 /// a quote of the line under `-mode(compile)`, one line each on stderr
 /// otherwise, the file named `shown` (as given on the command line).
-/// Syntax and preprocessor errors, which stop escript before it lints
-/// (on stderr, status 127 too), keep act's explained rendering.
+/// Syntax and preprocessor errors, which stop escript before it lints,
+/// are one line each on stderr in OTP's words (status 127 too).
 fn compile_script_source(
     source: &str,
+    header: Option<&str>,
     shown: &str,
     name: &str,
     path: &str,
@@ -278,11 +291,18 @@ fn compile_script_source(
         .iter()
         .any(Diagnostic::is_error)
     {
+        // escript stops at these, before the checks (and record errors).
+        diagnostics.truncate(program.parse_diagnostics);
         program.sources.sort(&mut diagnostics);
         syntax::preprocess::name_macros(&mut diagnostics, &program.expansions);
-        return Err(syntax::render_sources(&diagnostics, &program.sources));
+        return Err(escript_report::syntax_listing(
+            &diagnostics,
+            &program.sources,
+            shown,
+        ));
     }
     diagnostics.extend(syntax::check::check_module(&program.module, source));
+    diagnostics.extend(escript_report::redefined_module(&program.module));
     let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
     diagnostics.extend(optimiser);
     diagnostics.extend(syntax::lint_extra::unused_records_and_types(
@@ -292,7 +312,7 @@ fn compile_script_source(
     ));
     escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
     let mode = escript_report::mode(&program.module, &program.sources);
-    let listing = escript_report::listing(&diagnostics, &program.sources, shown, mode);
+    let listing = escript_report::listing(&diagnostics, &program.sources, shown, mode, header);
     output::write_text(&listing.stdout);
     if listing.failed {
         return Err(listing.stderr);

@@ -1040,10 +1040,20 @@ impl Checker<'_> {
     fn construction_fields(&mut self, fields: &[MapField]) {
         for field in fields {
             if field.exact {
+                // erl_lint places it at the `:=` (found between the key and
+                // the value when this text holds them; an include's does not).
+                let (from, to) = (field.key.span.end as usize, field.value.span.start as usize);
+                let at = match self.source.get(from..to) {
+                    Some(between) if between.trim() == ":=" => {
+                        let op = from + between.find(':').unwrap_or(0);
+                        Span::new(op, op + 2)
+                    }
+                    _ => field.span,
+                };
                 self.diagnostics.push(
                     Diagnostic::error(
                         "only association operators '=>' are allowed in map construction",
-                        field.span,
+                        at,
                     )
                     .with_hint(
                         "':=' updates an existing key: use it in M#{K := V} or in a pattern",

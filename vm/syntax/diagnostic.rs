@@ -5,6 +5,11 @@
 //! the first line of each is exactly `FILE:LINE:COL: error: message` (what
 //! editors and erlc users expect), followed by codespan-reporting's snippet
 //! of the source line with a caret marker under the span.
+//!
+//! A syntax or preprocessor error may also carry `escript`: the one line
+//! escript prints for it (OTP's words, at OTP's place), which a script run
+//! prints instead of the explained rendering (see
+//! `escript_report::syntax_listing`).
 
 use super::span::{LineIndex, Span};
 use codespan_reporting::diagnostic::{Diagnostic as CodespanDiagnostic, Label};
@@ -23,6 +28,12 @@ pub struct Diagnostic {
     pub message: String,
     pub span: Span,
     pub hint: Option<String>,
+    /// What escript says about this error: OTP's message and the offset it
+    /// is reported at (often the span's start, not always), then any more
+    /// lines escript prints after it (erl_scan reads on after a bad number,
+    /// and the rest of the form is then a syntax error). Empty if act has
+    /// no OTP words for it.
+    pub escript: Vec<(u32, String)>,
 }
 
 impl Diagnostic {
@@ -32,6 +43,7 @@ impl Diagnostic {
             message: message.into(),
             span,
             hint: None,
+            escript: Vec::new(),
         }
     }
 
@@ -41,11 +53,25 @@ impl Diagnostic {
             message: message.into(),
             span,
             hint: None,
+            escript: Vec::new(),
         }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Diagnostic {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Says that escript reports this error as `message` at the span's
+    /// start.
+    pub fn escript_says(self, message: impl Into<String>) -> Diagnostic {
+        let at = self.span.start;
+        self.escript_at(at, message)
+    }
+
+    /// Says that escript reports this error as `message` at offset `at`.
+    pub fn escript_at(mut self, at: u32, message: impl Into<String>) -> Diagnostic {
+        self.escript.insert(0, (at, message.into()));
         self
     }
 

@@ -17,8 +17,12 @@
 //! With any error the script does not run: escript ends with status 127
 //! after `escript: There were compilation errors.` on stderr (act says
 //! `act: ` instead, as for its other messages). Syntax and preprocessor
-//! errors stop escript before either of these, on stderr; act keeps its
-//! own explained rendering for those (see `runtime::script`).
+//! errors stop escript before either of these: each is one line on stderr,
+//! `FILE:LINE:COL: MESSAGE` in erl_scan's, erl_parse's or epp's words
+//! (`syntax error before: '.'`), then the same last line; act prints those
+//! lines too (`syntax_listing`), from the words each error carries
+//! (`Diagnostic::escript`), and its own explained rendering for an error
+//! that carries none. `act check` always explains.
 //!
 //! `-compile` options that silence a kind of warning (`nowarn_unused_vars`,
 //! `{nowarn_unused_function, [f/1]}`, ...) are honoured in both ways, as
@@ -242,15 +246,31 @@ struct Placed<'a> {
     diagnostic: &'a Diagnostic,
 }
 
-fn place<'a>(d: &'a Diagnostic, sources: &'a Sources, main: &'a str) -> Placed<'a> {
+/// `header` is the script's first line when escript left it out (see
+/// `syntax::script_text`): the script's lines are then numbered one short,
+/// and the compiler quotes the line of the file with the number it
+/// reports, one line above the one meant.
+fn place<'a>(
+    d: &'a Diagnostic,
+    sources: &'a Sources,
+    main: &'a str,
+    header: Option<&'a str>,
+) -> Placed<'a> {
     let file = sources.file_of(d.span.start);
     let offset = (d.span.start as usize - file.base).min(file.text.len());
     let (line, column) = file.lines.line_col(&file.text, offset as u32);
-    let start = file.lines.line_start(line) as usize;
-    let rest = &file.text[start..];
-    let text = match rest.find('\n') {
-        Some(i) => rest[..i].strip_suffix('\r').unwrap_or(&rest[..i]),
-        None => rest,
+    let line_text = |line: u32| {
+        let start = file.lines.line_start(line) as usize;
+        let rest = &file.text[start..];
+        match rest.find('\n') {
+            Some(i) => rest[..i].strip_suffix('\r').unwrap_or(&rest[..i]),
+            None => rest,
+        }
+    };
+    let text = match header {
+        Some(header) if file.base == 0 && line == 1 => header,
+        Some(_) if file.base == 0 => line_text(line - 1),
+        _ => line_text(line),
     };
     Placed {
         file: if file.base == 0 { main } else { &file.name },
@@ -303,11 +323,17 @@ impl Placed<'_> {
 
 /// The listing escript prints for the checker's diagnostics of a script
 /// (errors of expansion and checking, and every warning), named `main`
-/// as on escript's command line.
-pub fn listing(diagnostics: &[Diagnostic], sources: &Sources, main: &str, mode: Mode) -> Listing {
+/// as on escript's command line; `header` as for `place`.
+pub fn listing(
+    diagnostics: &[Diagnostic],
+    sources: &Sources,
+    main: &str,
+    mode: Mode,
+    header: Option<&str>,
+) -> Listing {
     let placed: Vec<Placed> = diagnostics
         .iter()
-        .map(|d| place(d, sources, main))
+        .map(|d| place(d, sources, main, header))
         .collect();
     let mut errors: Vec<&Placed> = placed.iter().filter(|p| p.diagnostic.is_error()).collect();
     let mut warnings: Vec<&Placed> = placed.iter().filter(|p| !p.diagnostic.is_error()).collect();
@@ -353,6 +379,52 @@ pub fn listing(diagnostics: &[Diagnostic], sources: &Sources, main: &str, mode: 
     listing
 }
 
+/// What escript prints on stderr for syntax and preprocessor errors
+/// (which stop it before checking): one line each in OTP's words, named
+/// `main` (the script, as escript names it even when the line is in an
+/// included file), then
+/// `There were compilation errors.`. An error without OTP's words gets
+/// act's rendering with its source line.
+pub fn syntax_listing(diagnostics: &[Diagnostic], sources: &Sources, main: &str) -> String {
+    let mut out = String::new();
+    for d in diagnostics.iter().filter(|d| d.is_error()) {
+        if d.escript.is_empty() {
+            out.push_str(&super::render_sources(std::slice::from_ref(d), sources));
+        }
+        for (at, message) in &d.escript {
+            let file = sources.file_of(*at);
+            let offset = (*at as usize - file.base).min(file.text.len());
+            let (line, column) = file.lines.line_col(&file.text, offset as u32);
+            // escript names the script even for a line of an include.
+            out.push_str(&format!("{main}:{line}:{column}: {message}\n"));
+        }
+    }
+    out.push_str("act: There were compilation errors.\n");
+    out
+}
+
+/// escript gives a script whose first form is not `-module` a module
+/// attribute of its own, so a `-module` after another form, or a second
+/// one, is erl_lint's `redefining module`, at the attribute's name.
+pub fn redefined_module(module: &Module) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, form) in module.forms.iter().enumerate() {
+        if let Form::Attribute(Attribute {
+            kind: AttributeKind::Module(_),
+            span,
+        }) = form
+            && i > 0
+        {
+            let at = span.start as usize + 1;
+            out.push(Diagnostic::error(
+                "redefining module",
+                Span::new(at, at + "module".len()),
+            ));
+        }
+    }
+    out
+}
+
 /// `function f/1 undefined` -> `("f", 1)`.
 fn undefined_function(message: &str) -> Option<(&str, u32)> {
     let f = message
@@ -368,7 +440,7 @@ mod tests {
 
     fn listing_of(source: &str, mode: Mode) -> Listing {
         let (sources, diagnostics) = crate::syntax::check_program("w.erl", source, None);
-        listing(&diagnostics, &sources, "w.erl", mode)
+        listing(&diagnostics, &sources, "w.erl", mode, None)
     }
 
     #[test]

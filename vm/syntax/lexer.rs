@@ -12,23 +12,45 @@ use num_bigint::BigInt;
 use num_traits::Num;
 
 /// What was wrong with a piece of text the lexer could not read.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum LexError {
-    /// a character that starts no token: `&`, `\`, ...
-    #[default]
-    UnexpectedCharacter,
-    /// `"abc` running to the end of the file
-    UnterminatedString,
-    /// `'abc` running to the end of the file
-    UnterminatedAtom,
+    /// a character that starts no token: `&`, `\`, ... (`tokenize` puts
+    /// the character in; logos makes this error without it)
+    UnexpectedCharacter(char),
+    /// `"abc` running to the end of the file (its first 16 characters)
+    UnterminatedString(String),
+    /// `'abc` running to the end of the file (its first 16 characters)
+    UnterminatedAtom(String),
     /// `$` at the end of the file
     UnterminatedChar,
     /// `"\x{zz}"`, `"\x4"`, ...
     BadEscape,
-    /// `16#`, `37#1`, `1_`, `2#102`, `1.0e`
-    BadNumber(String),
+    /// `16#`, `37#1`, `1_`, `2#102`, `1.0e`: act's explanation, and what
+    /// erl_scan makes of it
+    BadNumber(String, NumberFault),
     /// an atom of more than `MAX_ATOM_CHARS` characters, as Erlang refuses
     AtomTooLong,
+}
+
+/// How erl_scan reads a number act refuses (for escript's wording).
+#[derive(Debug, Clone, PartialEq)]
+pub enum NumberFault {
+    /// `1_`: the number, then the variable `_` (this many bytes in)
+    Underscore(u32),
+    /// `37#1`: `illegal base '37'`
+    Base(String),
+    /// `2#102`: `2#10`, then the next token (`2`, this many bytes in)
+    Digits(u32, String),
+    /// `16#`, or an integer out of range: `illegal integer`
+    Integer,
+    /// `1.0e`, `1.0e999`: `illegal float`
+    Float,
+}
+
+impl Default for LexError {
+    fn default() -> LexError {
+        LexError::UnexpectedCharacter('\0')
+    }
 }
 
 /// Erlang's limit on the length of an atom, in characters.
@@ -47,23 +69,90 @@ impl LexError {
     /// The message shown to the user.
     pub fn message(&self) -> String {
         match self {
-            LexError::UnexpectedCharacter => "unexpected character".into(),
-            LexError::UnterminatedString => {
+            LexError::UnexpectedCharacter(_) => "unexpected character".into(),
+            LexError::UnterminatedString(_) => {
                 "unterminated string: no closing '\"' before the end of the file".into()
             }
-            LexError::UnterminatedAtom => {
+            LexError::UnterminatedAtom(_) => {
                 "unterminated quoted atom: no closing ' before the end of the file".into()
             }
             LexError::UnterminatedChar => {
                 "unterminated character literal: '$' at the end of the file".into()
             }
             LexError::BadEscape => "illegal escape sequence".into(),
-            LexError::BadNumber(why) => why.clone(),
+            LexError::BadNumber(why, _) => why.clone(),
             LexError::AtomTooLong => {
                 format!("atom too long: an atom has at most {MAX_ATOM_CHARS} characters")
             }
         }
     }
+}
+
+impl LexError {
+    /// What escript says about this error: how far from the start of the
+    /// bad token it reports it, and erl_scan's or erl_parse's words.
+    /// `None` for a character that is not plain ASCII: act names it and
+    /// says what to type instead (see `diagnostic::describe_character`),
+    /// which serves better than erl_scan's `illegal character`.
+    pub fn escript_words(&self) -> Option<(u32, String)> {
+        Some(match self {
+            LexError::UnexpectedCharacter(c) if !c.is_ascii_graphic() => return None,
+            // A stray ASCII character is a token erl_parse refuses.
+            LexError::UnexpectedCharacter(c) => {
+                let mut out = String::new();
+                crate::term::print::write_atom(&mut out, crate::term::Atom::intern(&c.to_string()));
+                (0, format!("syntax error before: {out}"))
+            }
+            LexError::UnterminatedString(head) => {
+                let mut out = String::new();
+                crate::term::print::write_string(&mut out, head.chars().map(|c| c as u32));
+                (0, format!("unterminated string starting with {out}"))
+            }
+            LexError::UnterminatedAtom(head) => {
+                let mut s = String::new();
+                crate::term::print::write_string(&mut s, head.chars().map(|c| c as u32));
+                let inner = s[1..s.len() - 1].replace("\\\"", "\"").replace('\'', "\\'");
+                (0, format!("unterminated atom starting with '{inner}'"))
+            }
+            LexError::UnterminatedChar => (0, "unterminated character".into()),
+            LexError::BadEscape => (0, "illegal character".into()),
+            LexError::AtomTooLong => (0, "illegal atom".into()),
+            LexError::BadNumber(_, fault) => match fault {
+                NumberFault::Underscore(at) => (*at, "syntax error before: _".into()),
+                NumberFault::Base(base) => (0, format!("illegal base '{base}'")),
+                NumberFault::Digits(at, token) => (*at, format!("syntax error before: {token}")),
+                NumberFault::Integer => (0, "illegal integer".into()),
+                NumberFault::Float => (0, "illegal float".into()),
+            },
+        })
+    }
+}
+
+/// `2#102`: erl_scan reads `2#10` and then a token from the first digit
+/// the base does not have (`digits` are those after `#`); the syntax error
+/// is before that token, `at` bytes into the number.
+fn digits_fault(base: &str, digits: &str) -> NumberFault {
+    let radix: u32 = base.parse().unwrap_or(10);
+    let bad = digits
+        .char_indices()
+        .find(|(_, c)| !c.is_digit(radix))
+        .map_or(digits.len(), |(i, _)| i);
+    let rest = &digits[bad..];
+    let at = (base.len() + 1 + bad) as u32;
+    let token: String = match rest.chars().next() {
+        Some(c) if c.is_ascii_digit() => rest.chars().take_while(char::is_ascii_digit).collect(),
+        _ => rest.to_string(),
+    };
+    let token = match token.parse::<u64>() {
+        Ok(n) => n.to_string(),
+        Err(_) if token.starts_with(|c: char| c.is_ascii_lowercase()) => {
+            let mut out = String::new();
+            crate::term::print::write_atom(&mut out, crate::term::Atom::intern(&token));
+            out
+        }
+        Err(_) => token,
+    };
+    NumberFault::Digits(at, token)
 }
 
 /// One token. `Dot` is Erlang's form terminator: a `.` followed by white
@@ -259,6 +348,38 @@ impl Token {
         }
     }
 
+    /// The token as erl_parse names it in `syntax error before: TOKEN`
+    /// (yecc's token2string): atoms and symbols as `~w` writes an atom
+    /// (`'end'`, `'.'`, `foo`), numbers as `~w`, variables bare, strings
+    /// and characters as Erlang source.
+    pub fn escript_text(&self) -> String {
+        use crate::term::print;
+        let atom = |name: &str| {
+            let mut out = String::new();
+            print::write_atom(&mut out, crate::term::Atom::intern(name));
+            out
+        };
+        match self {
+            Token::Atom(a) => atom(a),
+            Token::Var(v) => v.clone(),
+            Token::Number(Number::Integer(i)) => i.to_string(),
+            Token::Number(Number::Float(f)) => print::format_float(*f),
+            Token::Char(c) => {
+                let mut out = String::new();
+                print::write_string(&mut out, [*c]);
+                format!("${}", &out[1..out.len() - 1])
+            }
+            Token::String(s) => {
+                let mut out = String::new();
+                print::write_string(&mut out, s.iter().copied());
+                out
+            }
+            Token::Dot | Token::Period => "'.'".into(),
+            Token::Error(_) => String::new(),
+            other => atom(other.symbol()),
+        }
+    }
+
     /// The source text of a keyword or punctuation token.
     pub fn symbol(&self) -> &'static str {
         use Token::*;
@@ -355,6 +476,9 @@ pub fn tokenize(source: &str) -> Vec<Spanned> {
         let token = match result {
             Ok(Token::Period) if is_dot_end(&text[span.end..]) => Token::Dot,
             Ok(token) => token,
+            Err(LexError::UnexpectedCharacter(_)) => Token::Error(LexError::UnexpectedCharacter(
+                text[span.clone()].chars().next().unwrap_or('\0'),
+            )),
             Err(error) => Token::Error(error),
         };
         tokens.push((span.start + skip, token, span.end + skip));
@@ -379,11 +503,12 @@ fn number(lex: &mut Lexer<Token>) -> Result<Number, LexError> {
     let mut digits = vec![first];
     let mut i = 0;
     scan_digits(rest, &mut i, &mut digits, |b| b.is_ascii_digit());
-    let bad = |msg: &str| LexError::BadNumber(msg.to_string());
+    let bad = |msg: &str, fault| LexError::BadNumber(msg.to_string(), fault);
     if i < rest.len() && rest[i] == b'_' {
         lex.bump(i + 1);
         return Err(bad(
             "illegal '_' in number: it must stand between two digits",
+            NumberFault::Underscore(i as u32 + 1),
         ));
     }
     if i + 1 < rest.len() && rest[i] == b'#' && rest[i + 1].is_ascii_alphanumeric() {
@@ -394,18 +519,27 @@ fn number(lex: &mut Lexer<Token>) -> Result<Number, LexError> {
         scan_digits(rest, &mut i, &mut value, |b| b.is_ascii_alphanumeric());
         lex.bump(i);
         if !(2..=36).contains(&base) {
-            return Err(LexError::BadNumber(format!(
-                "illegal base {base_text}: a base is from 2 to 36"
-            )));
+            return Err(LexError::BadNumber(
+                format!("illegal base {base_text}: a base is from 2 to 36"),
+                NumberFault::Base(base_text),
+            ));
         }
         let text = String::from_utf8_lossy(&value).into_owned();
         return BigInt::from_str_radix(&text, base)
             .map(Number::Integer)
-            .map_err(|_| LexError::BadNumber(format!("illegal digits for base {base}: {text}")));
+            .map_err(|_| {
+                LexError::BadNumber(
+                    format!("illegal digits for base {base}: {text}"),
+                    digits_fault(&base_text, &text),
+                )
+            });
     }
     if i < rest.len() && rest[i] == b'#' {
         lex.bump(i + 1);
-        return Err(bad("illegal based integer: no digits after '#'"));
+        return Err(bad(
+            "illegal based integer: no digits after '#'",
+            NumberFault::Integer,
+        ));
     }
     if i + 1 < rest.len() && rest[i] == b'.' && rest[i + 1].is_ascii_digit() {
         digits.push(b'.');
@@ -422,20 +556,31 @@ fn number(lex: &mut Lexer<Token>) -> Result<Number, LexError> {
                 scan_digits(rest, &mut j, &mut exponent, |b| b.is_ascii_digit());
                 digits.extend_from_slice(&exponent);
                 i = j;
+            } else {
+                // erl_scan: an `e` after the fraction starts the exponent,
+                // which must have digits (`1.0e` is an illegal float).
+                lex.bump(j);
+                return Err(bad(
+                    "illegal float: the exponent has no digits",
+                    NumberFault::Float,
+                ));
             }
         }
         lex.bump(i);
         let text = String::from_utf8_lossy(&digits).into_owned();
         return match text.parse::<f64>() {
             Ok(f) if f.is_finite() => Ok(Number::Float(f)),
-            _ => Err(LexError::BadNumber(format!("float {text} is out of range"))),
+            _ => Err(LexError::BadNumber(
+                format!("float {text} is out of range"),
+                NumberFault::Float,
+            )),
         };
     }
     lex.bump(i);
     let text = String::from_utf8_lossy(&digits).into_owned();
     BigInt::from_str_radix(&text, 10)
         .map(Number::Integer)
-        .map_err(|_| bad("illegal integer"))
+        .map_err(|_| bad("illegal integer", NumberFault::Integer))
 }
 
 /// Appends the digits at `rest[*i..]` accepted by `is_digit`, allowing single
@@ -474,12 +619,14 @@ fn character(lex: &mut Lexer<Token>) -> Result<u32, LexError> {
 
 /// A string literal after its opening `"`.
 fn string(lex: &mut Lexer<Token>) -> Result<Vec<u32>, LexError> {
-    quoted(lex, '"').ok_or(LexError::UnterminatedString)?
+    let head: String = lex.remainder().chars().take(16).collect();
+    quoted(lex, '"').ok_or(LexError::UnterminatedString(head))?
 }
 
 /// A quoted atom after its opening `'`.
 fn quoted_atom(lex: &mut Lexer<Token>) -> Result<String, LexError> {
-    let codes = quoted(lex, '\'').ok_or(LexError::UnterminatedAtom)??;
+    let head: String = lex.remainder().chars().take(16).collect();
+    let codes = quoted(lex, '\'').ok_or(LexError::UnterminatedAtom(head))??;
     let name: String = codes
         .iter()
         .map(|&c| char::from_u32(c).unwrap_or('\u{FFFD}'))
@@ -662,17 +809,17 @@ mod tests {
             kinds("x \"abc"),
             vec![
                 Token::Atom("x".into()),
-                Token::Error(LexError::UnterminatedString)
+                Token::Error(LexError::UnterminatedString("abc".into()))
             ]
         );
         assert_eq!(
             kinds("'abc"),
-            vec![Token::Error(LexError::UnterminatedAtom)]
+            vec![Token::Error(LexError::UnterminatedAtom("abc".into()))]
         );
         assert_eq!(kinds("$"), vec![Token::Error(LexError::UnterminatedChar)]);
         assert_eq!(
             kinds("&"),
-            vec![Token::Error(LexError::UnexpectedCharacter)]
+            vec![Token::Error(LexError::UnexpectedCharacter('&'))]
         );
     }
 

@@ -89,6 +89,40 @@ pub struct Program {
 /// messages name it, `path` is what `?FILE` gives, `dir` is where its
 /// includes are looked up and `module` the name `?MODULE` has until a
 /// `-module` attribute gives one.
+/// The text of a script as escript reads it, and the first line when it
+/// is left out. escript always takes a script's first line for its `#!`
+/// line: a `#!` line is skipped in place (the lexer blanks it, so lines
+/// keep their numbers), but any other first line is dropped, and the
+/// lines after it are numbered from 1 (a warning on line 3 of the file is
+/// reported at line 2, and `?LINE` says 2). act reads a script the same
+/// way, so that line numbers, `?LINE` and what the first line held come
+/// out as escript's; modules and includes are read whole.
+pub fn script_text(source: &str) -> (&str, Option<&str>) {
+    let body = source.strip_prefix('\u{FEFF}').unwrap_or(source);
+    if body.starts_with("#!") {
+        return (source, None);
+    }
+    match body.find('\n') {
+        Some(i) => (&body[i + 1..], Some(body[..i].trim_end_matches('\r'))),
+        None => ("", Some(body)),
+    }
+}
+
+/// Whether a first line that escript leaves out held code (not a comment
+/// or white space): act then says that it was not read.
+pub fn first_line_has_code(line: &str) -> bool {
+    let line = line.trim();
+    !line.is_empty() && !line.starts_with('%')
+}
+
+/// The warning for a first line with code that escript leaves out.
+pub fn first_line_warning(file: &str) -> String {
+    format!(
+        "{file}:1: warning: line 1 is not read: escript takes a script's first line for \
+         its #! line (start the script with #!/usr/bin/env escript)\n"
+    )
+}
+
 pub fn read_program(
     name: &str,
     path: &str,
@@ -137,6 +171,7 @@ pub fn check_program(
             source,
             &program.broken_functions,
         ));
+        diagnostics.extend(escript_report::redefined_module(&program.module));
         if program.broken_functions.is_empty() {
             let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
             diagnostics.extend(optimiser);

@@ -10,7 +10,7 @@
 
 use super::ast::*;
 use super::diagnostic::Diagnostic;
-use super::lexer::{Spanned, Token, tokenize};
+use super::lexer::{LexError, Spanned, Token, tokenize};
 use super::span::Span;
 use super::walk;
 use lalrpop_util::ParseError;
@@ -242,9 +242,22 @@ fn split_forms(tokens: &[Spanned], source_len: usize) -> Vec<FormTokens<'_>> {
 /// nesting beyond `MAX_NESTING`.
 fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    for (l, token, r) in form.tokens {
+    for (i, (l, token, r)) in form.tokens.iter().enumerate() {
         if let Token::Error(error) = token {
-            errors.push(Diagnostic::error(error.message(), Span::new(*l, *r)));
+            let mut diagnostic = Diagnostic::error(error.message(), Span::new(*l, *r));
+            if let Some((at, words)) = error.escript_words() {
+                diagnostic = diagnostic.escript_at(*l as u32 + at, words);
+            }
+            let dot = (form.end.start as usize, Token::Dot, form.end.end as usize);
+            let next = match form.tokens.get(i + 1) {
+                Some(next) => Some(next),
+                None if form.has_dot => Some(&dot),
+                None => None,
+            };
+            diagnostic
+                .escript
+                .extend(scan_goes_on(error, *l as u32, next));
+            errors.push(diagnostic);
         }
     }
     if !errors.is_empty() {
@@ -286,6 +299,31 @@ fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
         }
     }
     errors
+}
+
+/// After an illegal base, float, integer or atom, erl_scan goes on reading
+/// where it stopped, and what is left of the form is a form of its own,
+/// which erl_parse refuses at its first token (`37#1.` gives `illegal
+/// base '37'`, then `syntax error before: '#'`). `next` is the token after
+/// the bad one; a rest starting with an atom or `-` could be anything,
+/// and gets no second line.
+fn scan_goes_on(error: &LexError, start: u32, next: Option<&Spanned>) -> Option<(u32, String)> {
+    use super::lexer::NumberFault;
+    match error {
+        LexError::BadNumber(_, NumberFault::Base(base)) => Some((
+            start + base.len() as u32,
+            "syntax error before: '#'".to_string(),
+        )),
+        LexError::BadNumber(_, NumberFault::Float | NumberFault::Integer)
+        | LexError::AtomTooLong => match next {
+            Some((at, token, _)) if !matches!(token, Token::Atom(_) | Token::Minus) => Some((
+                *at as u32,
+                format!("syntax error before: {}", token.escript_text()),
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Rejects a tree deeper than `MAX_EXPR_DEPTH`, taking it apart without
@@ -408,12 +446,18 @@ fn parse_tokens_here(tokens: &[Spanned], source_len: usize) -> ParsedModule {
         // A form that already failed (often an unterminated string that
         // swallowed the rest of the file) needs no second error at the end.
         if !form_tokens.has_dot && !failed {
+            // erl_parse reports the missing dot at the last token.
+            let last = form_tokens
+                .tokens
+                .last()
+                .map_or(form_tokens.end.start, |t| t.0 as u32);
             diagnostics.push(
                 Diagnostic::error(
                     "unexpected end of file: the last form does not end with '.'",
                     form_tokens.end,
                 )
-                .with_hint("end every attribute and function with a '.'"),
+                .with_hint("end every attribute and function with a '.'")
+                .escript_at(last, "syntax error before: "),
             );
         }
     }
@@ -779,8 +823,13 @@ fn parse_error_to_diagnostic(error: GrammarError, form: &FormTokens) -> Diagnost
             );
             let mut diagnostic = Diagnostic::error(message, form.end);
             if form.has_dot {
-                diagnostic =
-                    diagnostic.with_hint("a '.' followed by white space always ends a form");
+                diagnostic = diagnostic
+                    .with_hint("a '.' followed by white space always ends a form")
+                    .escript_says("syntax error before: '.'");
+            } else {
+                // erl_parse reports the missing end at the last token.
+                let last = form.tokens.last().map_or(form.end.start, |t| t.0 as u32);
+                diagnostic = diagnostic.escript_at(last, "syntax error before: ");
             }
             diagnostic
         }
@@ -793,7 +842,8 @@ fn parse_error_to_diagnostic(error: GrammarError, form: &FormTokens) -> Diagnost
                 token.describe(),
                 expected_words(&expected)
             );
-            let mut diagnostic = Diagnostic::error(message, Span::new(l, r));
+            let mut diagnostic = Diagnostic::error(message, Span::new(l, r))
+                .escript_says(format!("syntax error before: {}", token.escript_text()));
             if token == Token::Period {
                 diagnostic =
                     diagnostic.with_hint("a '.' that ends a form must be followed by white space");
@@ -808,7 +858,8 @@ fn parse_error_to_diagnostic(error: GrammarError, form: &FormTokens) -> Diagnost
                 token.describe()
             ),
             Span::new(l, r),
-        ),
+        )
+        .escript_says(format!("syntax error before: {}", token.escript_text())),
         ParseError::User { error } => Diagnostic::error(error.message, error.span),
     }
 }

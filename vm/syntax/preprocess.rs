@@ -322,8 +322,11 @@ fn macro_name(token: &Token) -> Option<&str> {
 }
 
 impl Pp {
+    /// An error in epp's words (escript prints the same message).
     fn error(&mut self, message: impl Into<String>, span: Span) {
-        self.diagnostics.push(Diagnostic::error(message, span));
+        let message = message.into();
+        self.diagnostics
+            .push(Diagnostic::error(message.clone(), span).escript_says(message));
     }
 
     fn skipping(&self) -> bool {
@@ -350,9 +353,19 @@ impl Pp {
             self.form(&tokens[start..end], dir.as_deref());
             start = end;
         }
+        // epp reports an open conditional at the end of its file.
+        let file_end = self
+            .sources
+            .files
+            .iter()
+            .find(|f| f.base == base)
+            .map_or(0, |f| (f.base + f.text.len()) as u32);
         while self.conds.len() > open_at_start {
             if let Some(cond) = self.conds.pop() {
-                self.error(format!("unterminated '-{}'", cond.directive), cond.span);
+                let message = format!("unterminated '-{}'", cond.directive);
+                self.diagnostics.push(
+                    Diagnostic::error(message.clone(), cond.span).escript_at(file_end, message),
+                );
             }
         }
     }
@@ -866,7 +879,8 @@ impl Pp {
                         return Err(Diagnostic::error(
                             format!("badly formed argument for macro '{name}'"),
                             name_span,
-                        ));
+                        )
+                        .escript_says(format!("badly formed argument for macro '{name}'")));
                     }
                     None => {}
                 }
@@ -882,10 +896,10 @@ impl Pp {
                     Some(n) => format!("{name}/{n}"),
                     None => name.clone(),
                 };
-                return Err(Diagnostic::error(
-                    format!("undefined macro '{shown}'"),
-                    name_span,
-                ));
+                return Err(
+                    Diagnostic::error(format!("undefined macro '{shown}'"), name_span)
+                        .escript_says(format!("undefined macro '{shown}'")),
+                );
             };
             // A call with parentheses uses the definition of that arity,
             // or else the one without parameters (followed by the
@@ -898,7 +912,8 @@ impl Pp {
                 return Err(Diagnostic::error(
                     format!("argument mismatch for macro '{name}'"),
                     name_span,
-                ));
+                )
+                .escript_says(format!("argument mismatch for macro '{name}'")));
             };
             let params = defs[chosen].params.clone();
             let body = defs[chosen].body.clone();
@@ -908,10 +923,10 @@ impl Pp {
             };
             let key = (name.clone(), params.as_ref().map(Vec::len));
             if active.contains(&key) {
-                return Err(Diagnostic::error(
-                    format!("circular macro '{name}'"),
-                    name_span,
-                ));
+                return Err(
+                    Diagnostic::error(format!("circular macro '{name}'"), name_span)
+                        .escript_says(format!("circular macro '{name}'")),
+                );
             }
             if active.len() >= MAX_MACRO_DEPTH {
                 return Err(Diagnostic::error(
