@@ -364,7 +364,7 @@ fn name_of(pid: Pid) -> Option<Atom> {
 
 /// `{current_function, {M, F, A}}` of the running process.
 fn current_function(ctx: &mut Context, args: &mut [Term]) -> Result<Term, BifError> {
-    let module = ctx.process.module.clone();
+    let module = ctx.process.module;
     let ip = ctx.process.ip;
     let f = module
         .functions

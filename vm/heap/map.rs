@@ -389,7 +389,7 @@ impl Heap {
         }
         let (keys, xs) = (&key_buf[..len], &x_buf[..len]);
         if keys.len() <= NODE_MAX {
-            return (Changed::One(self.new_node(level, &keys, &xs)), added);
+            return (Changed::One(self.new_node(level, keys, xs)), added);
         }
         // A node filled at its end (keys put in ascending order) keeps
         // its old entries whole; any other splits in half.
