@@ -91,27 +91,7 @@ impl Heap {
     }
 
     fn search(&self, keys: &[Term], key: Term) -> Result<usize, usize> {
-        // Integer keys (the common case) compare without a call.
-        if let Some(want) = key.as_small() {
-            return keys.binary_search_by(|&k| match k.as_small() {
-                Some(have) => have.cmp(&want),
-                None => compare_exact(self, k, key),
-            });
-        }
         keys.binary_search_by(|&k| compare_exact(self, k, key))
-    }
-
-    /// Appends the words `range` of the object `t` (counted from its
-    /// header), which may be on this heap or a literal.
-    fn extend_from_object(&mut self, t: Term, range: std::ops::Range<usize>) {
-        if t.is_literal() {
-            self.words
-                .extend_from_slice(&super::literal_object(t)[range]);
-        } else {
-            let at = t.offset();
-            self.words
-                .extend_from_within(at + range.start..at + range.end);
-        }
     }
 
     /// The child of a branch whose keys are `keys` that holds `key` if

@@ -619,15 +619,22 @@ impl Heap {
         let arity = self.tuple_elements(t).len();
         debug_assert!(index < arity);
         let at = self.alloc(&[header(Kind::Tuple, arity)]);
-        if t.is_literal() {
-            self.words
-                .extend_from_slice(&literal_object(t)[1..1 + arity]);
-        } else {
-            let from = t.offset() + 1;
-            self.words.extend_from_within(from..from + arity);
-        }
+        self.extend_from_object(t, 1..1 + arity);
         self.words[at + 1 + index] = v;
         Term::heap_pointer(TAG_BOXED, at)
+    }
+
+    /// Appends the words `range` of the object `t` (counted from its
+    /// header), which may be on this heap or a literal: a copy of an
+    /// object made without going through a vector. The words must be free.
+    fn extend_from_object(&mut self, t: Term, range: std::ops::Range<usize>) {
+        if t.is_literal() {
+            self.words.extend_from_slice(&literal_object(t)[range]);
+        } else {
+            let at = t.offset();
+            self.words
+                .extend_from_within(at + range.start..at + range.end);
+        }
     }
 
     /// A tuple of `arity` elements, all `[]`, to be filled through
