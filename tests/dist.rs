@@ -47,7 +47,17 @@ struct Cluster {
     epmd_port: u16,
     dir: std::path::PathBuf,
     children: Vec<Child>,
+    /// One cluster at a time (see `SERIAL`); released after the children
+    /// are gone (fields drop after `Drop::drop`).
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
+
+/// The tests' clusters run one after another: with fifteen clusters at
+/// once on two cores (one flooding its node with connects, one moving
+/// 8 MB messages), a node went unanswered past the 10-second wait in two
+/// full runs of the suite; and the free port picked for each epmd could
+/// race with the other tests' picks.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Drop for Cluster {
     fn drop(&mut self) {
@@ -112,6 +122,7 @@ impl Cluster {
             eprintln!("note: epmd not found; distribution test skipped");
             return None;
         }
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
@@ -130,6 +141,7 @@ impl Cluster {
             epmd_port: port,
             dir,
             children: vec![epmd],
+            _serial: serial,
         };
         let deadline = Instant::now() + WAIT;
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -951,10 +963,14 @@ fn large_messages_from_beam() {
          L = lists:seq(1, 200000), \
          {{echo, N}} ! {{self(), {{B, L}}}}, \
          receive {{echo, P, {{B2, L2}}}} -> \
-           io:format(\"big ~p ~p ~p~n\", [byte_size(B2), B2 =:= B, L2 =:= L]), P ! stop \
+           io:format(\"big ~p ~p ~p~n\", [byte_size(B2), B2 =:= B, L2 =:= L]), \
+           erlang:monitor_node(N, true), P ! stop, \
+           receive {{nodedown, N}} -> ok after 20000 -> ok end \
          after 30000 -> io:format(\"big none~n\") end, \
          halt()."
     );
+    // BEAM's halt/0 does not wait for its distribution buffers: without
+    // waiting for the echo node to go down, the `stop` was sometimes lost.
     let mut beam = cluster.beam(&unique("beam"), &script);
     assert_eq!(beam.expect("big "), "big 8388608 true true");
     echo.expect("stopped");
