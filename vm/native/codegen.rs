@@ -24,6 +24,7 @@ use cranelift_codegen::{Context, isa::CallConv};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module as _, default_libcall_names};
+use std::collections::HashMap;
 use std::mem::{offset_of, size_of};
 
 const I64: types::Type = types::I64;
@@ -254,6 +255,79 @@ macro_rules! off {
     };
 }
 
+/// Which memory a region covers (see `Mem`).
+#[derive(Clone, Copy)]
+enum Kind8 {
+    /// One `Ctx` field, by byte offset.
+    Ctx = 1,
+    /// One X register, by index.
+    X = 2,
+    /// One Y slot of the current frame, by index.
+    Y = 3,
+}
+
+/// Memory flags that put each place native code reads and writes in an
+/// alias region of its own: each `Ctx` field, each X register, each Y
+/// slot of the frame, the frame stack, and heap and literal objects.
+/// Cranelift then forwards a stored value to the next load of the same
+/// place and drops repeated loads, across stores to other places (its
+/// alias analysis remembers one last store per region, so a region per
+/// place is what lets `x0`, `y0`, `Ctx::y` and `Ctx::htop` stay known
+/// through a run of code).
+///
+/// Sound because no two regions share an address while a function runs
+/// between two calls (calls fence every region): `Ctx` fields and X
+/// registers sit at fixed addresses; a frame's Y slot `i` is always
+/// addressed as slot `i` (a later frame at the same address comes after
+/// a call or a return); frames and objects are separate allocations.
+/// An access with plain `flags()` belongs to no region: a store with it
+/// fences every region, so it is never wrong, only slower, but a *load*
+/// with it must not read a place some region's store writes.
+struct Mem {
+    regions: HashMap<(u8, u32), MemFlagsData>,
+    frames: MemFlagsData,
+    heap: MemFlagsData,
+}
+
+impl Mem {
+    fn new(func: &mut cranelift_codegen::ir::Function) -> Mem {
+        let mut region = |id: u32, name: &'static str| {
+            let r = func
+                .dfg
+                .alias_regions
+                .insert(cranelift_codegen::ir::AliasRegionData {
+                    user_id: id,
+                    description: name.into(),
+                });
+            flags().with_alias_region(Some(r))
+        };
+        Mem {
+            regions: HashMap::new(),
+            frames: region(1, "frames"),
+            heap: region(2, "heap objects"),
+        }
+    }
+
+    /// The flags of place `at` of `kind`, its region made at first use.
+    fn region(
+        &mut self,
+        func: &mut cranelift_codegen::ir::Function,
+        kind: Kind8,
+        at: u32,
+    ) -> MemFlagsData {
+        *self.regions.entry((kind as u8, at)).or_insert_with(|| {
+            let r = func
+                .dfg
+                .alias_regions
+                .insert(cranelift_codegen::ir::AliasRegionData {
+                    user_id: ((kind as u32) << 24) | at,
+                    description: "".into(),
+                });
+            flags().with_alias_region(Some(r))
+        })
+    }
+}
+
 /// The helpers' signatures, imported once per function.
 struct Sigs {
     arith: SigRef,
@@ -307,6 +381,7 @@ struct Gen<'a, 'b> {
     epoch: u32,
     /// Where BIF calls put their arguments (see `bif_call`).
     bif_area: Option<cranelift_codegen::ir::StackSlot>,
+    mem: Mem,
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
@@ -342,6 +417,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let ctx = b.block_params(entry)[0];
+        let mem = Mem::new(b.func);
+        // Never stored by native code, so no region is needed.
         let x = b.ins().load(I64, flags(), ctx, off!(x));
         let body = blocks[0];
         Gen {
@@ -359,6 +436,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             addrs: Vec::new(),
             epoch: 0,
             bif_area: None,
+            mem,
         }
     }
 
@@ -516,8 +594,8 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// A box of `f` at the heap top, or through the helper when the heap
     /// is full (it grows; no collection between safepoints).
     fn box_float(&mut self, f: Value) -> Value {
-        let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
-        let limit = self.b.ins().load(I64, flags(), self.ctx, off!(hlimit));
+        let top = self.load_ctx(off!(htop));
+        let limit = self.load_ctx(off!(hlimit));
         let new = self.b.ins().iadd_imm_s(top, 16);
         let room = self
             .b
@@ -529,10 +607,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         let t = self.b.append_block_param(join, I64);
         self.b.ins().brif(room, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
-        self.b.ins().store(flags(), new, self.ctx, off!(htop));
+        self.store_ctx(new, off!(htop));
         let h = self.konst(header(Kind::Float, 1));
-        self.b.ins().store(flags(), h, top, 0);
-        self.b.ins().store(flags(), f, top, 8);
+        self.b.ins().store(self.mem.heap, h, top, 0);
+        self.b.ins().store(self.mem.heap, f, top, 8);
         let boxed = self.pointer(top, TAG_BOXED);
         self.b.ins().jump(join, &[BlockArg::Value(boxed)]);
         self.b.switch_to_block(slow);
@@ -555,11 +633,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         match s.kind() {
             SRC_X => {
                 let i = (s.index() & (X_REGISTERS - 1)) as i32;
-                self.b.ins().load(I64, flags(), self.x, i * 8)
+                let f = self.mem.region(self.b.func, Kind8::X, i as u32);
+                self.b.ins().load(I64, f, self.x, i * 8)
             }
             SRC_Y => {
-                let y = self.b.ins().load(I64, flags(), self.ctx, off!(y));
-                self.b.ins().load(I64, flags(), y, s.index() as i32 * 8)
+                let y = self.load_ctx(off!(y));
+                let f = self.mem.region(self.b.func, Kind8::Y, s.index() as u32);
+                self.b.ins().load(I64, f, y, s.index() as i32 * 8)
             }
             _ => {
                 let t = self.m.get().literals[s.index()];
@@ -578,11 +658,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         let written = d.src();
         self.addrs.retain(|(r, ..)| *r != written);
         if d.is_y() {
-            let y = self.b.ins().load(I64, flags(), self.ctx, off!(y));
-            self.b.ins().store(flags(), v, y, d.index() as i32 * 8);
+            let y = self.load_ctx(off!(y));
+            let f = self.mem.region(self.b.func, Kind8::Y, d.index() as u32);
+            self.b.ins().store(f, v, y, d.index() as i32 * 8);
         } else {
             let i = (d.index() & (X_REGISTERS - 1)) as i32;
-            self.b.ins().store(flags(), v, self.x, i * 8);
+            let f = self.mem.region(self.b.func, Kind8::X, i as u32);
+            self.b.ins().store(f, v, self.x, i * 8);
         }
     }
 
@@ -595,7 +677,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// Stores `ip` as where to go on and returns `code`.
     fn exit_at(&mut self, ip: u32, code: u32) {
         let v = self.b.ins().iconst(I32, ip as i64);
-        self.b.ins().store(flags(), v, self.ctx, off!(ip));
+        self.store_ctx(v, off!(ip));
         let c = self.b.ins().iconst(I32, code as i64);
         self.b.ins().return_(&[c]);
     }
@@ -658,7 +740,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let addr = self.b.append_block_param(join, I64);
         self.b.ins().brif(lit, literal, &[], heap, &[]);
         self.b.switch_to_block(heap);
-        let base = self.b.ins().load(I64, flags(), self.ctx, off!(hbase));
+        let base = self.load_ctx(off!(hbase));
         let bytes = self.b.ins().ishl_imm_s(off, 3);
         let a = self.b.ins().iadd(base, bytes);
         self.b.ins().jump(join, &[BlockArg::Value(a)]);
@@ -713,7 +795,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(is_boxed, check, &[], fail, &[]);
         self.b.switch_to_block(check);
         let addr = self.addr_of(s, v);
-        let h = self.b.ins().load(I64, flags(), addr, 0);
+        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
         let yes = self.b.ins().icmp_imm_s(IntCC::Equal, h, want.0 as i64);
         let go_on = self.b.create_block();
         self.b.ins().brif(yes, go_on, &[], fail, &[]);
@@ -724,6 +806,49 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn tag_is(&mut self, v: Value, tag: u64) -> Value {
         let t = self.b.ins().band_imm_s(v, TAG_MASK as i64);
         self.b.ins().icmp_imm_s(IntCC::Equal, t, tag as i64)
+    }
+
+    /// The value of `s` when it is a small-integer literal.
+    fn small_literal(&self, s: Src) -> Option<i64> {
+        if s.kind() == SRC_X || s.kind() == SRC_Y {
+            return None;
+        }
+        self.m.get().literals[s.index()].as_small()
+    }
+
+    /// Whether `s` is a float literal.
+    fn is_float_literal(&self, s: Src) -> bool {
+        if s.kind() == SRC_X || s.kind() == SRC_Y {
+            return false;
+        }
+        let t = self.m.get().literals[s.index()];
+        t.is_boxed()
+            && t.is_literal()
+            && crate::term::literal::words_from(t.offset()).first() == Some(&header(Kind::Float, 1))
+    }
+
+    /// Whether both operands are small integers; a literal operand known
+    /// to be one (`k`) is not tested.
+    fn small_operands(
+        &mut self,
+        (a, ka): (Value, Option<i64>),
+        (b, kb): (Value, Option<i64>),
+    ) -> Value {
+        match (ka.is_some(), kb.is_some()) {
+            (true, true) => self.b.ins().iconst(types::I8, 1),
+            (true, false) => self.tag_is(b, TAG_SMALL),
+            (false, true) => self.tag_is(a, TAG_SMALL),
+            (false, false) => self.both_small(a, b),
+        }
+    }
+
+    /// Whether the instruction after `ip` reads pending floats as they are
+    /// (so a float result is worth keeping unboxed for it).
+    fn next_keeps_floats(&self, ip: usize) -> bool {
+        let next = ip + 1;
+        next < self.end
+            && !self.targets[next - self.start]
+            && keeps_floats(&self.m.get().code[next])
     }
 
     /// Whether both words are small integers.
@@ -748,15 +873,15 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// Allocates `words` at the heap top (ensured by a heap test before)
     /// and returns their address.
     fn bump(&mut self, words: usize) -> Value {
-        let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
+        let top = self.load_ctx(off!(htop));
         let new = self.b.ins().iadd_imm_s(top, words as i64 * 8);
-        self.b.ins().store(flags(), new, self.ctx, off!(htop));
+        self.store_ctx(new, off!(htop));
         top
     }
 
     /// The term pointing at heap address `addr` with `tag`.
     fn pointer(&mut self, addr: Value, tag: u64) -> Value {
-        let base = self.b.ins().load(I64, flags(), self.ctx, off!(hbase));
+        let base = self.load_ctx(off!(hbase));
         let bytes = self.b.ins().isub(addr, base);
         // offset << 4 == bytes << 1
         let shifted = self.b.ins().ishl_imm_s(bytes, 1);
@@ -810,8 +935,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 false
             }
             Instr::TestHeap { words, .. } => {
-                let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
-                let limit = self.b.ins().load(I64, flags(), self.ctx, off!(hlimit));
+                let top = self.load_ctx(off!(htop));
+                let limit = self.load_ctx(off!(hlimit));
                 let free = self.b.ins().isub(limit, top);
                 let enough = self.b.ins().icmp_imm_s(
                     IntCC::SignedGreaterThanOrEqual,
@@ -878,13 +1003,13 @@ impl<'a, 'b> Gen<'a, 'b> {
             // it costs the reductions of a BIF call, as in the interpreter
             // (the deterministic clock counts them).
             Instr::Bif { bif, dst, .. } if Some(bif) == inline_bifs().self_ => {
-                let v = self.b.ins().load(I64, flags(), self.ctx, off!(self_pid));
-                let reds = self.b.ins().load(I64, flags(), self.ctx, off!(reds));
+                let v = self.load_ctx(off!(self_pid));
+                let reds = self.load_ctx(off!(reds));
                 let reds = self
                     .b
                     .ins()
                     .iadd_imm_s(reds, -(crate::interp::cost::BIF as i64));
-                self.b.ins().store(flags(), reds, self.ctx, off!(reds));
+                self.store_ctx(reds, off!(reds));
                 self.put(dst, v);
                 true
             }
@@ -961,7 +1086,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let v = self.get(src);
                 let want = header(Kind::Tuple, arity as usize);
                 let addr = self.test_boxed_header(src, v, want, fail, ip);
-                let first = self.b.ins().load(I64, flags(), addr, 8);
+                let first = self.b.ins().load(I64, self.mem.heap, addr, 8);
                 let want = Term::atom(tag).0 as i64;
                 let r = self.b.ins().icmp_imm_s(IntCC::Equal, first, want);
                 self.branch(r, fail, ip);
@@ -1023,7 +1148,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.switch_to_block(check);
                 // A tuple's header says its arity: compare whole headers.
                 let addr = self.deref(v);
-                let h = self.b.ins().load(I64, flags(), addr, 0);
+                let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
                 for (arity, to) in pairs {
                     let Some(n) = arity.as_small().filter(|&n| n >= 0) else {
                         continue;
@@ -1060,7 +1185,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.materialize_srcs(&[src]);
                 let v = self.get(src);
                 let addr = self.addr_of(src, v);
-                let h = self.b.ins().load(I64, flags(), addr, 0);
+                let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
                 self.put(dst, h);
                 true
             }
@@ -1068,7 +1193,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.materialize_srcs(&[src]);
                 let v = self.get(src);
                 let addr = self.addr_of(src, v);
-                let t = self.b.ins().load(I64, flags(), addr, 8);
+                let t = self.b.ins().load(I64, self.mem.heap, addr, 8);
                 self.put(dst, t);
                 true
             }
@@ -1079,7 +1204,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let e = self
                     .b
                     .ins()
-                    .load(I64, flags(), addr, (index as i32 + 1) * 8);
+                    .load(I64, self.mem.heap, addr, (index as i32 + 1) * 8);
                 self.put(dst, e);
                 true
             }
@@ -1087,8 +1212,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let h = self.get(head);
                 let t = self.get(tail);
                 let addr = self.bump(2);
-                self.b.ins().store(flags(), h, addr, 0);
-                self.b.ins().store(flags(), t, addr, 8);
+                self.b.ins().store(self.mem.heap, h, addr, 0);
+                self.b.ins().store(self.mem.heap, t, addr, 8);
                 let v = self.pointer(addr, TAG_CONS);
                 self.put(dst, v);
                 true
@@ -1105,9 +1230,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let values: Vec<Value> = srcs.iter().map(|&s| self.get(s)).collect();
                 let addr = self.bump(arity as usize + 1);
                 let h = self.konst(header(Kind::Tuple, arity as usize));
-                self.b.ins().store(flags(), h, addr, 0);
+                self.b.ins().store(self.mem.heap, h, addr, 0);
                 for (i, v) in values.into_iter().enumerate() {
-                    self.b.ins().store(flags(), v, addr, (i as i32 + 1) * 8);
+                    self.b
+                        .ins()
+                        .store(self.mem.heap, v, addr, (i as i32 + 1) * 8);
                 }
                 let v = self.pointer(addr, TAG_BOXED);
                 self.put(dst, v);
@@ -1124,11 +1251,13 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let values: Vec<Value> = srcs.iter().map(|&s| self.get(s)).collect();
                 let addr = self.bump(free + 2);
                 let h = self.konst(header(Kind::Fun, 1 + free));
-                self.b.ins().store(flags(), h, addr, 0);
+                self.b.ins().store(self.mem.heap, h, addr, 0);
                 let i = self.b.ins().iconst(I64, index as i64);
-                self.b.ins().store(flags(), i, addr, 8);
+                self.b.ins().store(self.mem.heap, i, addr, 8);
                 for (k, v) in values.into_iter().enumerate() {
-                    self.b.ins().store(flags(), v, addr, (k as i32 + 2) * 8);
+                    self.b
+                        .ins()
+                        .store(self.mem.heap, v, addr, (k as i32 + 2) * 8);
                 }
                 let v = self.pointer(addr, TAG_BOXED);
                 self.put(dst, v);
@@ -1301,7 +1430,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(fine, check, &[], general, &[]);
         self.b.switch_to_block(check);
         let addr = self.deref(vt);
-        let h = self.b.ins().load(I64, flags(), addr, 0);
+        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
         // A tuple's header: tag and kind 0 in the low byte, arity above.
         let low = self.b.ins().band_imm_s(h, 0xff);
         let is_tuple = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
@@ -1318,7 +1447,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.switch_to_block(fetch);
                 let bytes = self.b.ins().ishl_imm_s(i, 3);
                 let at = self.b.ins().iadd(addr, bytes);
-                let e = self.b.ins().load(I64, flags(), at, 0);
+                let e = self.b.ins().load(I64, self.mem.heap, at, 0);
                 self.b.ins().jump(done, &[BlockArg::Value(e)]);
             }
             None => {
@@ -1469,18 +1598,22 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     fn get_list(&mut self, src: Src, v: Value, head: Dst, tail: Dst) {
         let addr = self.addr_of(src, v);
-        let h = self.b.ins().load(I64, flags(), addr, 0);
-        let t = self.b.ins().load(I64, flags(), addr, 8);
+        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
+        let t = self.b.ins().load(I64, self.mem.heap, addr, 8);
         self.put(head, h);
         self.put(tail, t);
     }
 
+    /// Loads the 64-bit `Ctx` field at `offset`.
     fn load_ctx(&mut self, offset: i32) -> Value {
-        self.b.ins().load(I64, flags(), self.ctx, offset)
+        let f = self.mem.region(self.b.func, Kind8::Ctx, offset as u32);
+        self.b.ins().load(I64, f, self.ctx, offset)
     }
 
+    /// Stores `v` (of the field's type) into the `Ctx` field at `offset`.
     fn store_ctx(&mut self, v: Value, offset: i32) {
-        self.b.ins().store(flags(), v, self.ctx, offset);
+        let f = self.mem.region(self.b.func, Kind8::Ctx, offset as u32);
+        self.b.ins().store(f, v, self.ctx, offset);
     }
 
     /// Calls a helper that may fail (returns 0) and bails out at `ip` then.
@@ -1523,7 +1656,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let y = self.b.ins().iadd(base, bytes);
         let nil = self.konst(Term::NIL);
         for i in 0..slots {
-            self.b.ins().store(flags(), nil, y, i as i32 * 8);
+            let f = self.mem.region(self.b.func, Kind8::Y, i as u32);
+            self.b.ins().store(f, nil, y, i as i32 * 8);
         }
         self.store_ctx(y, off!(y));
         let new = self.b.ins().iadd_imm_s(len, slots as i64);
@@ -1565,25 +1699,34 @@ impl<'a, 'b> Gen<'a, 'b> {
         let bytes = self.b.ins().imul_imm_s(len, size_of::<Frame>() as i64);
         let frame = self.b.ins().iadd(frames, bytes);
         let ret = self.b.ins().iconst(I32, return_ip as i64);
-        self.b
-            .ins()
-            .store(flags(), ret, frame, offset_of!(Frame, return_ip) as i32);
+        self.b.ins().store(
+            self.mem.frames,
+            ret,
+            frame,
+            offset_of!(Frame, return_ip) as i32,
+        );
         let base = self.load_ctx(off!(stack));
         let y = self.load_ctx(off!(y));
         let bytes = self.b.ins().isub(y, base);
         let y_base = self.b.ins().ushr_imm_s(bytes, 3);
         let y_base = self.b.ins().ireduce(I32, y_base);
-        self.b
-            .ins()
-            .store(flags(), y_base, frame, offset_of!(Frame, y_base) as i32);
+        self.b.ins().store(
+            self.mem.frames,
+            y_base,
+            frame,
+            offset_of!(Frame, y_base) as i32,
+        );
         // The caller's module version is this function's (a constant).
         let module = self
             .b
             .ins()
             .iconst(I64, self.m.get() as *const crate::code::Module as i64);
-        self.b
-            .ins()
-            .store(flags(), module, frame, offset_of!(Frame, module) as i32);
+        self.b.ins().store(
+            self.mem.frames,
+            module,
+            frame,
+            offset_of!(Frame, module) as i32,
+        );
         let len = self.b.ins().iadd_imm_s(len, 1);
         self.store_ctx(len, off!(frames_len));
     }
@@ -1604,20 +1747,24 @@ impl<'a, 'b> Gen<'a, 'b> {
         let top = self.b.ins().iadd_imm_s(len, -1);
         let bytes = self.b.ins().imul_imm_s(top, size_of::<Frame>() as i64);
         let frame = self.b.ins().iadd(frames, bytes);
-        let module = self
-            .b
-            .ins()
-            .load(I64, flags(), frame, offset_of!(Frame, module) as i32);
+        let module = self.b.ins().load(
+            I64,
+            self.mem.frames,
+            frame,
+            offset_of!(Frame, module) as i32,
+        );
         self.store_ctx(module, off!(module));
-        let ret = self
-            .b
-            .ins()
-            .load(I32, flags(), frame, offset_of!(Frame, return_ip) as i32);
-        self.b.ins().store(flags(), ret, self.ctx, off!(ip));
+        let ret = self.b.ins().load(
+            I32,
+            self.mem.frames,
+            frame,
+            offset_of!(Frame, return_ip) as i32,
+        );
+        self.store_ctx(ret, off!(ip));
         let y_base = self
             .b
             .ins()
-            .uload32(flags(), frame, offset_of!(Frame, y_base) as i32);
+            .uload32(self.mem.frames, frame, offset_of!(Frame, y_base) as i32);
         let base = self.load_ctx(off!(stack));
         let bytes = self.b.ins().ishl_imm_s(y_base, 3);
         let y = self.b.ins().iadd(base, bytes);
@@ -1703,7 +1850,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(boxed, check, &[], slow, &[]);
         self.b.switch_to_block(check);
         let obj = self.deref(fun);
-        let h = self.b.ins().load(I64, flags(), obj, 0);
+        let h = self.b.ins().load(I64, self.mem.heap, obj, 0);
         let current_at = self
             .b
             .ins()
@@ -1720,7 +1867,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let check2 = self.b.create_block();
         self.b.ins().brif(same, check2, &[], slow, &[]);
         self.b.switch_to_block(check2);
-        let index = self.b.ins().load(I64, flags(), obj, 8);
+        let index = self.b.ins().load(I64, self.mem.heap, obj, 8);
         let want = self.b.ins().load(
             I64,
             flags(),
@@ -1770,8 +1917,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(body);
         let bytes = self.b.ins().ishl_imm_s(i, 3);
         let from = self.b.ins().iadd(obj, bytes);
-        let t = self.b.ins().load(I64, flags(), from, 16);
+        let t = self.b.ins().load(I64, self.mem.heap, from, 16);
         let to = self.b.ins().iadd(self.x, bytes);
+        // Any X register: no region, so the store fences them all.
         self.b.ins().store(flags(), t, to, arity as i32 * 8);
         let next = self.b.ins().iadd_imm_s(i, 1);
         self.b.ins().jump(head, &[BlockArg::Value(next)]);
@@ -1789,7 +1937,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             e,
             offset_of!(helpers::SiteEntry, entry) as i32,
         );
-        self.b.ins().store(flags(), entry, self.ctx, off!(ip));
+        self.store_ctx(entry, off!(ip));
         let target =
             self.b
                 .ins()
@@ -1869,12 +2017,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.push_frame(ip, ip as u32 + 1);
         }
         // Reductions: the call is made; a spent slice yields at the callee.
-        let reds = self.b.ins().load(I64, flags(), self.ctx, off!(reds));
+        let reds = self.load_ctx(off!(reds));
         let reds = self
             .b
             .ins()
             .iadd_imm_s(reds, -(crate::interp::cost::CALL as i64));
-        self.b.ins().store(flags(), reds, self.ctx, off!(reds));
+        self.store_ctx(reds, off!(reds));
         let spent = self
             .b
             .ins()
@@ -1884,7 +2032,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(spent, yield_block, &[], go_on, &[]);
         self.b.switch_to_block(yield_block);
         let live = self.b.ins().iconst(I32, arity as i64);
-        self.b.ins().store(flags(), live, self.ctx, off!(live));
+        self.store_ctx(live, off!(live));
         self.exit_at(entry, exit::YIELD);
         self.b.switch_to_block(go_on);
 
@@ -1905,7 +2053,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let slot = module.tier.code_slot(function) as usize as i64;
         let slot = self.b.ins().iconst(I64, slot);
         let code = self.b.ins().load(I64, flags(), slot, 0);
-        let depth = self.b.ins().load(I64, flags(), self.ctx, off!(depth));
+        let depth = self.load_ctx(off!(depth));
         let no_code = self.b.ins().icmp_imm_s(IntCC::Equal, code, 0);
         let too_deep =
             self.b
@@ -1935,19 +2083,53 @@ impl<'a, 'b> Gen<'a, 'b> {
         let result_isf = self.b.append_block_param(done, types::I8);
         let term_done = self.b.create_block();
         let t = self.b.append_block_param(term_done, I64);
-        if op <= 2 {
-            let small = self.both_small(va, vb);
+        // A float is kept unboxed only for an X register and when the next
+        // instruction can take it so (else it would be boxed at once, and
+        // the integer result would pay for testing the flag).
+        let defer = !dst.is_y() && self.next_keeps_floats(ip);
+        // An integer result goes straight to its register then.
+        let int_done = if defer { term_done } else { done };
+        let int_args = |g: &mut Self, r: Value| -> Vec<BlockArg> {
+            if defer {
+                vec![BlockArg::Value(r)]
+            } else {
+                let zero = g.b.ins().f64const(0.0);
+                let no = g.b.ins().iconst(types::I8, 0);
+                vec![
+                    BlockArg::Value(r),
+                    BlockArg::Value(zero),
+                    BlockArg::Value(no),
+                ]
+            }
+        };
+        let ka = self.small_literal(a);
+        let kb = self.small_literal(b);
+        let float_literal = self.is_float_literal(a) || self.is_float_literal(b);
+        if float_literal && op <= 3 {
+            // No integer result is possible.
+            self.b.ins().jump(slow, &[]);
+        } else if op <= 2 {
+            let small = self.small_operands((va, ka), (vb, kb));
             let fast = self.b.create_block();
             self.b.ins().brif(small, fast, &[], slow, &[]);
             self.b.switch_to_block(fast);
             // Tagged words: (a - 3) + b, a - b + 3, (a >> 3) * (b - 3);
-            // i64 overflow is exactly small-integer overflow.
-            let (r, of) = match op {
-                0 => {
+            // with a literal b = k: a + 8k, a - 8k. i64 overflow is exactly
+            // small-integer overflow.
+            let (r, of) = match (op, kb) {
+                (0, Some(k)) if k.unsigned_abs() < 1 << 56 => {
+                    let k8 = self.b.ins().iconst(I64, k << 3);
+                    self.b.ins().sadd_overflow(va, k8)
+                }
+                (1, Some(k)) if k.unsigned_abs() < 1 << 56 => {
+                    let k8 = self.b.ins().iconst(I64, k << 3);
+                    self.b.ins().ssub_overflow(va, k8)
+                }
+                (0, _) => {
                     let a0 = self.b.ins().iadd_imm_s(va, -(TAG_SMALL as i64));
                     self.b.ins().sadd_overflow(a0, vb)
                 }
-                1 => {
+                (1, _) => {
                     let (d, of) = self.b.ins().ssub_overflow(va, vb);
                     let r = self.b.ins().iadd_imm_s(d, TAG_SMALL as i64);
                     (r, of)
@@ -1960,11 +2142,10 @@ impl<'a, 'b> Gen<'a, 'b> {
                     (r, of)
                 }
             };
-            self.b
-                .ins()
-                .brif(of, slow, &[], term_done, &[BlockArg::Value(r)]);
+            let args = int_args(self, r);
+            self.b.ins().brif(of, slow, &[], int_done, &args);
         } else if op >= 4 {
-            let small = self.both_small(va, vb);
+            let small = self.small_operands((va, ka), (vb, kb));
             let fast = self.b.create_block();
             self.b.ins().brif(small, fast, &[], slow, &[]);
             self.b.switch_to_block(fast);
@@ -1973,8 +2154,6 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.b.ins().jump(slow, &[]);
         }
         self.b.switch_to_block(slow);
-        // Keep the result unboxed when it goes to an X register.
-        let defer = !dst.is_y();
         if op <= 3 {
             self.float_arith(op, (a, va), (b, vb), done, defer);
         }
@@ -2093,7 +2272,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         defer: bool,
     ) {
         let general = self.b.create_block();
-        if op != 3 {
+        if op != 3 && !self.is_float_literal(sa) && !self.is_float_literal(sb) {
             // Two small integers here overflowed: that is for bignums.
             let small = self.both_small(a, b);
             let go_on = self.b.create_block();
@@ -2101,7 +2280,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.b.switch_to_block(go_on);
         }
         let fa = self.float_of(sa, a, general);
-        let fb = self.float_of(sb, b, general);
+        // `X * X`: one register, unboxed once.
+        let fb = if sa == sb {
+            fa
+        } else {
+            self.float_of(sb, b, general)
+        };
         let r = match op {
             0 => self.b.ins().fadd(fa, fb),
             1 => self.b.ins().fsub(fa, fb),
@@ -2129,8 +2313,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.b.switch_to_block(general);
             return;
         }
-        let top = self.b.ins().load(I64, flags(), self.ctx, off!(htop));
-        let limit = self.b.ins().load(I64, flags(), self.ctx, off!(hlimit));
+        let top = self.load_ctx(off!(htop));
+        let limit = self.load_ctx(off!(hlimit));
         let new = self.b.ins().iadd_imm_s(top, 16);
         let room = self
             .b
@@ -2139,10 +2323,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         let store = self.b.create_block();
         self.b.ins().brif(room, store, &[], general, &[]);
         self.b.switch_to_block(store);
-        self.b.ins().store(flags(), new, self.ctx, off!(htop));
+        self.store_ctx(new, off!(htop));
         let h = self.konst(header(Kind::Float, 1));
-        self.b.ins().store(flags(), h, top, 0);
-        self.b.ins().store(flags(), r, top, 8);
+        self.b.ins().store(self.mem.heap, h, top, 0);
+        self.b.ins().store(self.mem.heap, r, top, 8);
         let t = self.pointer(top, TAG_BOXED);
         let zero = self.b.ins().f64const(0.0);
         let no = self.b.ins().iconst(types::I8, 0);
@@ -2197,10 +2381,27 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         let join = self.b.create_block();
         let f = self.b.append_block_param(join, types::F64);
+        // A boxed float first: it is what float code passes around.
+        let boxed = self.tag_is(v, TAG_BOXED);
+        let check = self.b.create_block();
+        let not_boxed = self.b.create_block();
+        self.b.ins().brif(boxed, check, &[], not_boxed, &[]);
+        self.b.switch_to_block(check);
+        let addr = self.deref(v);
+        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
+        let is_float = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, h, header(Kind::Float, 1).0 as i64);
+        let load = self.b.create_block();
+        self.b.ins().brif(is_float, load, &[], other, &[]);
+        self.b.switch_to_block(load);
+        let x = self.b.ins().load(types::F64, self.mem.heap, addr, 8);
+        self.b.ins().jump(join, &[BlockArg::Value(x)]);
+        self.b.switch_to_block(not_boxed);
         let small = self.tag_is(v, TAG_SMALL);
         let int = self.b.create_block();
-        let not_int = self.b.create_block();
-        self.b.ins().brif(small, int, &[], not_int, &[]);
+        self.b.ins().brif(small, int, &[], other, &[]);
         self.b.switch_to_block(int);
         let i = self.b.ins().sshr_imm_s(v, 3);
         // |i| <= 2^53: (i + 2^53) as unsigned <= 2^54.
@@ -2213,22 +2414,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(exact, convert, &[], other, &[]);
         self.b.switch_to_block(convert);
         let x = self.b.ins().fcvt_from_sint(types::F64, i);
-        self.b.ins().jump(join, &[BlockArg::Value(x)]);
-        self.b.switch_to_block(not_int);
-        let boxed = self.tag_is(v, TAG_BOXED);
-        let check = self.b.create_block();
-        self.b.ins().brif(boxed, check, &[], other, &[]);
-        self.b.switch_to_block(check);
-        let addr = self.deref(v);
-        let h = self.b.ins().load(I64, flags(), addr, 0);
-        let is_float = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, h, header(Kind::Float, 1).0 as i64);
-        let load = self.b.create_block();
-        self.b.ins().brif(is_float, load, &[], other, &[]);
-        self.b.switch_to_block(load);
-        let x = self.b.ins().load(types::F64, flags(), addr, 8);
         self.b.ins().jump(join, &[BlockArg::Value(x)]);
         self.b.switch_to_block(join);
         f
