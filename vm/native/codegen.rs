@@ -350,11 +350,14 @@ struct Sigs {
 /// result as always. Only a run of instructions that falls through
 /// (no jump target inside) carries these; the value is boxed where
 /// anything else may look at the register (see `Gen::flush`).
+/// `known`: the value is a float on every path (an operation with a
+/// float operand gives a float or fails), so `isf` is not tested.
 #[derive(Clone, Copy)]
 struct Pending {
     reg: u16,
     f: Value,
     isf: Value,
+    known: bool,
 }
 
 struct Gen<'a, 'b> {
@@ -557,6 +560,11 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// Boxes `p`'s float into its register if it is one (the entry
     /// stays: the register then holds a box of it, which is allowed).
     fn materialize(&mut self, p: Pending) {
+        if p.known {
+            let t = self.box_float(p.f);
+            self.store_reg(Dst::x(p.reg), t);
+            return;
+        }
         let boxing = self.b.create_block();
         let join = self.b.create_block();
         self.b.ins().brif(p.isf, boxing, &[], join, &[]);
@@ -814,6 +822,89 @@ impl<'a, 'b> Gen<'a, 'b> {
             return None;
         }
         self.m.get().literals[s.index()].as_small()
+    }
+
+    /// Whether `s` holds a float on every path here: a float literal or
+    /// a pending float known to be one.
+    fn known_float(&self, s: Src) -> bool {
+        self.is_float_literal(s) || self.pending_of(s).is_some_and(|p| p.known)
+    }
+
+    /// `+ - * /` with an operand known to be a float: the result is a
+    /// float or the operation fails, so there is no integer path and
+    /// the result is a known pending float (boxed at once for a Y slot).
+    /// What the inline path does not cover (a bignum operand, an
+    /// infinite result, a non-number) goes through the helper, whose
+    /// result, when it has one, is a boxed float and is unboxed here.
+    fn float_only_arith(
+        &mut self,
+        ip: usize,
+        op: u32,
+        a: Src,
+        b: Src,
+        fail: Label,
+        dst: Dst,
+    ) -> bool {
+        let va = self.get(a);
+        let vb = self.get(b);
+        let general = self.b.create_block();
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, types::F64);
+        let fa = self.float_of(a, va, general);
+        let fb = if a == b {
+            fa
+        } else {
+            self.float_of(b, vb, general)
+        };
+        let r = match op {
+            0 => self.b.ins().fadd(fa, fb),
+            1 => self.b.ins().fsub(fa, fb),
+            2 => self.b.ins().fmul(fa, fb),
+            _ => self.b.ins().fdiv(fa, fb),
+        };
+        // Finite: r - r is 0.0 (it is NaN for infinities and NaN).
+        let d = self.b.ins().fsub(r, r);
+        let zero = self.b.ins().f64const(0.0);
+        let finite = self.b.ins().fcmp(FloatCC::Equal, d, zero);
+        self.b
+            .ins()
+            .brif(finite, done, &[BlockArg::Value(r)], general, &[]);
+        self.b.switch_to_block(general);
+        self.materialize_all();
+        let (va, vb) = (self.get(a), self.get(b));
+        let opv = self.b.ins().iconst(I32, op as i64);
+        let sig = self.sigs.arith;
+        let t = self
+            .call(
+                sig,
+                helpers::arith as *const () as usize,
+                &[self.ctx, opv, va, vb],
+            )
+            .unwrap();
+        let failed = self.b.ins().icmp_imm_s(IntCC::Equal, t, 0);
+        let failure = self.fail_target(fail, ip);
+        let unbox = self.b.create_block();
+        self.b.ins().brif(failed, failure, &[], unbox, &[]);
+        self.b.switch_to_block(unbox);
+        let addr = self.deref(t);
+        let f = self.b.ins().load(types::F64, self.mem.heap, addr, 8);
+        self.b.ins().jump(done, &[BlockArg::Value(f)]);
+        self.b.switch_to_block(done);
+        if dst.is_y() {
+            let t = self.box_float(result);
+            self.put(dst, t);
+        } else {
+            let nil = self.konst(Term::NIL);
+            self.put(dst, nil);
+            let yes = self.b.ins().iconst(types::I8, 1);
+            self.pending.push(Pending {
+                reg: dst.index() as u16,
+                f: result,
+                isf: yes,
+                known: true,
+            });
+        }
+        true
     }
 
     /// Whether `s` is a float literal.
@@ -1522,6 +1613,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 reg: dst.index() as u16,
                 f: result_f,
                 isf: result_isf,
+                known: false,
             });
         }
     }
@@ -2070,6 +2162,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     fn arith(&mut self, ip: usize, op: u32, a: Src, b: Src, fail: Label, dst: Dst) -> bool {
+        if op <= 3 && (self.known_float(a) || self.known_float(b)) {
+            return self.float_only_arith(ip, op, a, b, fail, dst);
+        }
         // A pending operand's register holds `[]` (not a small integer)
         // while it is a float, so the integer paths pass it by.
         let va = self.get(a);
@@ -2197,6 +2292,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 reg: dst.index() as u16,
                 f: result_f,
                 isf: result_isf,
+                known: false,
             });
         }
         true
@@ -2348,6 +2444,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         let Some(p) = self.pending_of(s) else {
             return self.float_of_term(s, v, other);
         };
+        if p.known {
+            return p.f;
+        }
         let join = self.b.create_block();
         let f = self.b.append_block_param(join, types::F64);
         let term = self.b.create_block();
