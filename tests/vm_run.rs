@@ -283,6 +283,9 @@ fn programs_print_the_same_when_every_heap_test_collects() {
         "factorial_bignum",
         "eng_int_ops",
         "arith_floats",
+        "eng_known_floats",
+        // BIF errors after the BIF collected (its argument copy went stale).
+        "rx_try_catch",
     ] {
         let file = format!("{name}.act");
         let normal = act(&cases, &[&file], SHORT);

@@ -516,6 +516,12 @@ fn interpret(
                                 ip = fail.0 as usize;
                                 continue;
                             }
+                            // A BIF that collected may have left its copy
+                            // of the arguments stale; the operands are
+                            // roots, so read them again for the error.
+                            for (i, slot) in a.iter_mut().enumerate().take(arity) {
+                                *slot = get!(p, x, m, m.operand_lists[args as usize + i]);
+                            }
                             flow!(bif_error(
                                 p,
                                 x,
@@ -1089,7 +1095,12 @@ fn call_mfa(
                 x[0] = v;
                 after_inline_call(p, module, ip, tail)
             }
-            Err(e) => bif_error(p, x, module, ip, e, Some((index, &a[..arity]))),
+            Err(e) => {
+                // The arguments again, from the registers (roots of any
+                // collection the BIF made; its copy may be stale).
+                a[..arity].copy_from_slice(&x[..arity]);
+                bif_error(p, x, module, ip, e, Some((index, &a[..arity])))
+            }
         };
     }
     call_export(p, x, module, ip, m, f, arity, tail)
