@@ -21,6 +21,7 @@
 mod bits;
 mod expr;
 mod lower;
+mod names;
 mod pattern;
 
 use crate::code::module::LINE_BITS;
@@ -102,6 +103,12 @@ pub struct ModuleCompiler {
     /// Labels of the current function's arithmetic that raises `badarith`
     /// without an operator frame, with the line of each operation.
     badarith_fails: Vec<(Label, u32)>,
+    /// erlc's names for the current source function's funs and
+    /// comprehensions (see `names`).
+    lambda_names: names::LambdaNames,
+    /// The names left for the generators of the comprehension being
+    /// lowered.
+    generator_names: std::collections::VecDeque<String>,
 }
 
 /// Compiles a checked module. `file` is the name stack traces show.
@@ -181,6 +188,7 @@ pub fn compile_module_in(
         mc.current_source_function = (f.name.clone(), f.arity);
         mc.lambda_counter = 0;
         let clauses: Vec<ast::Clause> = f.clauses.iter().map(|c| c.clause.clone()).collect();
+        mc.lambda_names = names::LambdaNames::of(&f.name, f.arity, &clauses);
         mc.compile_function(PendingFunction {
             index,
             clauses,
@@ -308,6 +316,8 @@ impl ModuleCompiler {
             current_source_function: (String::new(), 0),
             max_x: 3,
             badarith_fails: Vec::new(),
+            lambda_names: names::LambdaNames::default(),
+            generator_names: Default::default(),
         }
     }
 
