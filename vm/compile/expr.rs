@@ -66,22 +66,6 @@ impl ModuleCompiler {
         // BEAM reports function_clause at the function's first clause.
         self.set_line(span);
         self.emit(Instr::FunctionClause { function: index });
-        // Out of the way of the code that runs: `error(badarith)` at the
-        // line of each operation that raises it without a frame.
-        let badarith = Term::atom(Atom::intern("badarith"));
-        for (label, line) in std::mem::take(&mut self.badarith_fails) {
-            self.bind(label);
-            self.current_line = line;
-            let reason = self.literal(badarith);
-            let args = self.operand_list(&[reason]);
-            self.emit(Instr::Bif {
-                bif: bif_index("erlang", "error", 1, span)?,
-                live: 0,
-                args,
-                fail: Label::RAISE,
-                dst: Dst::x(0),
-            });
-        }
         Ok(())
     }
 
@@ -642,10 +626,7 @@ impl<'a> Fc<'a> {
         self.x_floor = saved;
         let (x, y) = (srcs[0], srcs[1]);
         let dst = self.target(hint);
-        let mut fail = self.fail_label();
-        if fail == Label::RAISE && self.m.erlc_arith() && frameless_badarith(op, a, b) {
-            fail = self.m.frameless_badarith();
-        }
+        let fail = self.fail_label();
         let instr = match op {
             // The three commonest have instructions of their own, with
             // small-integer fast paths.
@@ -1065,26 +1046,6 @@ pub(super) fn as_constant(e: &Expr) -> Option<Constant> {
             crate::syntax::lexer::Number::Float(f) => Some(Constant::Float(f)),
         },
         _ => None,
-    }
-}
-
-/// Whether BEAM raises `badarith` for `a op b` without an `erlang:op`
-/// frame on top of the stack trace: always for `/` and for float
-/// arithmetic (erlc makes float instructions of an operation with a float
-/// literal), and for `+` with a small-integer literal and `-` with one
-/// second (the JIT's inline increment).
-fn frameless_badarith(op: BinaryOp, a: &Expr, b: &Expr) -> bool {
-    let small = |e: &Expr| {
-        matches!(as_constant(e), Some(Constant::Integer(i))
-            if i >= (-(1i64 << 59)).into() && i < (1i64 << 59).into())
-    };
-    let float = |e: &Expr| matches!(as_constant(e), Some(Constant::Float(_)));
-    match op {
-        BinaryOp::Div => true,
-        BinaryOp::Add => small(a) || small(b) || float(a) || float(b),
-        BinaryOp::Sub => small(b) || float(a) || float(b),
-        BinaryOp::Mul => float(a) || float(b),
-        _ => false,
     }
 }
 

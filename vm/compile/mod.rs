@@ -100,9 +100,6 @@ pub struct ModuleCompiler {
     current_source_function: (String, u32),
     /// Highest X register used so far, plus one.
     pub(crate) max_x: u32,
-    /// Labels of the current function's arithmetic that raises `badarith`
-    /// without an operator frame, with the line of each operation.
-    badarith_fails: Vec<(Label, u32)>,
     /// erlc's names for the current source function's funs and
     /// comprehensions (see `names`).
     lambda_names: names::LambdaNames,
@@ -315,7 +312,6 @@ impl ModuleCompiler {
             lambda_counter: 0,
             current_source_function: (String::new(), 0),
             max_x: 3,
-            badarith_fails: Vec::new(),
             lambda_names: names::LambdaNames::default(),
             generator_names: Default::default(),
         }
@@ -569,19 +565,11 @@ impl ModuleCompiler {
         })
     }
 
-    /// Whether arithmetic is laid out as erlc lays it out (operand order,
-    /// which failures have an operator frame): everywhere but the shell,
+    /// Whether arithmetic is laid out as erlc lays it out (a literal
+    /// operand of a commutative operator second): everywhere but the shell,
     /// whose expressions erl_eval evaluates by calling the operators.
     pub(super) fn erlc_arith(&self) -> bool {
         self.name.name() != crate::repl::eval::SHELL_MODULE
-    }
-
-    /// A label that raises `badarith` with no operator frame, at the
-    /// current line (emitted after the current function).
-    pub(super) fn frameless_badarith(&mut self) -> Label {
-        let label = self.new_label();
-        self.badarith_fails.push((label, self.current_line));
-        label
     }
 
     /// A fresh name for a fun or comprehension helper, erlc-style.
