@@ -607,6 +607,21 @@ impl<'a> Fc<'a> {
             }
             _ => {}
         }
+        // erlc puts a literal operand of a commutative operator second,
+        // which shows in the arguments of a badarith's stack frame.
+        let (a, b) = if self.m.erlc_arith()
+            && matches!(
+                op,
+                BinaryOp::Add | BinaryOp::Mul | BinaryOp::Band | BinaryOp::Bor | BinaryOp::Bxor
+            )
+            && as_constant(a).is_some()
+            && as_constant(b).is_none()
+            && !folds_to_constant(b, &self.m.local_functions)
+        {
+            (b, a)
+        } else {
+            (a, b)
+        };
         let saved = self.x_floor;
         let srcs = self.exprs(&[a, b])?;
         self.x_floor = saved;
@@ -1033,6 +1048,21 @@ pub(super) fn as_constant(e: &Expr) -> Option<Constant> {
         },
         _ => None,
     }
+}
+
+/// Whether erlc would fold `e` into a literal: `e` is a BIF call (not a call of a function of the module) whose
+/// arguments are all literals (`list_to_atom("a")`), which leaves both
+/// operands of an operator literal and their order as written.
+fn folds_to_constant(e: &Expr, locals: &HashMap<(String, u32), u32>) -> bool {
+    let ExprKind::Call(target, args) = &e.kind else {
+        return false;
+    };
+    let bif = match &**target {
+        CallTarget::Local(name, _) => !locals.contains_key(&(name.clone(), args.len() as u32)),
+        CallTarget::Remote(m, _) => matches!(&m.kind, ExprKind::Atom(m) if m == "erlang"),
+        CallTarget::Fun(_) => false,
+    };
+    bif && args.iter().all(|a| as_constant(a).is_some())
 }
 
 /// The generic arithmetic instruction's operation for `op`, if it is one.

@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashSet};
 /// The direct sub-expressions of `e`. With `into_closures`, also the
 /// insides of funs and list comprehensions (which are compiled as other
 /// functions).
-fn children<'a>(e: &'a Expr, into_closures: bool, out: &mut Vec<&'a Expr>) {
+pub(super) fn children<'a>(e: &'a Expr, into_closures: bool, out: &mut Vec<&'a Expr>) {
     match &e.kind {
         ExprKind::Integer(_)
         | ExprKind::Float(_)
@@ -122,7 +122,7 @@ fn children<'a>(e: &'a Expr, into_closures: bool, out: &mut Vec<&'a Expr>) {
     }
 }
 
-fn clause_children<'a>(c: &'a ast::Clause, out: &mut Vec<&'a Expr>) {
+pub(super) fn clause_children<'a>(c: &'a ast::Clause, out: &mut Vec<&'a Expr>) {
     out.extend(c.patterns.iter());
     c.guard.iter().for_each(|g| out.extend(g.iter()));
     out.extend(c.body.iter());
@@ -358,7 +358,8 @@ impl Fc<'_> {
             }
         }
         let free: Vec<String> = free.into_iter().collect();
-        let name = self.m.lambda_name("fun");
+        let fallback = self.m.lambda_name("fun");
+        let name = self.m.lambda_names.fun(span).unwrap_or(fallback);
         let function = self.m.declare_function(&name, arity + free.len() as u32);
         let fun = self.m.funs.len() as u32;
         self.m.funs.push(FunDef {
@@ -411,7 +412,11 @@ impl Fc<'_> {
     ) -> Result<Expr> {
         let bound: BTreeSet<String> = self.bound.iter().cloned().collect();
         let nil = Expr::new(ExprKind::List(vec![], None), span);
-        let inner = self.comprehension_acc(head, quals, &bound, nil, span)?;
+        let names = self.m.lambda_names.comprehension(span).unwrap_or_default();
+        let outer = std::mem::replace(&mut self.m.generator_names, names);
+        let inner = self.comprehension_acc(head, quals, &bound, nil, span);
+        self.m.generator_names = outer;
+        let inner = inner?;
         let reverse = CallTarget::Remote(atom("lists", span), atom("reverse", span));
         Ok(Expr::new(
             ExprKind::Call(Box::new(reverse), vec![inner]),
@@ -544,7 +549,8 @@ impl Fc<'_> {
                     .collect();
                 let mut inner_bound = bound.clone();
                 inner_bound.extend(pattern_vars.iter().cloned());
-                let name = self.m.lambda_name("lc");
+                let fallback = self.m.lambda_name("lc");
+                let name = self.m.generator_names.pop_front().unwrap_or(fallback);
                 let n = self.m.lambda_counter;
                 let acc_var = var(&format!("@acc{n}"), span);
                 let tail_var = var(&format!("@tail{n}"), span);

@@ -21,6 +21,7 @@
 mod bits;
 mod expr;
 mod lower;
+mod names;
 mod pattern;
 
 use crate::code::module::LINE_BITS;
@@ -99,6 +100,12 @@ pub struct ModuleCompiler {
     current_source_function: (String, u32),
     /// Highest X register used so far, plus one.
     pub(crate) max_x: u32,
+    /// erlc's names for the current source function's funs and
+    /// comprehensions (see `names`).
+    lambda_names: names::LambdaNames,
+    /// The names left for the generators of the comprehension being
+    /// lowered.
+    generator_names: std::collections::VecDeque<String>,
 }
 
 /// Compiles a checked module. `file` is the name stack traces show.
@@ -146,6 +153,7 @@ pub fn compile_module_in(
         }
     }
     let mut mc = ModuleCompiler::new(Atom::intern(&name), file, sources);
+    let sources_text = sources;
     // Declare every source function first so calls can refer to any.
     let mut sources = Vec::new();
     for form in &module.forms {
@@ -160,10 +168,24 @@ pub fn compile_module_in(
             sources.push((index, f));
         }
     }
+    // erlc's module_info/0,1, declared after the source functions (their
+    // place in module_info(functions)) and compiled last.
+    let info_key = |a: u32| ("module_info".to_string(), a);
+    let module_info = if mc.local_functions.contains_key(&info_key(0))
+        || mc.local_functions.contains_key(&info_key(1))
+    {
+        None
+    } else {
+        Some((
+            mc.declare_function("module_info", 0),
+            mc.declare_function("module_info", 1),
+        ))
+    };
     for (index, f) in sources {
         mc.current_source_function = (f.name.clone(), f.arity);
         mc.lambda_counter = 0;
         let clauses: Vec<ast::Clause> = f.clauses.iter().map(|c| c.clause.clone()).collect();
+        mc.lambda_names = names::LambdaNames::of(&f.name, f.arity, &clauses);
         mc.compile_function(PendingFunction {
             index,
             clauses,
@@ -174,6 +196,11 @@ pub fn compile_module_in(
         }
     }
     let mut export_table = HashMap::new();
+    if let Some((at, info)) = module_info {
+        mc.module_info(module, &exports, sources_text, at, info)?;
+        export_table.insert((Atom::intern("module_info"), 0), at);
+        export_table.insert((Atom::intern("module_info"), 1), info);
+    }
     for e in &exports {
         match mc.local_functions.get(&(e.name.clone(), e.arity)) {
             Some(&i) => {
@@ -183,6 +210,48 @@ pub fn compile_module_in(
         }
     }
     mc.finish(export_table)
+}
+
+/// Builders of the AST of `module_info/0,1` (see `module_info`).
+fn atom_expr(name: &str) -> ast::Expr {
+    ast::Expr::new(ast::ExprKind::Atom(name.to_string()), Span::default())
+}
+
+fn int_expr(n: impl Into<num_bigint::BigInt>) -> ast::Expr {
+    ast::Expr::new(ast::ExprKind::Integer(n.into()), Span::default())
+}
+
+fn tuple_expr(items: Vec<ast::Expr>) -> ast::Expr {
+    ast::Expr::new(ast::ExprKind::Tuple(items), Span::default())
+}
+
+fn list_expr(items: Vec<ast::Expr>) -> ast::Expr {
+    ast::Expr::new(ast::ExprKind::List(items, None), Span::default())
+}
+
+fn name_arity_list(names: &[(Atom, u32)]) -> ast::Expr {
+    list_expr(
+        names
+            .iter()
+            .map(|(n, a)| tuple_expr(vec![atom_expr(n.name()), int_expr(*a)]))
+            .collect(),
+    )
+}
+
+/// A 128-bit checksum of the module's source, standing for the MD5 of
+/// its BEAM code (which act has not got): it changes when the source does.
+fn source_digest(sources: &Sources) -> [u8; 16] {
+    use std::hash::{Hash, Hasher};
+    let mut out = [0u8; 16];
+    for (k, half) in out.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        k.hash(&mut h);
+        for f in &sources.files {
+            f.text.hash(&mut h);
+        }
+        half.copy_from_slice(&h.finish().to_be_bytes());
+    }
+    out
 }
 
 /// The superinstruction that does `first` then `second`, if there is one.
@@ -243,6 +312,8 @@ impl ModuleCompiler {
             lambda_counter: 0,
             current_source_function: (String::new(), 0),
             max_x: 3,
+            lambda_names: names::LambdaNames::default(),
+            generator_names: Default::default(),
         }
     }
 
@@ -362,6 +433,143 @@ impl ModuleCompiler {
         self.imports.push(import.clone());
         self.import_index.insert(import, i);
         i
+    }
+
+    /// `module_info/0` and `module_info/1`, which erlc adds to every
+    /// module: the module's name, exports (in the order of definition,
+    /// then these two), attributes, compile information and checksum, and
+    /// its functions. `at` and `info_index` are their function indices,
+    /// declared right after the source functions.
+    fn module_info(
+        &mut self,
+        module: &ast::Module,
+        exports: &[ast::FunctionName],
+        sources: &Sources,
+        at: u32,
+        info_index: u32,
+    ) -> Result<()> {
+        let mut exported: std::collections::HashSet<(&str, u32)> =
+            exports.iter().map(|e| (e.name.as_str(), e.arity)).collect();
+        // escript exports a script's main/1 whatever its -export says.
+        exported.insert(("main", 1));
+        let mut sources_fns = Vec::new();
+        for form in &module.forms {
+            if let ast::Form::Function(f) = form {
+                sources_fns.push((Atom::intern(&f.name), f.arity));
+            }
+        }
+        let info = [
+            (Atom::intern("module_info"), 0),
+            (Atom::intern("module_info"), 1),
+        ];
+        let mut export_list: Vec<(Atom, u32)> = sources_fns
+            .iter()
+            .filter(|(n, a)| exported.contains(&(n.name(), *a)))
+            .copied()
+            .collect();
+        export_list.extend(info);
+        let lambdas = sources_fns.len() + 2;
+        let mut functions: Vec<(Atom, u32)> = sources_fns;
+        functions.extend(info);
+        functions.extend(
+            self.functions[lambdas..]
+                .iter()
+                .rev()
+                .map(|f| (f.name, f.arity)),
+        );
+        let digest = source_digest(sources);
+        let vsn_value = num_bigint::BigInt::from_bytes_be(num_bigint::Sign::Plus, &digest);
+        let attributes = list_expr(vec![tuple_expr(vec![
+            atom_expr("vsn"),
+            list_expr(vec![int_expr(vsn_value)]),
+        ])]);
+        let compile = list_expr(vec![
+            tuple_expr(vec![
+                atom_expr("version"),
+                ast::Expr::new(
+                    ast::ExprKind::String("8.2.3".chars().map(|c| c as u32).collect()),
+                    Span::default(),
+                ),
+            ]),
+            tuple_expr(vec![atom_expr("options"), list_expr(vec![])]),
+        ]);
+        let md5 = ast::Expr::new(
+            ast::ExprKind::Binary(
+                digest
+                    .iter()
+                    .map(|b| ast::BinElement {
+                        value: int_expr(*b),
+                        size: None,
+                        specifiers: vec![],
+                        span: Span::default(),
+                    })
+                    .collect(),
+            ),
+            Span::default(),
+        );
+        let name = atom_expr(self.name.name());
+        let items: Vec<(&str, ast::Expr)> = vec![
+            ("module", name.clone()),
+            ("exports", name_arity_list(&export_list)),
+            ("attributes", attributes),
+            ("compile", compile),
+            ("md5", md5),
+        ];
+        let clause = |patterns: Vec<ast::Expr>, body: ast::Expr| ast::Clause {
+            patterns,
+            guard: vec![],
+            body: vec![body],
+            span: Span::default(),
+        };
+        let all = list_expr(
+            items
+                .iter()
+                .map(|(k, v)| tuple_expr(vec![atom_expr(k), v.clone()]))
+                .collect(),
+        );
+        let mut one: Vec<ast::Clause> = items
+            .into_iter()
+            .map(|(k, v)| clause(vec![atom_expr(k)], v))
+            .collect();
+        one.push(clause(
+            vec![atom_expr("functions")],
+            name_arity_list(&functions),
+        ));
+        one.push(clause(vec![atom_expr("nifs")], list_expr(vec![])));
+        one.push(clause(vec![atom_expr("native")], atom_expr("false")));
+        // Anything else is badarg, as erlang:get_module_info/2 gives it.
+        let other = ast::Expr::new(ast::ExprKind::Var("Other".to_string()), Span::default());
+        let error = ast::Expr::new(
+            ast::ExprKind::Call(
+                Box::new(ast::CallTarget::Remote(
+                    atom_expr("erlang"),
+                    atom_expr("error"),
+                )),
+                vec![atom_expr("badarg"), list_expr(vec![name, other.clone()])],
+            ),
+            Span::default(),
+        );
+        one.push(clause(vec![other], error));
+        self.current_source_function = ("module_info".to_string(), 0);
+        self.lambda_counter = 0;
+        self.compile_function(PendingFunction {
+            index: at,
+            clauses: vec![clause(vec![], all)],
+            self_fun: None,
+        })?;
+        self.current_source_function = ("module_info".to_string(), 1);
+        self.compile_function(PendingFunction {
+            index: info_index,
+            clauses: one,
+            self_fun: None,
+        })
+    }
+
+    /// Whether arithmetic is laid out as erlc lays it out (a literal
+    /// operand of a commutative operator second): everywhere but the shell,
+    /// whose expressions erl_eval evaluates by calling the operators.
+    pub(super) fn erlc_arith(&self) -> bool {
+        self.name.name() != crate::repl::eval::SHELL_MODULE
     }
 
     /// A fresh name for a fun or comprehension helper, erlc-style.

@@ -290,6 +290,7 @@ impl FunctionTable {
     pub fn is_defined(&self, name: &str, arity: u32) -> bool {
         self.defined.contains_key(&(name.to_string(), arity))
             || self.broken.iter().any(|b| b == name)
+            || (name == "module_info" && arity <= 1)
     }
 
     /// A hint for a call to `name/arity`, which is not defined: the
