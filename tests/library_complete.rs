@@ -788,6 +788,7 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("yield", &[0]),
             ("bump_reductions", &[1]),
             ("list_to_pid", &[1]),
+            ("list_to_ref", &[1]),
             ("pid_to_list", &[1]),
             ("ref_to_list", &[1]),
         ],

@@ -723,6 +723,23 @@ pub fn ref_to_list_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     make_string(ctx, &s, args)
 }
 
+/// `list_to_ref("#Ref<0.0.0.N>")`: the reference `ref_to_list` prints so.
+/// A local reference here is one number, so the other forms OTP reads
+/// (`#Ref<0.A.B.C>` with A or B set, other nodes' references) are
+/// `badarg`.
+pub fn list_to_ref_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let s = super::erlang::char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let n = s
+        .strip_prefix("#Ref<0.0.0.")
+        .and_then(|s| s.strip_suffix('>'))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse::<u64>().ok())
+        .filter(|&n| n < super::port::PORT_BASE)
+        .ok_or(BifError::Badarg)?;
+    ctx.ensure(4, args)?;
+    Ok(ctx.heap().reference(n))
+}
+
 /// `list_to_pid("<0.N.S>")`: the process `pid_to_list` prints so (see
 /// `fmt::pid_text`), or a pid no process holds.
 pub fn list_to_pid_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {

@@ -412,6 +412,7 @@ bifs! {
         "pid_to_list", 1 => extras::pid_to_list_1, auto;
         "ref_to_list", 1 => extras::ref_to_list_1, auto;
         "list_to_pid", 1 => extras::list_to_pid_1, auto;
+        "list_to_ref", 1 => extras::list_to_ref_1, auto;
     }
     "binary" => {
         "part", 2 => binary::part_2;

@@ -17,6 +17,7 @@ use crate::term::{Atom, Term};
 use regex::bytes::{Regex, RegexBuilder};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct Flags {
@@ -98,6 +99,8 @@ struct Opts {
     ret: Return,
     trim: bool,
     parts: Option<usize>,
+    /// `split`'s `group`: each piece with its groups as one list.
+    group: bool,
 }
 
 fn atom_name(t: Term) -> Option<&'static str> {
@@ -115,6 +118,7 @@ fn options(heap: &Heap, list: Term) -> Option<Opts> {
         ret: Return::Iodata,
         trim: false,
         parts: None,
+        group: false,
     };
     let mut t = list;
     while t.is_cons() {
@@ -130,7 +134,9 @@ fn options(heap: &Heap, list: Term) -> Option<Opts> {
                 "ungreedy" => o.flags.ungreedy = true,
                 "anchored" => o.flags.anchored = true,
                 "global" => o.global = true,
-                "trim" => o.trim = true,
+                // The last of `trim` and `{parts, N}` counts, as in OTP.
+                "trim" => (o.trim, o.parts) = (true, None),
+                "group" => o.group = true,
                 "report_errors" | "notempty" | "notbol" | "noteol" | "dollar_endonly"
                 | "no_auto_capture" | "dupnames" | "firstline" | "bsr_anycrlf" | "bsr_unicode"
                 | "never_utf" | "no_start_optimize" | "notempty_atstart" => {}
@@ -151,13 +157,15 @@ fn options(heap: &Heap, list: Term) -> Option<Opts> {
                     }
                 }
                 ("parts", View::Small(n)) if n >= 0 => {
-                    if n == 0 {
-                        o.trim = true;
+                    (o.trim, o.parts) = if n == 0 {
+                        (true, None)
                     } else {
-                        o.parts = Some(n as usize);
-                    }
+                        (false, Some(n as usize))
+                    };
                 }
-                ("parts", View::Atom(a)) if a.name() == "infinity" => {}
+                ("parts", View::Atom(a)) if a.name() == "infinity" => {
+                    (o.trim, o.parts) = (false, None)
+                }
                 ("newline", _) | ("match_limit", _) | ("match_limit_recursion", _) => {}
                 _ => return None,
             },
@@ -305,6 +313,30 @@ fn pcre_escapes(p: &[char], unicode: bool) -> Vec<char> {
                     i += 1;
                 }
             }
+            '{' if !in_class => {
+                // PCRE reads `{` as a quantifier only in the forms `{n}`,
+                // `{n,}` and `{n,m}`; anywhere else it is a literal.
+                let end = quantifier_end(p, i);
+                match end {
+                    Some(end) => out.extend(&p[i..end]),
+                    None => out.extend(['\\', '{']),
+                }
+                i = end.unwrap_or(i + 1);
+            }
+            '}' if !in_class => {
+                out.extend(['\\', '}']);
+                i += 1;
+            }
+            '-' if in_class && class_dash_literal(p, i) => {
+                out.extend(['\\', '-']);
+                i += 1;
+            }
+            '[' | '&' | '~' if in_class && p.get(i + 1) != Some(&':') => {
+                // Nested classes and set operators (`&&`, `~~`) are the
+                // `regex` crate's, not PCRE's: here they are members.
+                out.extend(['\\', c]);
+                i += 1;
+            }
             '[' if in_class && p.get(i + 1) == Some(&':') => {
                 // A POSIX class ([:alpha:]) inside a class, copied whole.
                 while i < p.len() && !(p[i] == ']' && i > 0 && p[i - 1] == ':') {
@@ -330,19 +362,98 @@ fn pcre_escapes(p: &[char], unicode: bool) -> Vec<char> {
     out
 }
 
+/// Where a PCRE quantifier `{n}`, `{n,}` or `{n,m}` that starts at
+/// `i` ends, or `None` if the `{` there is a literal.
+fn quantifier_end(p: &[char], i: usize) -> Option<usize> {
+    let digits = |mut j: usize| {
+        while p.get(j).is_some_and(char::is_ascii_digit) {
+            j += 1;
+        }
+        j
+    };
+    let j = digits(i + 1);
+    if j == i + 1 {
+        return None;
+    }
+    let j = if p.get(j) == Some(&',') {
+        digits(j + 1)
+    } else {
+        j
+    };
+    (p.get(j) == Some(&'}')).then_some(j + 1)
+}
+
+/// Whether the `-` at `i` inside a class is a member rather than a
+/// range: PCRE takes it literally next to a class escape (`[\w-.]`) and
+/// last before the `]`; `regex` would refuse the first.
+fn class_dash_literal(p: &[char], i: usize) -> bool {
+    let after_escape = i >= 2
+        && p[i - 2] == '\\'
+        && (i < 3 || p[i - 3] != '\\')
+        && "dDwWsShHvVpP".contains(p[i - 1]);
+    let before_escape =
+        p.get(i + 1) == Some(&'\\') && p.get(i + 2).is_some_and(|c| "dDwWsShHvV".contains(*c));
+    after_escape || before_escape
+}
+
 /// A compiled pattern: on `regex` (automata, linear time) when it can
 /// express the pattern, else on `fancy-regex`.
 #[derive(Clone)]
-enum Engine {
+enum Automaton {
     Plain(Regex),
     Fancy(fancy_regex::Regex),
 }
 
+/// A compiled pattern with what global matching needs besides: the
+/// source (in `regex` syntax) and flags, from which the "non-empty match
+/// right here" form is built the first time an empty match asks for it.
+#[derive(Clone)]
+struct Engine {
+    main: Automaton,
+    source: Arc<str>,
+    flags: Flags,
+    nonempty: Arc<OnceLock<Option<fancy_regex::Regex>>>,
+}
+
 impl Engine {
+    fn captures_at(&self, hay: &[u8], pos: usize) -> Option<Found> {
+        self.main.captures_at(hay, pos)
+    }
+
+    fn captures_len(&self) -> usize {
+        self.main.captures_len()
+    }
+
+    fn capture_names(&self) -> Vec<Option<String>> {
+        self.main.capture_names()
+    }
+
+    /// PCRE's retry after an empty match at `pos` (`NOTEMPTY_ATSTART |
+    /// ANCHORED`): the first match, in the pattern's own order of
+    /// preference, that starts at `pos` and is not empty. `\G` pins the
+    /// start; the `(?!\G)` after the pattern refuses an end at `pos`, so
+    /// the backtracking engine goes on to the next alternative as PCRE
+    /// does.
+    fn nonempty_at(&self, hay: &[u8], pos: usize) -> Option<Found> {
+        let re = self.nonempty.get_or_init(|| {
+            let end = if self.flags.extended { "\n" } else { "" };
+            let source = format!("\\G(?:{}{end})(?!\\G)", self.source);
+            build_fancy(&source, self.flags).ok()
+        });
+        let caps = re.as_ref()?.captures_from_pos(hay, pos).ok()??;
+        Some(
+            (0..caps.len())
+                .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
+                .collect(),
+        )
+    }
+}
+
+impl Automaton {
     /// The first match at or after `pos`, with its groups.
     fn captures_at(&self, hay: &[u8], pos: usize) -> Option<Found> {
         match self {
-            Engine::Plain(re) => {
+            Automaton::Plain(re) => {
                 let caps = re.captures_at(hay, pos)?;
                 Some(
                     (0..caps.len())
@@ -352,7 +463,7 @@ impl Engine {
             }
             // A run that exceeds the backtracking limit finds nothing
             // (PCRE's match limit likewise ends the search).
-            Engine::Fancy(re) => {
+            Automaton::Fancy(re) => {
                 let caps = re.captures_from_pos(hay, pos).ok()??;
                 Some(
                     (0..caps.len())
@@ -366,16 +477,16 @@ impl Engine {
     /// The number of groups, the whole match included.
     fn captures_len(&self) -> usize {
         match self {
-            Engine::Plain(re) => re.captures_len(),
-            Engine::Fancy(re) => re.captures_len(),
+            Automaton::Plain(re) => re.captures_len(),
+            Automaton::Fancy(re) => re.captures_len(),
         }
     }
 
     /// Each group's name, by number (`None` for an unnamed group).
     fn capture_names(&self) -> Vec<Option<String>> {
         match self {
-            Engine::Plain(re) => re.capture_names().map(|n| n.map(str::to_string)).collect(),
-            Engine::Fancy(re) => re.capture_names().map(|n| n.map(str::to_string)).collect(),
+            Automaton::Plain(re) => re.capture_names().map(|n| n.map(str::to_string)).collect(),
+            Automaton::Fancy(re) => re.capture_names().map(|n| n.map(str::to_string)).collect(),
         }
     }
 }
@@ -451,7 +562,7 @@ fn build_for(pattern: &[u8], flags: Flags, final_newline: bool) -> Result<Engine
     if dollar && let Some(rewritten) = dollar_before_final_newline(&source) {
         source = rewritten;
     }
-    let re = match RegexBuilder::new(&source)
+    let main = match RegexBuilder::new(&source)
         .case_insensitive(flags.caseless)
         .multi_line(flags.multiline)
         .dot_matches_new_line(flags.dotall)
@@ -460,11 +571,17 @@ fn build_for(pattern: &[u8], flags: Flags, final_newline: bool) -> Result<Engine
         .swap_greed(flags.ungreedy)
         .build()
     {
-        Ok(re) => Engine::Plain(re),
+        Ok(re) => Automaton::Plain(re),
         Err(plain) => match build_fancy(&source, flags) {
-            Ok(re) => Engine::Fancy(re),
+            Ok(re) => Automaton::Fancy(re),
             Err(_) => return Err(plain.to_string()),
         },
+    };
+    let re = Engine {
+        main,
+        source: source.into(),
+        flags,
+        nonempty: Arc::new(OnceLock::new()),
     };
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
@@ -538,11 +655,21 @@ fn matches(re: &Engine, hay: &[u8], offset: usize, global: bool, flags: Flags) -
         if !global {
             break;
         }
-        pos = if whole.0 == whole.1 {
-            next_char(hay, whole.1, flags.unicode)
-        } else {
-            whole.1
-        };
+        pos = whole.1;
+        // After an empty match PCRE looks for a non-empty one at the
+        // same place before moving a character on.
+        if whole.0 == whole.1 {
+            match re.nonempty_at(hay, pos) {
+                Some(found) => {
+                    pos = found[0].map_or(pos + 1, |(_, b)| b);
+                    out.push(found);
+                }
+                None => pos = next_char(hay, pos, flags.unicode),
+            }
+        }
+        if pos > hay.len() {
+            break;
+        }
     }
     out
 }
@@ -856,51 +983,86 @@ pub fn replace_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 fn split(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
+    if opts.global || !matches!(opts.what, What::All) || opts.kind != Kind::Index {
+        return Err(BifError::Badarg);
+    }
     let heap = &ctx.process.heap;
     let (re, flags, hay) = pattern_and_subject(heap, args[1], args[0], opts.flags)?;
     let found = matches(&re, &hay, opts.offset, true, flags);
-    // Pieces between the matches, each followed by the match's groups
-    // (PCRE's split keeps what the groups captured).
-    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let groups = re.captures_len() - 1;
+    // OTP's do_split: each match cuts off the piece before it, followed
+    // by what its groups captured; an empty match right where the last
+    // one ended, with nothing captured, cuts nothing. `{parts, N}` stops
+    // after N - 1 cuts, and the rest of the subject is the last piece.
+    let mut rows: Vec<Vec<(usize, usize)>> = Vec::new();
     let mut at = 0;
-    let mut splits = 0;
+    let mut cuts_left = opts.parts.map(|n| n - 1);
+    let mut done = false;
     for f in &found {
-        let Some((a, b)) = f[0] else { continue };
-        if a == b && a == 0 {
-            continue;
-        }
-        if a == b && a == hay.len() && at == hay.len() {
-            continue;
-        }
-        if opts.parts.is_some_and(|p| splits + 1 >= p) {
+        if cuts_left == Some(0) {
             break;
         }
-        pieces.push((at, a));
-        for g in f.iter().skip(1) {
-            pieces.push(g.unwrap_or((0, 0)));
+        if at >= hay.len() {
+            rows.push(vec![(at, at)]);
+            done = true;
+            break;
         }
+        let Some((a, b)) = f[0] else { continue };
+        let subs: Vec<(usize, usize)> = (1..=groups)
+            .map(|g| f.get(g).copied().flatten().unwrap_or((0, 0)))
+            .collect();
+        if a == at && a == b && subs.iter().all(|(x, y)| x == y) {
+            at = b;
+            continue;
+        }
+        let mut row = vec![(at, a)];
+        row.extend(subs);
+        rows.push(row);
         at = b;
-        splits += 1;
+        cuts_left = cuts_left.map(|n| n - 1);
     }
-    pieces.push((at, hay.len()));
+    if !done {
+        rows.push(vec![(at.min(hay.len()), hay.len())]);
+    }
     if opts.trim {
-        while pieces.last().is_some_and(|(a, b)| a == b) {
-            pieces.pop();
+        let empty = |row: &Vec<(usize, usize)>| row.iter().all(|(a, b)| a == b);
+        if opts.group {
+            while rows.last().is_some_and(empty) {
+                rows.pop();
+            }
+        } else {
+            let mut flat: Vec<(usize, usize)> = rows.concat();
+            while flat.last().is_some_and(|(a, b)| a == b) {
+                flat.pop();
+            }
+            rows = vec![flat];
         }
     }
-    let words: usize = pieces
+    let pieces = rows.iter().map(Vec::len).sum::<usize>();
+    let words: usize = rows
         .iter()
+        .flatten()
         .map(|(a, b)| piece_words(b - a))
         .sum::<usize>()
+        + 2 * pieces
+        + 2 * rows.len()
         + 4;
     ctx.ensure(words, args)?;
     let heap = ctx.heap();
     let as_list = opts.ret == Return::List;
-    let items: Vec<Term> = pieces
-        .iter()
-        .map(|&(a, b)| piece(heap, &hay[a..b], as_list, flags.unicode))
-        .collect();
-    Ok(heap.list(&items))
+    let piece_list = |heap: &mut Heap, row: &[(usize, usize)]| -> Term {
+        let items: Vec<Term> = row
+            .iter()
+            .map(|&(a, b)| piece(heap, &hay[a..b], as_list, flags.unicode))
+            .collect();
+        heap.list(&items)
+    };
+    if opts.group {
+        let lists: Vec<Term> = rows.iter().map(|row| piece_list(heap, row)).collect();
+        Ok(heap.list(&lists))
+    } else {
+        Ok(piece_list(heap, &rows.concat()))
+    }
 }
 
 pub fn split_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
