@@ -1302,3 +1302,61 @@ fn beam_rpc_into_act_prints_on_beam() {
         act.seen
     );
 }
+
+/// A local fun crosses between act nodes: the receiving node finds its
+/// code by module and index (here it loads the sender's module from the
+/// program's directory), calls it, and the fun that comes back is the
+/// same term.
+const FUN_SERVER: &str = r#"
+-module(funserv).
+-export([main/1]).
+
+main(_) ->
+    register(funserv, self()),
+    io:format("ready~n"),
+    loop().
+
+loop() ->
+    receive
+        {From, F} when is_function(F, 1) -> From ! {called, F(1), F}, loop();
+        stop -> io:format("stopped~n")
+    after 30000 -> io:format("timeout~n")
+    end.
+"#;
+
+const FUN_CLIENT: &str = r#"
+-module(funcli).
+-export([main/1]).
+
+main([Peer]) ->
+    N = list_to_atom(Peer),
+    pong = net_adm:ping(N),
+    Y = 41,
+    F = fun(X) -> {X + Y, node()} end,
+    {funserv, N} ! {self(), F},
+    receive
+        {called, R, Back} -> io:format("fun ~p ~p ~p~n", [R =:= {42, N}, Back =:= F, Back(0)])
+    after 20000 -> io:format("fun none~n")
+    end,
+    {funserv, N} ! stop.
+"#;
+
+#[test]
+fn local_funs_between_act_nodes() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let server = unique("funs");
+    // Both programs in the cluster's directory, where the server finds
+    // the client's module.
+    let client_file = cluster.dir.join("funcli.act");
+    std::fs::write(&client_file, FUN_CLIENT).expect("write program");
+    let mut serv = cluster.act(&server, "funserv", FUN_SERVER, &[]);
+    serv.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("funcli"), "funcli", FUN_CLIENT, &[&peer]);
+    let me = client.expect("fun ");
+    assert!(me.starts_with("fun true true {41,"), "{me}");
+    serv.expect("stopped");
+}
