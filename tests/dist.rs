@@ -1137,3 +1137,226 @@ fn bad_input_is_refused_and_the_node_keeps_running() {
     check_client(&mut client);
     echo.expect("stopped");
 }
+
+/// An act node that calls the node in its argument through rpc (its rex
+/// server), erpc and spawn/4, with functions that print: the text must
+/// come out here, on the caller's node, as in Erlang. Then a gen_server
+/// named `{global, Name}` here is called from the other node.
+const RPC_CLIENT: &str = r#"
+-module(rpcc).
+-export([main/1, init/1, handle_call/3, handle_cast/2]).
+
+init(X) -> {ok, X}.
+handle_call(get, _, S) -> {reply, {S, node()}, S}.
+handle_cast(_, S) -> {noreply, S}.
+
+main([Peer]) ->
+    N = list_to_atom(Peer),
+    io:format("ping ~p~n", [net_adm:ping(N)]),
+    io:format("call ~p~n", [rpc:call(N, io, format, ["hello call~n"])]),
+    io:format("cast ~p~n", [rpc:cast(N, io, format, ["hello cast~n"])]),
+    receive after 300 -> ok end,
+    io:format("block ~p~n", [rpc:block_call(N, io, format, ["hello block~n"])]),
+    io:format("badrpc ~p~n", [element(1, rpc:call(N, erlang, error, [boom]))]),
+    io:format("leader ~p~n", [rpc:call(N, erlang, group_leader, []) =:= group_leader()]),
+    io:format("erpc ~p~n", [erpc:call(N, io, format, ["hello erpc ~p~n", [node() =/= N]])]),
+    {P, M} = spawn_monitor(N, io, format, ["hello spawn~n"]),
+    receive {'DOWN', M, process, P, R} -> io:format("spawned ~p~n", [R])
+    after 20000 -> io:format("spawned none~n") end,
+    {ok, S} = gen_server:start({global, rpcc_server}, rpcc, here, []),
+    io:format("global ~p~n", [global:whereis_name(rpcc_server) =:= S]),
+    io:format("remote gen call ~p~n",
+              [rpc:call(N, gen_server, call, [{global, rpcc_server}, get]) =:= {here, node()}]),
+    io:format("gen call ~p~n", [gen_server:call({global, rpcc_server}, get) =:= {here, node()}]),
+    io:format("taken ~p~n", [element(1, gen_server:start({global, rpcc_server}, rpcc, x, []))]),
+    ok = gen_server:stop({global, rpcc_server}),
+    io:format("stopped ~p~n", [rpc:call(N, global, whereis_name, [rpcc_server])]),
+    {echo, N} ! stop.
+"#;
+
+fn check_rpc_client(client: &mut Lines) {
+    for line in [
+        "ping pong",
+        "hello call",
+        "call ok",
+        "cast true",
+        "hello cast",
+        "hello block",
+        "block ok",
+        "badrpc badrpc",
+        "leader true",
+        "hello erpc true",
+        "erpc ok",
+        "hello spawn",
+        "spawned normal",
+        "global true",
+        "remote gen call true",
+        "gen call true",
+        "taken error",
+        "stopped undefined",
+    ] {
+        let (prefix, _) = line.rsplit_once(' ').unwrap();
+        assert_eq!(client.expect(prefix), line);
+    }
+}
+
+#[test]
+fn rpc_group_leaders_and_global_servers_act_to_act() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let server = unique("echo");
+    let mut echo = cluster.act(&server, "echo", ECHO, &[]);
+    echo.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("rpcc"), "rpcc", RPC_CLIENT, &[&peer]);
+    check_rpc_client(&mut client);
+    echo.expect("stopped");
+    // What the calls printed came out on the caller's node only.
+    assert!(
+        !echo.seen.iter().any(|l| l.starts_with("hello")),
+        "{:?}",
+        echo.seen
+    );
+}
+
+#[test]
+fn rpc_group_leaders_and_global_servers_act_to_beam() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; act-rpc-to-BEAM test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("beam");
+    let mut beam = cluster.beam(
+        &server,
+        "register(echo, self()), io:format(\"ready~n\"), \
+         receive stop -> io:format(\"stopped~n\") after 60000 -> ok end, halt().",
+    );
+    beam.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("rpcc"), "rpcc", RPC_CLIENT, &[&peer]);
+    check_rpc_client(&mut client);
+    beam.expect("stopped");
+    assert!(
+        !beam.seen.iter().any(|l| l.starts_with("hello")),
+        "{:?}",
+        beam.seen
+    );
+}
+
+/// BEAM's rpc reaches the act node's rex server (call, cast, block_call,
+/// sbcast), and what the act side prints comes out on the BEAM node.
+#[test]
+fn beam_rpc_into_act_prints_on_beam() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; BEAM-rpc-into-act test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("echo");
+    let mut act = cluster.act(&server, "echo", ECHO, &[]);
+    act.expect("ready");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         io:format(\"call ~p~n\", [rpc:call(N, io, format, [\"hello call ~p~n\", [N]])]), \
+         io:format(\"cast ~p~n\", [rpc:cast(N, io, format, [\"hello cast~n\"])]), \
+         timer:sleep(300), \
+         io:format(\"block ~p~n\", [rpc:block_call(N, io, format, [\"hello block~n\"])]), \
+         io:format(\"leader ~p~n\", [rpc:call(N, erlang, group_leader, []) =:= group_leader()]), \
+         io:format(\"sbcast ~p~n\", [rpc:sbcast([N], nosuch, hi)]), \
+         {{P, M}} = spawn_monitor(N, io, format, [\"hello spawn~n\"]), \
+         receive {{'DOWN', M, process, P, R}} -> io:format(\"spawned ~p~n\", [R]) \
+         after 20000 -> io:format(\"spawned none~n\") end, \
+         {{echo, N}} ! stop, \
+         timer:sleep(200), halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    for line in [
+        format!("hello call {peer}"),
+        "call ok".into(),
+        "cast true".into(),
+        "hello cast".into(),
+        "hello block".into(),
+        "block ok".into(),
+        "leader true".into(),
+        format!("sbcast {{[],[{peer}]}}"),
+        "hello spawn".into(),
+        "spawned normal".into(),
+    ] {
+        let (prefix, _) = line.rsplit_once(' ').unwrap();
+        assert_eq!(beam.expect(prefix), line);
+    }
+    act.expect("stopped");
+    assert!(
+        !act.seen.iter().any(|l| l.starts_with("hello")),
+        "{:?}",
+        act.seen
+    );
+}
+
+/// A local fun crosses between act nodes: the receiving node finds its
+/// code by module and index (here it loads the sender's module from the
+/// program's directory), calls it, and the fun that comes back is the
+/// same term.
+const FUN_SERVER: &str = r#"
+-module(funserv).
+-export([main/1]).
+
+main(_) ->
+    register(funserv, self()),
+    io:format("ready~n"),
+    loop().
+
+loop() ->
+    receive
+        {From, F} when is_function(F, 1) -> From ! {called, F(1), F}, loop();
+        stop -> io:format("stopped~n")
+    after 30000 -> io:format("timeout~n")
+    end.
+"#;
+
+const FUN_CLIENT: &str = r#"
+-module(funcli).
+-export([main/1]).
+
+main([Peer]) ->
+    N = list_to_atom(Peer),
+    pong = net_adm:ping(N),
+    Y = 41,
+    F = fun(X) -> {X + Y, node()} end,
+    {funserv, N} ! {self(), F},
+    receive
+        {called, R, Back} -> io:format("fun ~p ~p ~p~n", [R =:= {42, N}, Back =:= F, Back(0)])
+    after 20000 -> io:format("fun none~n")
+    end,
+    {funserv, N} ! stop.
+"#;
+
+#[test]
+fn local_funs_between_act_nodes() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let server = unique("funs");
+    // Both programs in the cluster's directory, where the server finds
+    // the client's module.
+    let client_file = cluster.dir.join("funcli.act");
+    std::fs::write(&client_file, FUN_CLIENT).expect("write program");
+    let mut serv = cluster.act(&server, "funserv", FUN_SERVER, &[]);
+    serv.expect("ready");
+    let peer = format!("{server}@{host}");
+    let mut client = cluster.act(&unique("funcli"), "funcli", FUN_CLIENT, &[&peer]);
+    let me = client.expect("fun ");
+    assert!(me.starts_with("fun true true {41,"), "{me}");
+    serv.expect("stopped");
+}

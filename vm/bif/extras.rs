@@ -588,13 +588,38 @@ fn group_leader() -> Term {
     Term::pid(Pid::from_id(super::fmt::GROUP_LEADER_SLOT).id())
 }
 
-pub fn group_leader_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+/// `group_leader()`: a process that another node spawned (or that was
+/// given a leader there) names that node's group leader (`dist::gl`).
+pub fn group_leader_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if crate::runtime::nodes::remote_group_leaders() {
+        let me = services(|s| s.self_pid());
+        if let Some((node, id)) = crate::runtime::nodes::group_leader_of(me) {
+            ctx.ensure(heap::EXT_PID_WORDS, args)?;
+            return Ok(ctx.heap().external_pid(node, id));
+        }
+    }
     Ok(group_leader())
 }
 
-pub fn group_leader_2(_: &mut Context, args: &mut [Term]) -> BifResult {
-    pid_arg(args[0])?;
-    pid_arg(args[1])?;
+/// `group_leader(Leader, Pid)`: a leader on another node is recorded for
+/// a local `Pid` (its output goes there); a local one is act's single io
+/// server.
+pub fn group_leader_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let leader = match ctx.process.heap.view(args[0]) {
+        View::Pid(_) => None,
+        View::ExtPid { node, id } => Some((node, id)),
+        _ => return Err(BifError::Badarg),
+    };
+    match ctx.process.heap.view(args[1]) {
+        View::Pid(_) => {
+            let pid = pid_arg(args[1])?;
+            if leader.is_some() || crate::runtime::nodes::remote_group_leaders() {
+                crate::runtime::nodes::set_group_leader(pid, leader);
+            }
+        }
+        View::ExtPid { .. } => {}
+        _ => return Err(BifError::Badarg),
+    }
     Ok(Term::atom(Atom::TRUE))
 }
 

@@ -10,7 +10,22 @@ use crate::term::{Atom, Term};
 
 /// Writes characters to `device`: standard_io (and `user`, a pid that is
 /// no open file: the group leader), standard_error, or an open file.
+///
+/// A process whose group leader is on another node (`dist::gl`) writes
+/// standard_io there, as does output to a pid of another node.
 fn emit(heap: &Heap, device: Term, text: &str) -> Result<(), BifError> {
+    if crate::runtime::nodes::remote_group_leaders() || device.is_boxed() {
+        let me = || super::process::services(|s| s.self_pid());
+        if device.as_atom() == Some(Atom::STANDARD_IO)
+            && crate::runtime::nodes::put_chars_remote(me(), text)
+        {
+            return Ok(());
+        }
+        if let View::ExtPid { node, id } = heap.view(device) {
+            crate::runtime::nodes::put_chars_at(me(), node, id, text);
+            return Ok(());
+        }
+    }
     match device.as_atom() {
         Some(Atom::STANDARD_IO) => output::write_text(text),
         Some(a) if a.name() == "user" => output::write_text(text),

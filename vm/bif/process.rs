@@ -509,6 +509,16 @@ pub fn spawn_child(
             .map(|pid| (pid, monitor))
             .ok_or(BifError::SystemLimit)
     })
+    .inspect(|&(child, _)| inherit_group_leader(child))
+}
+
+/// A child of a process whose group leader is on another node has that
+/// leader too (`dist::gl`); one load otherwise.
+fn inherit_group_leader(child: Pid) {
+    if crate::runtime::nodes::remote_group_leaders() {
+        let me = services(|s| s.self_pid());
+        crate::runtime::nodes::inherit_group_leader(me, child);
+    }
 }
 
 fn do_spawn(ctx: &mut Context, what: SpawnOf, link: bool) -> Result<Pid, BifError> {
@@ -522,6 +532,7 @@ fn do_spawn(ctx: &mut Context, what: SpawnOf, link: bool) -> Result<Pid, BifErro
         };
         s.spawn(spawn).ok_or(BifError::SystemLimit)
     })
+    .inspect(|&child| inherit_group_leader(child))
 }
 
 pub fn spawn_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {

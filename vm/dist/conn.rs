@@ -880,7 +880,7 @@ fn read_loop(c: &Arc<Conn>, stream: TcpStream) {
 /// One frame's control message and payload.
 fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
     if let Some((pid, payload)) = fast_send(bytes) {
-        return deliver_payload(Target::Pid(pid), payload);
+        return deliver_to_pid(pid, payload);
     }
     let mut rest = bytes;
     let ctrl = ETerm::decode(&mut rest).map_err(|e| format!("bad control message: {e}"))?;
@@ -897,7 +897,7 @@ fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
                 return Err("SEND without a pid".into());
             };
             if let Some(pid) = local_pid(to) {
-                deliver_payload(Target::Pid(pid), rest)?;
+                deliver_to_pid(pid, rest)?;
             }
         }
         REG_SEND | REG_SEND_TT => {
@@ -933,6 +933,19 @@ fn handle(c: &Arc<Conn>, bytes: &[u8]) -> Result<(), String> {
 pub(super) fn local_pid(p: &EPid) -> Option<Pid> {
     let t = node::this_node();
     (p.node.name == t.name.name()).then(|| Pid::from_id(p.id as u64 | (p.serial as u64) << 32))
+}
+
+/// A message for the local `pid`: this node's group leader's io
+/// requests go to its io server, and the replies to io requests sent
+/// from here are dropped (`gl.rs`).
+fn deliver_to_pid(pid: Pid, payload: &[u8]) -> Result<(), String> {
+    if pid == super::gl::local_leader() {
+        return deliver_payload(Target::Name(Atom::intern("$dist_io")), payload);
+    }
+    if super::gl::any() && super::gl::is_own_reply(payload) {
+        return Ok(());
+    }
+    deliver_payload(Target::Pid(pid), payload)
 }
 
 fn deliver_payload(to: Target, payload: &[u8]) -> Result<(), String> {

@@ -19,13 +19,15 @@
 //!   land in the receiver's inbox exactly like local ones, and one
 //!   connection's messages keep their order.
 //! - Links (`links.rs`) and spawn requests (`spawn.rs`) across nodes
-//!   are kept here, beside monitors (`watch.rs`), never in a process.
+//!   are kept here, beside monitors (`watch.rs`) and group leaders on
+//!   other nodes (`gl.rs`), never in a process.
 //! - The scheduler and the BIFs reach this room only through
 //!   `runtime::nodes`.
 //! - `start` runs at most once, before the first process runs; a node
 //!   that is not started answers as `nonode@nohost` and sends nowhere.
 
 mod conn;
+pub mod gl;
 mod links;
 mod spawn;
 mod watch;

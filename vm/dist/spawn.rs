@@ -43,6 +43,8 @@ struct Asked {
     peer: Atom,
     req_id: ETerm,
     from: EPid,
+    /// The requester's group leader.
+    leader: Option<EPid>,
     link: bool,
     monitor: bool,
 }
@@ -121,9 +123,8 @@ pub fn request(
     let ctrl = control(vec![
         tag(SPAWN_REQUEST),
         super::watch::local_ref(id),
-        me.clone(),
-        // The group leader: act has none; the requester stands in.
         me,
+        ETerm::from(super::gl::leader_for_request(requester)),
         tuple(vec![
             atom(mfa.0.name()),
             atom(mfa.1.name()),
@@ -226,6 +227,10 @@ pub fn request_from(peer: Atom, elements: &[ETerm], payload: &[u8]) -> Result<()
             peer,
             req_id: req_id.clone(),
             from: from.clone(),
+            leader: match elements.get(3) {
+                Some(ETerm::Pid(gl)) => Some(gl.clone()),
+                _ => None,
+            },
             link,
             monitor,
         },
@@ -256,6 +261,9 @@ pub fn spawned(token: u64, child: Option<Pid>) {
         reply_error(a.peer, &a.req_id, &a.from, "system_limit");
         return;
     };
+    if let Some(leader) = a.leader {
+        super::gl::set_external(child, leader);
+    }
     let mut flags = 0;
     if a.link {
         super::links::record(child, a.peer, a.from.clone());

@@ -293,6 +293,11 @@ pub fn monitor_request(peer: Atom, elements: &[ETerm]) {
             let Some(pid) = super::conn::local_pid(p) else {
                 return;
             };
+            // The group leader (the runtime's io server) lives as long
+            // as the node: a peer's io request monitors it.
+            if pid == super::gl::local_leader() {
+                return;
+            }
             incoming().entry(pid).or_default().push(m);
             probes().insert(token, Probe::Pid(pid));
             rt::probe(Target::Pid(pid), token);
@@ -370,4 +375,5 @@ pub fn exited(pid: Pid, reason: &[u8]) {
         answer(ETerm::from(super::conn::local_epid(pid)), m, reason.clone());
     }
     super::links::exited(pid, &reason);
+    super::gl::exited(pid);
 }

@@ -250,3 +250,36 @@ pub fn cookie() -> Option<String> {
 pub fn set_cookie(node: Atom, cookie: &str) -> bool {
     dist::set_cookie(node, cookie)
 }
+
+/// Whether any process has a group leader on another node (one load;
+/// `dist::gl`).
+#[inline]
+pub fn remote_group_leaders() -> bool {
+    dist::gl::any()
+}
+
+/// `pid`'s group leader when it is on another node (node-table index, id).
+pub fn group_leader_of(pid: Pid) -> Option<(u32, u64)> {
+    dist::gl::of(pid)
+}
+
+/// `group_leader(Leader, Pid)`: `leader` a pid of another node, or `None`.
+pub fn set_group_leader(pid: Pid, leader: Option<(u32, u64)>) {
+    dist::gl::set(pid, leader);
+}
+
+/// A child spawned by `parent` takes its group leader on another node.
+pub fn inherit_group_leader(parent: Pid, child: Pid) {
+    dist::gl::inherit(parent, child);
+}
+
+/// Output of `me` to its group leader when that is on another node
+/// (true: sent there as an io request).
+pub fn put_chars_remote(me: Pid, text: &str) -> bool {
+    dist::gl::put_chars(me, text)
+}
+
+/// Output of `me` to the pid (index, id) of another node, as an io request.
+pub fn put_chars_at(me: Pid, index: u32, id: u64, text: &str) {
+    dist::gl::put_chars_at(me, index, id, text);
+}

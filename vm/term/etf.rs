@@ -253,8 +253,10 @@ fn encode_fun(
 }
 
 /// Reads a NEW_FUN_EXT up to its captured terms: the fun's index in this
-/// VM's fun table and how many terms it captured. A fun act did not
-/// encode, or whose module version is gone, is `Badarg`.
+/// VM's fun table and how many terms it captured. A fun another act node
+/// encoded is found by module and index in this node's newest version of
+/// the module (loaded if need be). A fun act did not encode (BEAM's),
+/// or whose module version is gone, is `Badarg`.
 fn fun_header(input: &mut Input) -> Result<(u32, usize), EtfError> {
     let size = input.u32()?;
     let from = input.at;
@@ -287,7 +289,33 @@ fn fun_header(input: &mut Input) -> Result<(u32, usize), EtfError> {
     if size < input.at - from + 4 || from + size - 4 > input.bytes.len() {
         return Err(EtfError::Badarg);
     }
-    let entry = crate::runtime::fun_entry(global).ok_or(EtfError::Badarg)?;
+    let same = |entry: &crate::runtime::FunEntry| {
+        u64::from_be_bytes(hash) == name_hash(module.name())
+            && entry.module.name == module
+            && entry.fun as usize == index
+            && entry.arity == arity
+            && entry
+                .module
+                .funs
+                .get(entry.fun as usize)
+                .is_some_and(|f| f.free as usize == free)
+    };
+    let entry = crate::runtime::fun_entry(global).filter(|e| same(e));
+    // Written by another act node (its fun table is numbered its own
+    // way): the fun of the same index in this node's version of the
+    // module, as Erlang finds a fun by module and index.
+    let Some(entry) = entry else {
+        let newest = crate::runtime::lookup(module)
+            .ok()
+            .flatten()
+            .ok_or(EtfError::Badarg)?;
+        let global = newest.fun_base + index as u32;
+        let entry = crate::runtime::fun_entry(global).ok_or(EtfError::Badarg)?;
+        if entry.module.fun_base != newest.fun_base || !same(entry) {
+            return Err(EtfError::Badarg);
+        }
+        return Ok((global, input.plausible(free, 1)?));
+    };
     let found = entry.module.name == module
         && entry.module.fun_base == base
         && u64::from_be_bytes(hash) == name_hash(module.name())
