@@ -8,7 +8,7 @@
 //! interpreter at that instruction (`exit::BAIL`), with all state in
 //! place. The function starts with a dispatch on its entry number.
 
-use super::{Ctx, MAX_DEPTH, exit, helpers};
+use super::{Ctx, exit, helpers};
 use crate::code::{
     CmpOp, Dst, Instr, Label, ModuleRef, SRC_X, SRC_Y, Src, Tail, TypeTest, X_REGISTERS,
 };
@@ -17,7 +17,7 @@ use crate::term::object::{Kind, header};
 use crate::term::{LITERAL_BIT, TAG_ATOM, TAG_BOXED, TAG_CONS, TAG_MASK, TAG_PID, TAG_SMALL, Term};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, Value, types,
+    AbiParam, Block, BlockArg, FuncRef, InstBuilder, MemFlagsData, SigRef, Signature, Value, types,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{Context, isa::CallConv};
@@ -114,18 +114,20 @@ impl Jit {
         let call_conv = self.module.isa().default_call_conv();
         let config = self.module.target_config();
         self.context.func.signature = native_signature(call_conv);
-        let mut b = FunctionBuilder::new(&mut self.context.func, &mut self.builder_context);
-        let mut g = Gen::new(&mut b, m, start, end, call_conv);
-        g.function(&entries);
-        b.seal_all_blocks();
-        b.finalize(config);
-
         self.next += 1;
         let name = format!("act_{}", self.next);
         let id = self
             .module
             .declare_function(&name, Linkage::Local, &self.context.func.signature)
             .map_err(|e| e.to_string())?;
+        // Calls of the function itself go straight to it.
+        let itself = self.module.declare_func_in_func(id, &mut self.context.func);
+        let mut b = FunctionBuilder::new(&mut self.context.func, &mut self.builder_context);
+        let mut g = Gen::new(&mut b, m, start, end, call_conv, itself);
+        g.function(&entries);
+        b.seal_all_blocks();
+        b.finalize(config);
+
         let dump = std::env::var_os("ACT_NATIVE_DUMP").is_some();
         if dump {
             self.context.set_disasm(true);
@@ -360,6 +362,15 @@ struct Pending {
     known: bool,
 }
 
+/// What a native call calls.
+#[derive(Clone, Copy)]
+enum Callee {
+    /// The function being compiled (a direct call).
+    Itself,
+    /// Native code at this address.
+    Code(Value),
+}
+
 struct Gen<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
     m: ModuleRef,
@@ -371,6 +382,8 @@ struct Gen<'a, 'b> {
     sigs: Sigs,
     /// This function's entry block for entry 0 (self tail calls jump here).
     body: Block,
+    /// This function, for its calls of itself.
+    itself: FuncRef,
     /// Float results not boxed yet, in the current fall-through run.
     pending: Vec<Pending>,
     /// Instructions that something jumps to (a run of fall-through code
@@ -394,6 +407,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         start: usize,
         end: usize,
         call_conv: CallConv,
+        itself: FuncRef,
     ) -> Gen<'a, 'b> {
         let sig = |params: &[types::Type], returns: &[types::Type]| {
             let mut s = Signature::new(call_conv);
@@ -434,6 +448,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             x,
             sigs,
             body,
+            itself,
             pending: Vec::new(),
             targets: vec![false; end - start],
             addrs: Vec::new(),
@@ -1883,8 +1898,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let code = self.b.append_block_param(call_block, I64);
         self.dispatch_remote(ip, r, call_block);
         self.b.switch_to_block(call_block);
-        let depth = self.load_ctx(off!(depth));
-        self.call_native(ip, code, depth, tail);
+        self.call_native(ip, Callee::Code(code), tail);
     }
 
     /// Where a call helper's answer `r` leads: a `remote` status leaves
@@ -1907,19 +1921,28 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.remote_status(ip, r);
     }
 
-    /// Calls native `code` at entry 0 one level deeper than `depth` (the
-    /// context's, loaded by the caller), restores the depth and goes on
-    /// as `after_call` says.
-    fn call_native(&mut self, ip: usize, code: Value, depth: Value, tail: bool) {
-        let deeper = self.b.ins().iadd_imm_s(depth, 1);
-        self.store_ctx(deeper, off!(depth));
+    /// Calls native code at entry 0 (the caller checked the machine
+    /// stack has room: `stack_room`) and goes on as `after_call` says.
+    fn call_native(&mut self, ip: usize, callee: Callee, tail: bool) {
         let zero = self.b.ins().iconst(I32, 0);
-        let sig = self.sigs.native;
         self.epoch += 1;
-        let call = self.b.ins().call_indirect(sig, code, &[self.ctx, zero]);
+        let call = match callee {
+            Callee::Itself => self.b.ins().call(self.itself, &[self.ctx, zero]),
+            Callee::Code(code) => {
+                let sig = self.sigs.native;
+                self.b.ins().call_indirect(sig, code, &[self.ctx, zero])
+            }
+        };
         let result = self.b.inst_results(call)[0];
-        self.store_ctx(depth, off!(depth));
         self.after_call(ip, tail, result);
+    }
+
+    /// Whether the machine stack has room for one more native call
+    /// (above `Ctx::stack_limit`).
+    fn stack_room(&mut self) -> Value {
+        let sp = self.b.ins().get_stack_pointer(I64);
+        let limit = self.load_ctx(off!(stack_limit));
+        self.b.ins().icmp(IntCC::UnsignedGreaterThan, sp, limit)
     }
 
     /// `call_fun`: through the site's inline cache (see
@@ -1967,11 +1990,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             offset_of!(helpers::SiteEntry, index) as i32,
         );
         let same = self.b.ins().icmp(IntCC::Equal, index, want);
-        let depth = self.load_ctx(off!(depth));
-        let room = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, depth, MAX_DEPTH as i64);
+        let room = self.stack_room();
         let reds = self.load_ctx(off!(reds));
         let reds = self
             .b
@@ -2049,8 +2068,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.dispatch_remote(ip, r, call_block);
 
         self.b.switch_to_block(call_block);
-        let depth = self.load_ctx(off!(depth));
-        self.call_native(ip, code, depth, tail != Tail::No);
+        self.call_native(ip, Callee::Code(code), tail != Tail::No);
     }
 
     /// A `remote` status `r` from a call helper: bail out at `ip`, or
@@ -2142,23 +2160,25 @@ impl<'a, 'b> Gen<'a, 'b> {
                 return;
             }
         };
-        let slot = module.tier.code_slot(function) as usize as i64;
-        let slot = self.b.ins().iconst(I64, slot);
-        let code = self.b.ins().load(I64, flags(), slot, 0);
-        let depth = self.load_ctx(off!(depth));
-        let no_code = self.b.ins().icmp_imm_s(IntCC::Equal, code, 0);
-        let too_deep =
-            self.b
-                .ins()
-                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, depth, MAX_DEPTH as i64);
-        let stop = self.b.ins().bor(no_code, too_deep);
+        // This very function is called straight; another through its
+        // code slot, which is empty until it is compiled.
+        let (callee, go) = if entry as usize == self.start {
+            (Callee::Itself, self.stack_room())
+        } else {
+            let slot = module.tier.code_slot(function) as usize as i64;
+            let slot = self.b.ins().iconst(I64, slot);
+            let code = self.b.ins().load(I64, flags(), slot, 0);
+            let has_code = self.b.ins().icmp_imm_s(IntCC::NotEqual, code, 0);
+            let room = self.stack_room();
+            (Callee::Code(code), self.b.ins().band(has_code, room))
+        };
         let stop_block = self.b.create_block();
         let call_block = self.b.create_block();
-        self.b.ins().brif(stop, stop_block, &[], call_block, &[]);
+        self.b.ins().brif(go, call_block, &[], stop_block, &[]);
         self.b.switch_to_block(stop_block);
         self.exit_at(entry, exit::JUMP);
         self.b.switch_to_block(call_block);
-        self.call_native(ip, code, depth, tail);
+        self.call_native(ip, callee, tail);
     }
 
     fn arith(&mut self, ip: usize, op: u32, a: Src, b: Src, fail: Label, dst: Dst) -> bool {
@@ -2170,33 +2190,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         let va = self.get(a);
         let vb = self.get(b);
         let slow = self.b.create_block();
-        // `done` takes the result term, and for a float result kept
-        // unboxed the float and a set flag instead.
-        let done = self.b.create_block();
-        let result = self.b.append_block_param(done, I64);
-        let result_f = self.b.append_block_param(done, types::F64);
-        let result_isf = self.b.append_block_param(done, types::I8);
-        let term_done = self.b.create_block();
-        let t = self.b.append_block_param(term_done, I64);
         // A float is kept unboxed only for an X register and when the next
         // instruction can take it so (else it would be boxed at once, and
-        // the integer result would pay for testing the flag).
+        // the integer result would pay for the flag).
         let defer = !dst.is_y() && self.next_keeps_floats(ip);
-        // An integer result goes straight to its register then.
-        let int_done = if defer { term_done } else { done };
-        let int_args = |g: &mut Self, r: Value| -> Vec<BlockArg> {
-            if defer {
-                vec![BlockArg::Value(r)]
-            } else {
-                let zero = g.b.ins().f64const(0.0);
-                let no = g.b.ins().iconst(types::I8, 0);
-                vec![
-                    BlockArg::Value(r),
-                    BlockArg::Value(zero),
-                    BlockArg::Value(no),
-                ]
-            }
-        };
+        // `term_done` takes a result term. With `defer`, `done` takes the
+        // result term, or for a float result kept unboxed the float and a
+        // set flag instead.
+        let term_done = self.b.create_block();
+        let t = self.b.append_block_param(term_done, I64);
+        let done = self.b.create_block();
+        if defer {
+            self.b.append_block_param(done, I64);
+            self.b.append_block_param(done, types::F64);
+            self.b.append_block_param(done, types::I8);
+        }
         let ka = self.small_literal(a);
         let kb = self.small_literal(b);
         let float_literal = self.is_float_literal(a) || self.is_float_literal(b);
@@ -2237,8 +2245,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                     (r, of)
                 }
             };
-            let args = int_args(self, r);
-            self.b.ins().brif(of, slow, &[], int_done, &args);
+            self.b
+                .ins()
+                .brif(of, slow, &[], term_done, &[BlockArg::Value(r)]);
         } else if op >= 4 {
             let small = self.small_operands((va, ka), (vb, kb));
             let fast = self.b.create_block();
@@ -2250,7 +2259,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         self.b.switch_to_block(slow);
         if op <= 3 {
-            self.float_arith(op, (a, va), (b, vb), done, defer);
+            let to = if defer { done } else { term_done };
+            self.float_arith(op, (a, va), (b, vb), to, defer);
         }
         // The general path: pending floats are boxed first (the helper
         // reads its operands as terms; a failure leaves the run).
@@ -2275,6 +2285,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             .ins()
             .brif(failed, failure, &[], term_done, &[BlockArg::Value(r)]);
         self.b.switch_to_block(term_done);
+        if !defer {
+            self.put(dst, t);
+            return true;
+        }
         let zero = self.b.ins().f64const(0.0);
         let no = self.b.ins().iconst(types::I8, 0);
         self.b.ins().jump(
@@ -2286,8 +2300,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             ],
         );
         self.b.switch_to_block(done);
+        let (result, result_f, result_isf) = match *self.b.block_params(done) {
+            [r, f, isf] => (r, f, isf),
+            _ => unreachable!("done takes three parameters with defer"),
+        };
         self.put(dst, result);
-        if defer && op <= 3 {
+        if op <= 3 {
             self.pending.push(Pending {
                 reg: dst.index() as u16,
                 f: result_f,
@@ -2424,16 +2442,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().store(self.mem.heap, h, top, 0);
         self.b.ins().store(self.mem.heap, r, top, 8);
         let t = self.pointer(top, TAG_BOXED);
-        let zero = self.b.ins().f64const(0.0);
-        let no = self.b.ins().iconst(types::I8, 0);
-        self.b.ins().jump(
-            done,
-            &[
-                BlockArg::Value(t),
-                BlockArg::Value(zero),
-                BlockArg::Value(no),
-            ],
-        );
+        self.b.ins().jump(done, &[BlockArg::Value(t)]);
         self.b.switch_to_block(general);
     }
 

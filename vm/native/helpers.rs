@@ -520,7 +520,7 @@ fn finish_call(
             _ => None,
         };
         match function {
-            Some(f) if ctx.depth < super::MAX_DEPTH => {
+            Some(f) if super::stack_pointer() > ctx.stack_limit => {
                 super::count_call(target, Label(entry - 1));
                 // SAFETY: the slot belongs to the target module version,
                 // which is pinned for good.

@@ -21,7 +21,7 @@
 //!   takes them back first (`enter`) and hands them out again after
 //!   (`leave`), so Rust code always sees the process whole.
 //! - A local call pushes a frame and then calls the callee's native code
-//!   directly on the machine stack, at most `MAX_DEPTH` deep; the callee
+//!   directly on the machine stack, at most `NATIVE_STACK` bytes deep; the callee
 //!   returns `RETURNED` when it popped that frame. Any other code goes up
 //!   the machine stack unchanged to `run`, which carries on from
 //!   `process.ip`: the frames are on the process, never on the machine
@@ -59,8 +59,11 @@ pub struct Ctx {
     pub ip: u32,
     /// X registers live at a yield.
     pub live: u32,
-    /// Native calls now on the machine stack.
-    pub depth: u64,
+    /// The lowest machine-stack address at which native code still calls
+    /// native code directly (`NATIVE_STACK` bytes below where `run`
+    /// began); past it a call goes up to `run`, which starts again at
+    /// the top.
+    pub stack_limit: u64,
     pub process: *mut Process,
     /// The module version the running code belongs to.
     pub module: ModuleRef,
@@ -102,8 +105,18 @@ pub mod exit {
     pub const WAIT_TIMEOUT: u32 = 6;
 }
 
-/// Native calls on the machine stack before a call goes through `run`.
-pub const MAX_DEPTH: u64 = 200;
+/// Bytes of machine stack native calls may take below `run` before a
+/// call goes through `run` (a native frame takes 32-100 bytes; the
+/// scheduler threads have 2 MiB, and the helpers at the top of the
+/// native calls keep the rest).
+pub const NATIVE_STACK: u64 = 64 * 1024;
+
+/// The machine stack pointer, near enough: the address of a local.
+#[inline(always)]
+fn stack_pointer() -> u64 {
+    let here = 0u8;
+    std::hint::black_box(&raw const here) as u64
+}
 
 /// Calls an interpreted function takes in `auto` mode before it is compiled.
 const HOT_CALLS: u32 = 1000;
@@ -198,7 +211,7 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             reds: budget as i64 - p.reductions as i64,
             ip: p.ip,
             live: 0,
-            depth: 0,
+            stack_limit: stack_pointer().saturating_sub(NATIVE_STACK),
             process: &raw mut *p,
             module: m,
             budget: budget as u64,
