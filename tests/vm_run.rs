@@ -286,6 +286,8 @@ fn programs_print_the_same_when_every_heap_test_collects() {
         "eng_known_floats",
         // BIF errors after the BIF collected (its argument copy went stale).
         "rx_try_catch",
+        // Terms built from parsed text (erl_scan, io:read) with live Y slots.
+        "lib_erl_parse",
     ] {
         let file = format!("{name}.act");
         let normal = act(&cases, &[&file], SHORT);

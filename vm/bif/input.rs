@@ -558,10 +558,8 @@ fn term_error(ctx: &mut Context, error: TermError, args: &mut [Term]) -> BifResu
 
 /// Builds a parsed term on the heap.
 pub fn build(ctx: &mut Context, c: &Constant, args: &mut [Term]) -> BifResult {
-    let x = &mut *ctx.x;
     ctx.process
-        .heap
-        .build_constant(c, &mut [x, args])
+        .build_constant(c, ctx.x, args)
         .map_err(|_| BifError::SystemLimit)
 }
 

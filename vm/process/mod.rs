@@ -452,6 +452,21 @@ impl Process {
 }
 
 impl Process {
+    /// Builds `c` on the heap; a collection it needs keeps every root of
+    /// the process, with the X registers `x` and the terms `extra`.
+    pub fn build_constant(
+        &mut self,
+        c: &crate::term::Constant,
+        x: &mut [Term],
+        extra: &mut [Term],
+    ) -> Result<Term, SystemLimit> {
+        let (heap, [stack, first, older, newer, dictionary, exception]) = self.heap_and_roots();
+        heap.build_constant(
+            c,
+            &mut [x, extra, stack, first, older, newer, dictionary, exception],
+        )
+    }
+
     /// `ensure_heap` for the few words of an exception being raised (its
     /// stack trace, the `{'EXIT', ...}` of a catch): past the memory budget
     /// it still collects into a space big enough, so a process that hit
