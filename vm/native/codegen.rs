@@ -14,7 +14,9 @@ use crate::code::{
 };
 use crate::process::Frame;
 use crate::term::object::{Kind, header};
-use crate::term::{LITERAL_BIT, TAG_ATOM, TAG_BOXED, TAG_CONS, TAG_MASK, TAG_PID, TAG_SMALL, Term};
+use crate::term::{
+    LITERAL_BIT, TAG_ATOM, TAG_BITS, TAG_BOXED, TAG_CONS, TAG_MASK, TAG_PID, TAG_SMALL, Term,
+};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     AbiParam, Block, BlockArg, FuncRef, InstBuilder, MemFlagsData, SigRef, Signature, Value, types,
@@ -362,6 +364,22 @@ struct Pending {
     known: bool,
 }
 
+/// A bitstring `bs_start` took apart (`helpers::bs_parts`), for the
+/// `bs_get` and `bs_end` on it later in the same run of fall-through
+/// code: register `bin` holds it, `base` is the binary holding its bits
+/// (a term), `data` the address of the base's first byte, `offset` and
+/// `len` the bitstring's bit offset and bit length in it. Valid while
+/// `bin` is not written and no call may have collected (`epoch`).
+#[derive(Clone, Copy)]
+struct BsParts {
+    bin: Src,
+    base: Value,
+    data: Value,
+    offset: Value,
+    len: Value,
+    epoch: u32,
+}
+
 /// What a native call calls.
 #[derive(Clone, Copy)]
 enum Callee {
@@ -397,6 +415,11 @@ struct Gen<'a, 'b> {
     epoch: u32,
     /// Where BIF calls put their arguments (see `bif_call`).
     bif_area: Option<cranelift_codegen::ir::StackSlot>,
+    /// Bitstrings taken apart by `bs_start` in this run of fall-through
+    /// code (see `BsParts`).
+    matches: Vec<BsParts>,
+    /// Where `helpers::bs_parts` writes its answer.
+    bs_area: Option<cranelift_codegen::ir::StackSlot>,
     mem: Mem,
 }
 
@@ -454,6 +477,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             addrs: Vec::new(),
             epoch: 0,
             bif_area: None,
+            matches: Vec::new(),
+            bs_area: None,
             mem,
         }
     }
@@ -503,6 +528,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             {
                 // Another way in, or the Y slots renumbered.
                 self.addrs.clear();
+                self.matches.clear();
             }
             if !keeps_floats(&instr) {
                 self.flush();
@@ -522,6 +548,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 // Every way out of the instruction flushed before it left.
                 self.pending.clear();
                 self.addrs.clear();
+                self.matches.clear();
             }
         }
     }
@@ -680,6 +707,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn store_reg(&mut self, d: Dst, v: Value) {
         let written = d.src();
         self.addrs.retain(|(r, ..)| *r != written);
+        self.matches.retain(|m| m.bin != written);
         if d.is_y() {
             let y = self.load_ctx(off!(y));
             let f = self.mem.region(self.b.func, Kind8::Y, d.index() as u32);
@@ -1423,7 +1451,28 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::TryCase { .. } => true,
             // Binary matching: one helper call per instruction (the
             // shared `engine::bits`), which moves the position on.
-            Instr::BsStart { fail, .. } | Instr::BsGet { fail, .. } | Instr::BsEnd { fail, .. } => {
+            Instr::BsStart { src, fail, pos } => {
+                self.bs_start(ip, src, fail, pos);
+                true
+            }
+            Instr::BsGet {
+                spec,
+                seg,
+                fail,
+                dst,
+            } if self.bs_get_inline(spec, seg).is_some() => {
+                self.bs_get(ip, spec, seg, fail, dst);
+                true
+            }
+            Instr::BsEnd { bin, pos, fail } if self.parts_of(bin).is_some() => {
+                let parts = self.parts_of(bin).expect("parts");
+                let at = self.get(pos);
+                let end = self.small_of(parts.len);
+                let is_end = self.b.ins().icmp(IntCC::Equal, at, end);
+                self.branch(is_end, fail, ip);
+                true
+            }
+            Instr::BsGet { fail, .. } | Instr::BsEnd { fail, .. } => {
                 let at = self.b.ins().iconst(I32, ip as i64);
                 let f = helpers::bs_match as *const () as usize;
                 let status = self.call(self.sigs.ctx_u32, f, &[self.ctx, at]).unwrap();
@@ -1504,6 +1553,261 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// The function's BIF argument area (made at its first use).
+    // Binary matching.
+
+    /// `bs_start`: `helpers::bs_parts` takes the bitstring apart once, and
+    /// the `bs_get`s and `bs_end` that follow read its bytes inline.
+    fn bs_start(&mut self, ip: usize, src: Src, fail: Label, pos: Dst) {
+        let v = self.get(src);
+        // Inline: a heap binary, or a sub-binary of a heap binary or of
+        // the off-heap binary `Ctx::bs_base` names; anything else asks
+        // the helper. `found` takes the base, its first byte's address,
+        // the bit offset and the bit length.
+        let found = self.b.create_block();
+        for _ in 0..4 {
+            self.b.append_block_param(found, I64);
+        }
+        let slow = self.b.create_block();
+        let boxed = self.tag_is(v, TAG_BOXED);
+        let is_boxed = self.b.create_block();
+        self.b.ins().brif(boxed, is_boxed, &[], slow, &[]);
+        self.b.switch_to_block(is_boxed);
+        let obj = self.addr_of(src, v);
+        let h = self.b.ins().load(I64, self.mem.heap, obj, 0);
+        let kind_of = |g: &mut Self, h: Value| {
+            let k = g.b.ins().ushr_imm_s(h, 3);
+            g.b.ins().band_imm_s(k, 0x1f)
+        };
+        let kind = kind_of(self, h);
+        let sub = self.b.create_block();
+        let not_sub = self.b.create_block();
+        let is_sub = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, kind, Kind::SubBin as i64);
+        self.b.ins().brif(is_sub, sub, &[], not_sub, &[]);
+        self.b.switch_to_block(not_sub);
+        let heap_bin = self.b.create_block();
+        let is_heap_bin = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, kind, Kind::HeapBin as i64);
+        self.b.ins().brif(is_heap_bin, heap_bin, &[], slow, &[]);
+        self.b.switch_to_block(heap_bin);
+        let data = self.b.ins().iadd_imm_s(obj, 16);
+        let zero = self.b.ins().iconst(I64, 0);
+        let bytes = self.b.ins().load(I64, self.mem.heap, obj, 8);
+        let len = self.b.ins().ishl_imm_s(bytes, 3);
+        self.b
+            .ins()
+            .jump(found, &[v, data, zero, len].map(BlockArg::Value));
+        self.b.switch_to_block(sub);
+        let base = self.b.ins().load(I64, self.mem.heap, obj, 8);
+        let offset = self.b.ins().load(I64, self.mem.heap, obj, 16);
+        let len = self.b.ins().load(I64, self.mem.heap, obj, 24);
+        let cached = self.load_ctx(off!(bs_base));
+        let hit = self.b.ins().icmp(IntCC::Equal, base, cached);
+        let from_cache = self.b.create_block();
+        let look = self.b.create_block();
+        self.b.ins().brif(hit, from_cache, &[], look, &[]);
+        self.b.switch_to_block(from_cache);
+        let data = self.load_ctx(off!(bs_data));
+        self.b
+            .ins()
+            .jump(found, &[base, data, offset, len].map(BlockArg::Value));
+        self.b.switch_to_block(look);
+        let base_obj = self.deref(base);
+        let bh = self.b.ins().load(I64, self.mem.heap, base_obj, 0);
+        let base_kind = kind_of(self, bh);
+        let base_heap_bin = self.b.create_block();
+        let is_heap_bin = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, base_kind, Kind::HeapBin as i64);
+        self.b
+            .ins()
+            .brif(is_heap_bin, base_heap_bin, &[], slow, &[]);
+        self.b.switch_to_block(base_heap_bin);
+        let data = self.b.ins().iadd_imm_s(base_obj, 16);
+        self.b
+            .ins()
+            .jump(found, &[base, data, offset, len].map(BlockArg::Value));
+
+        self.b.switch_to_block(slow);
+        let area = *self.bs_area.get_or_insert_with(|| {
+            self.b
+                .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+                    cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+                    32,
+                    3,
+                ))
+        });
+        let out = self.b.ins().stack_addr(I64, area, 0);
+        // Not `call`: the helper only reads, so what is known of the heap
+        // holds across it.
+        let f = self
+            .b
+            .ins()
+            .iconst(I64, helpers::bs_parts as *const () as usize as i64);
+        let sig = self.sigs.cmp;
+        let call = self.b.ins().call_indirect(sig, f, &[self.ctx, v, out]);
+        let answer = self.b.inst_results(call)[0];
+        let is = self.b.ins().icmp_imm_s(IntCC::NotEqual, answer, 0);
+        self.branch(is, fail, ip);
+        let words =
+            [0, 1, 2, 3].map(|i| BlockArg::Value(self.b.ins().load(I64, flags(), out, i * 8)));
+        self.b.ins().jump(found, &words);
+        self.b.switch_to_block(found);
+        let [base, data, offset, len] = [0, 1, 2, 3].map(|i| self.b.block_params(found)[i]);
+        let parts = BsParts {
+            bin: src,
+            base,
+            data,
+            offset,
+            len,
+            epoch: self.epoch,
+        };
+        let zero = self.konst(Term::small(0));
+        self.put(pos, zero);
+        if src.kind() == SRC_X || src.kind() == SRC_Y {
+            self.matches.push(parts);
+        }
+    }
+
+    /// What `bs_start` found of the bitstring in `bin`, if it still holds.
+    fn parts_of(&self, bin: Src) -> Option<BsParts> {
+        self.matches
+            .iter()
+            .rev()
+            .find(|m| m.bin == bin && m.epoch == self.epoch)
+            .copied()
+    }
+
+    /// The tagged small integer of the untagged `v`.
+    fn small_of(&mut self, v: Value) -> Value {
+        let shifted = self.b.ins().ishl_imm_s(v, TAG_BITS as i64);
+        self.b.ins().bor_imm_s(shifted, TAG_SMALL as i64)
+    }
+
+    /// Whether `bs_get` with `spec` on operand list `seg` has an inline
+    /// form: a big-endian integer of 8, 16 or 32 bits (a literal size),
+    /// or the rest of the bitstring as a binary, read from a bitstring
+    /// `bs_start` took apart. `Some(bits)` for an integer, `Some(0)` for
+    /// the rest.
+    fn bs_get_inline(&self, spec: u32, seg: u32) -> Option<usize> {
+        use crate::term::bits::{Packed, TY_BINARY, TY_INTEGER};
+        let m = self.m.get();
+        let at = seg as usize;
+        let (bin, size) = (m.operand_lists[at], m.operand_lists[at + 2]);
+        self.parts_of(bin)?;
+        let packed = Packed::of(spec);
+        let size = match size.kind() {
+            SRC_X | SRC_Y => return None,
+            _ => m.literals[size.index()],
+        };
+        if packed.ty == TY_INTEGER && !packed.little {
+            let n = (size.as_small()? as usize).checked_mul(packed.unit)?;
+            [8, 16, 32].contains(&n).then_some(n)
+        } else if packed.ty == TY_BINARY && size.is_none() && matches!(packed.unit, 1 | 8) {
+            Some(0)
+        } else {
+            None
+        }
+    }
+
+    /// `bs_get` inline (see `bs_get_inline`). A segment past the end
+    /// fails the match; anything the inline form does not cover (an
+    /// integer off a byte boundary, no heap room for the sub-binary)
+    /// leaves for the interpreter, which runs the instruction.
+    fn bs_get(&mut self, ip: usize, spec: u32, seg: u32, fail: Label, dst: Dst) {
+        let bits = self.bs_get_inline(spec, seg).expect("inline bs_get");
+        let m = self.m.get();
+        let at = seg as usize;
+        let (bin, pos_src) = (m.operand_lists[at], m.operand_lists[at + 1]);
+        let parts = self.parts_of(bin).expect("parts");
+        let pos_t = self.get(pos_src);
+        let pos = self.b.ins().sshr_imm_s(pos_t, TAG_BITS as i64);
+        let left = self.b.ins().isub(parts.len, pos);
+        let start = self.b.ins().iadd(parts.offset, pos);
+        let bail = self.bail_block(ip as u32);
+        let (value, taken) = if bits > 0 {
+            let fits =
+                self.b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, bits as i64);
+            self.branch(fits, fail, ip);
+            let odd = self.b.ins().band_imm_s(start, 7);
+            let go_on = self.b.create_block();
+            self.b.ins().brif(odd, bail, &[], go_on, &[]);
+            self.b.switch_to_block(go_on);
+            let byte = self.b.ins().ushr_imm_s(start, 3);
+            let addr = self.b.ins().iadd(parts.data, byte);
+            // The bytes are immutable: no region, no ordering.
+            let raw = match bits {
+                8 => self.b.ins().uload8(I64, flags(), addr, 0),
+                _ => {
+                    let ty = if bits == 16 { types::I16 } else { I32 };
+                    let w = self.b.ins().load(ty, flags(), addr, 0);
+                    let w = self.b.ins().bswap(w);
+                    self.b.ins().uextend(I64, w)
+                }
+            };
+            let packed = crate::term::bits::Packed::of(spec);
+            let raw = if packed.signed {
+                let shift = 64 - bits as i64;
+                let up = self.b.ins().ishl_imm_s(raw, shift);
+                self.b.ins().sshr_imm_s(up, shift)
+            } else {
+                raw
+            };
+            let taken = self.b.ins().iconst(I64, bits as i64);
+            (self.small_of(raw), taken)
+        } else {
+            // The rest, as a sub-binary of the base: in whole units (else
+            // the segment does not match); a whole number of bytes starts
+            // on a byte (the sub-binary invariant).
+            let whole = self.b.ins().band_imm_s(left, 7);
+            if crate::term::bits::Packed::of(spec).unit == 8 {
+                let bytes = self.b.ins().icmp_imm_s(IntCC::Equal, whole, 0);
+                self.branch(bytes, fail, ip);
+            }
+            let odd = self.b.ins().band_imm_s(start, 7);
+            let aligned_or_bits = self.b.ins().icmp_imm_s(IntCC::Equal, odd, 0);
+            let not_whole = self.b.ins().icmp_imm_s(IntCC::NotEqual, whole, 0);
+            let ok = self.b.ins().bor(aligned_or_bits, not_whole);
+            let room_check = self.b.create_block();
+            self.b.ins().brif(ok, room_check, &[], bail, &[]);
+            self.b.switch_to_block(room_check);
+            let words = crate::heap::SUB_BINARY_WORDS as i64;
+            let top = self.load_ctx(off!(htop));
+            let limit = self.load_ctx(off!(hlimit));
+            let new = self.b.ins().iadd_imm_s(top, words * 8);
+            let room = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedLessThanOrEqual, new, limit);
+            let store = self.b.create_block();
+            self.b.ins().brif(room, store, &[], bail, &[]);
+            self.b.switch_to_block(store);
+            self.store_ctx(new, off!(htop));
+            let h = self.konst(header(Kind::SubBin, 3));
+            self.b.ins().store(self.mem.heap, h, top, 0);
+            self.b.ins().store(self.mem.heap, parts.base, top, 8);
+            self.b.ins().store(self.mem.heap, start, top, 16);
+            self.b.ins().store(self.mem.heap, left, top, 24);
+            (self.pointer(top, TAG_BOXED), left)
+        };
+        self.put(dst, value);
+        let next = self.b.ins().iadd(pos, taken);
+        let next = self.small_of(next);
+        let pos_dst = if pos_src.kind() == SRC_Y {
+            Dst::y(pos_src.index() as u16)
+        } else {
+            Dst::x(pos_src.index() as u16)
+        };
+        self.put(pos_dst, next);
+    }
+
     fn bif_args(&mut self) -> cranelift_codegen::ir::StackSlot {
         *self.bif_area.get_or_insert_with(|| {
             self.b

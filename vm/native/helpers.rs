@@ -52,6 +52,9 @@ pub(super) fn leave(ctx: &mut Ctx, p: &mut Process) {
     ctx.frames_cap = p.frames.capacity() as u64;
     // SAFETY: `y_base` is at most the stack's length (frames keep it so).
     ctx.y = unsafe { ctx.stack.add(p.y_base as usize) };
+    // The helper may have collected: another object may now be the term
+    // `bs_base` names.
+    ctx.bs_base = 0;
 }
 
 /// The process and registers behind `ctx`, brought up to date.
@@ -655,6 +658,33 @@ pub(super) unsafe extern "C" fn bs_match(ctx: *mut Ctx, ip: u32) -> u32 {
             status
         }
         _ => 2,
+    }
+}
+
+/// `bs_start`'s look at the term `t`: when it is a bitstring, the binary
+/// holding its bits (a term), the address of that binary's first byte,
+/// and the bitstring's bit offset and bit length in it go to
+/// `out[0..4]`, and the answer is 1; 0 for any other term. Only reads
+/// (native code keeps what it knows of the heap across it).
+///
+/// # Safety
+/// As `parts`; `out` points at four writable words.
+pub(super) unsafe extern "C" fn bs_parts(ctx: *mut Ctx, t: u64, out: *mut u64) -> u64 {
+    // SAFETY: as the caller promises.
+    let p = unsafe { reader(ctx) };
+    match p.heap.bitstring_parts(Term(t)) {
+        Some((base, bytes, offset, len)) => {
+            // SAFETY: as the caller promises.
+            let (c, out) = unsafe { (&mut *ctx, std::slice::from_raw_parts_mut(out, 4)) };
+            out[0] = base.0;
+            out[1] = bytes.as_ptr() as u64;
+            out[2] = offset as u64;
+            out[3] = len as u64;
+            c.bs_base = base.0;
+            c.bs_data = out[1];
+            1
+        }
+        None => 0,
     }
 }
 

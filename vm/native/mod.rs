@@ -81,6 +81,12 @@ pub struct Ctx {
     pub wait_ms: u64,
     /// The running process's pid (a term), for `self()` inline.
     pub self_pid: u64,
+    /// The last off-heap binary `helpers::bs_parts` found under a
+    /// bitstring (a term; 0 for none) and the address of its first byte,
+    /// so that a loop matching sub-binaries of it finds its bytes inline.
+    /// `helpers::leave` forgets it, since a collection may reuse the term.
+    pub bs_base: u64,
+    pub bs_data: u64,
 }
 
 /// Exit codes of native code.
@@ -223,6 +229,8 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             frames_cap: 0,
             wait_ms: 0,
             self_pid,
+            bs_base: 0,
+            bs_data: 0,
         };
         helpers::leave(&mut ctx, p);
         let (mut code, mut entry) = (code, entry);
