@@ -200,6 +200,20 @@ fn keeps_floats(i: &Instr) -> bool {
     ) || matches!(i, Instr::Bif { bif, .. } if is_sqrt(*bif))
 }
 
+/// The operands of `+ - * /`, the operations a float run starts with.
+fn float_operands(i: &Instr) -> Option<(Src, Src)> {
+    match *i {
+        Instr::Add { a, b, .. } | Instr::Sub { a, b, .. } | Instr::Mul { a, b, .. } => Some((a, b)),
+        Instr::Arith {
+            op: crate::code::ArithOp::Div,
+            a,
+            b,
+            ..
+        } => Some((a, b)),
+        _ => None,
+    }
+}
+
 /// The BIFs generated inline, by their numbers in the BIF table.
 struct InlineBifs {
     sqrt: Option<u16>,
@@ -356,12 +370,24 @@ struct Sigs {
 /// anything else may look at the register (see `Gen::flush`).
 /// `known`: the value is a float on every path (an operation with a
 /// float operand gives a float or fails), so `isf` is not tested.
+/// `boxed`: the register holds a box of `f` already (a float a run's
+/// guard unboxed, see `Gen::speculate`), so boxing it is nothing to do.
 #[derive(Clone, Copy)]
 struct Pending {
     reg: u16,
     f: Value,
     isf: Value,
     known: bool,
+    boxed: bool,
+}
+
+/// A run of fall-through code with float arithmetic in it, compiled
+/// twice (see `Gen::speculate`): instructions `start..end`, and the X
+/// registers its arithmetic reads as they were at `start`.
+struct FloatRun {
+    start: usize,
+    end: usize,
+    regs: Vec<u16>,
 }
 
 /// A bitstring `bs_start` took apart (`helpers::bs_parts`), for the
@@ -519,38 +545,205 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().jump(first, &[]);
 
         self.find_targets(entries);
-        for ip in self.start..self.end {
-            let block = self.block(ip);
-            self.b.switch_to_block(block);
-            let instr = self.m.get().code[ip];
-            if self.targets[ip - self.start]
-                || matches!(instr, Instr::Allocate { .. } | Instr::Deallocate {})
-            {
-                // Another way in, or the Y slots renumbered.
-                self.addrs.clear();
-                self.matches.clear();
-            }
-            if !keeps_floats(&instr) {
-                self.flush();
-            }
-            if self.instruction(ip, instr) {
-                if ip + 1 < self.end {
-                    if self.targets[ip + 1 - self.start] {
-                        self.flush();
-                    }
-                    let next = self.block(ip + 1);
-                    self.b.ins().jump(next, &[]);
-                } else {
-                    self.flush();
-                    self.exit_at(ip as u32 + 1, exit::BAIL);
-                }
+        let runs = self.float_runs();
+        let mut runs = runs.into_iter().peekable();
+        let mut ip = self.start;
+        while ip < self.end {
+            if let Some(run) = runs.next_if(|r| r.start == ip) {
+                self.speculate(&run);
+                ip = run.end;
             } else {
-                // Every way out of the instruction flushed before it left.
-                self.pending.clear();
-                self.addrs.clear();
-                self.matches.clear();
+                self.emit(ip);
+                ip += 1;
             }
         }
+    }
+
+    /// Compiles the instruction at `ip` into its block, and the way on
+    /// to the next one.
+    fn emit(&mut self, ip: usize) {
+        let block = self.block(ip);
+        self.b.switch_to_block(block);
+        let instr = self.m.get().code[ip];
+        if self.targets[ip - self.start]
+            || matches!(instr, Instr::Allocate { .. } | Instr::Deallocate {})
+        {
+            // Another way in, or the Y slots renumbered.
+            self.addrs.clear();
+            self.matches.clear();
+        }
+        if !keeps_floats(&instr) {
+            self.flush();
+        }
+        if self.instruction(ip, instr) {
+            if ip + 1 < self.end {
+                if self.targets[ip + 1 - self.start] {
+                    self.flush();
+                }
+                let next = self.block(ip + 1);
+                self.b.ins().jump(next, &[]);
+            } else {
+                self.flush();
+                self.exit_at(ip as u32 + 1, exit::BAIL);
+            }
+        } else {
+            // Every way out of the instruction flushed before it left.
+            self.pending.clear();
+            self.addrs.clear();
+            self.matches.clear();
+        }
+    }
+
+    /// The runs worth a float version: fall-through code from a float
+    /// operation (`+ - * /`) on, while the instructions keep floats,
+    /// with at least two such operations, some X register they read
+    /// as it was at the start, and a float literal or four operations
+    /// (integer code is left alone: an operand beside a small-integer
+    /// literal is not guarded). The instruction after each run becomes
+    /// a jump target, so each version flushes before going on to it.
+    fn float_runs(&mut self) -> Vec<FloatRun> {
+        let module = self.m.get();
+        let code = &module.code;
+        let mut runs = Vec::new();
+        let mut ip = self.start;
+        while ip < self.end {
+            if float_operands(&code[ip]).is_none() {
+                ip += 1;
+                continue;
+            }
+            let mut end = ip + 1;
+            while end < self.end && !self.targets[end - self.start] && keeps_floats(&code[end]) {
+                end += 1;
+            }
+            let mut written: Vec<u16> = Vec::new();
+            let mut regs: Vec<u16> = Vec::new();
+            let (mut ops, mut float_literal) = (0, false);
+            for instr in &code[ip..end] {
+                if let Some((a, b)) = float_operands(instr) {
+                    ops += 1;
+                    float_literal |= self.is_float_literal(a) || self.is_float_literal(b);
+                    for (s, other) in [(a, b), (b, a)] {
+                        let r = s.index() as u16;
+                        if s.kind() == SRC_X
+                            && self.small_literal(other).is_none()
+                            && !written.contains(&r)
+                            && !regs.contains(&r)
+                        {
+                            regs.push(r);
+                        }
+                    }
+                }
+                instr.visit_operands(&mut |o| {
+                    if let crate::code::Operands::Dst(d) = o
+                        && !d.is_y()
+                    {
+                        written.push(d.index() as u16);
+                    }
+                });
+            }
+            if !regs.is_empty() && regs.len() <= 8 && ops >= 2 && (float_literal || ops >= 4) {
+                if end < self.end {
+                    self.targets[end - self.start] = true;
+                }
+                runs.push(FloatRun {
+                    start: ip,
+                    end,
+                    regs,
+                });
+            }
+            ip = end;
+        }
+        runs
+    }
+
+    /// Compiles `run` twice behind a guard: when every register in
+    /// `run.regs` holds a boxed float, a version where they are known
+    /// floats (unboxed once here, their arithmetic with no integer
+    /// paths and no type tests); otherwise the general version. This is
+    /// what makes float loops such as mandelbrot's cheap: a function
+    /// receives its floats boxed, and without the guard each operation
+    /// would test its operands' types again. Both versions end by
+    /// flushing before the instruction after the run (a jump target).
+    fn speculate(&mut self, run: &FloatRun) {
+        let (s, e) = (run.start - self.start, run.end - self.start);
+        let block = self.blocks[s];
+        self.b.switch_to_block(block);
+        if self.targets[s] {
+            self.addrs.clear();
+            self.matches.clear();
+        }
+        // A register holding a pending float holds `[]`, not a box.
+        let regs: Vec<u16> = run
+            .regs
+            .iter()
+            .copied()
+            .filter(|&r| self.pending_of(Src::x(r as u32)).is_none())
+            .collect();
+        if regs.is_empty() {
+            for ip in run.start..run.end {
+                self.emit(ip);
+            }
+            return;
+        }
+        let originals = self.blocks[s..e].to_vec();
+        let general = self.b.create_block();
+        let mut floats = Vec::with_capacity(regs.len());
+        for &r in &regs {
+            let v = self.get(Src::x(r as u32));
+            let boxed = self.tag_is(v, TAG_BOXED);
+            let check = self.b.create_block();
+            self.b.ins().brif(boxed, check, &[], general, &[]);
+            self.b.switch_to_block(check);
+            let addr = self.deref(v);
+            let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
+            let is_float =
+                self.b
+                    .ins()
+                    .icmp_imm_s(IntCC::Equal, h, header(Kind::Float, 1).0 as i64);
+            let unbox = self.b.create_block();
+            self.b.ins().brif(is_float, unbox, &[], general, &[]);
+            self.b.switch_to_block(unbox);
+            let f = self.b.ins().load(types::F64, self.mem.heap, addr, 8);
+            floats.push((r, f));
+        }
+        let yes = self.b.ins().iconst(types::I8, 1);
+        let saved = (
+            self.pending.clone(),
+            self.addrs.clone(),
+            self.matches.clone(),
+        );
+
+        // The float version.
+        for i in s..e {
+            self.blocks[i] = self.b.create_block();
+        }
+        let first = self.blocks[s];
+        self.b.ins().jump(first, &[]);
+        for (reg, f) in floats {
+            self.pending.push(Pending {
+                reg,
+                f,
+                isf: yes,
+                known: true,
+                boxed: true,
+            });
+        }
+        for ip in run.start..run.end {
+            self.emit(ip);
+        }
+
+        // The general version, from the state before the guard.
+        (self.pending, self.addrs, self.matches) = saved;
+        for i in s..e {
+            self.blocks[i] = self.b.create_block();
+        }
+        self.b.switch_to_block(general);
+        let first = self.blocks[s];
+        self.b.ins().jump(first, &[]);
+        for ip in run.start..run.end {
+            self.emit(ip);
+        }
+        self.blocks[s..e].copy_from_slice(&originals);
     }
 
     fn find_targets(&mut self, entries: &[u32]) {
@@ -602,6 +795,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// Boxes `p`'s float into its register if it is one (the entry
     /// stays: the register then holds a box of it, which is allowed).
     fn materialize(&mut self, p: Pending) {
+        if p.boxed {
+            return;
+        }
         if p.known {
             let t = self.box_float(p.f);
             self.store_reg(Dst::x(p.reg), t);
@@ -945,6 +1141,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 f: result,
                 isf: yes,
                 known: true,
+                boxed: false,
             });
         }
         true
@@ -1933,6 +2130,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 f: result_f,
                 isf: result_isf,
                 known: false,
+                boxed: false,
             });
         }
     }
@@ -2615,6 +2813,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 f: result_f,
                 isf: result_isf,
                 known: false,
+                boxed: false,
             });
         }
         true

@@ -176,11 +176,15 @@ pub(super) unsafe extern "C" fn test_heap(ctx: *mut Ctx, words: u64) -> u32 {
 /// Boxes a float native code kept unboxed, when the heap is full. The
 /// heap grows rather than collects: registers may hold floats not yet
 /// boxed, so this is no safepoint. Offsets stay valid when words move.
+/// The collection comes at the next call, which yields.
 pub(super) unsafe extern "C" fn box_float(ctx: *mut Ctx, f: f64) -> u64 {
     let (ctx, p, _) = unsafe { parts(ctx) };
     p.heap.grow_unrooted_past_budget(crate::heap::FLOAT_WORDS);
     let t = p.heap.float(f);
     leave(ctx, p);
+    // Collect at the next call (see `Ctx::collect`).
+    ctx.collect = 1;
+    ctx.reds = ctx.reds.min(0);
     t.0
 }
 

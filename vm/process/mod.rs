@@ -452,6 +452,25 @@ impl Process {
 }
 
 impl Process {
+    /// Collects now, with every root of the process and the X registers
+    /// `x` (native code's boxing grew the heap where it could not).
+    pub fn collect(&mut self, x: &mut [Term]) -> Result<(), SystemLimit> {
+        let (heap, [stack, first, older, newer, dictionary, exception]) = self.heap_and_roots();
+        heap.collect(
+            0,
+            &mut [
+                x,
+                &mut [],
+                stack,
+                first,
+                older,
+                newer,
+                dictionary,
+                exception,
+            ],
+        )
+    }
+
     /// Builds `c` on the heap; a collection it needs keeps every root of
     /// the process, with the X registers `x` and the terms `extra`.
     pub fn build_constant(
