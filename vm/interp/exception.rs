@@ -12,13 +12,23 @@ const TRACE_DEPTH: usize = 8;
 /// The functions on the stack, innermost first: module, function index,
 /// line of the current instruction or call.
 pub fn stacktrace_entries(p: &Process, module: ModuleRef, ip: usize) -> Vec<(ModuleRef, u32, u32)> {
+    stack_walk(p, module, ip).0
+}
+
+/// The entries of `stacktrace_entries`, and how many of escript's own
+/// frames (`ESCRIPT_FRAMES`) come under them: in the script's main
+/// process, when the walk reached the bottom of the stack, as many as
+/// fit in the trace's depth.
+fn stack_walk(p: &Process, module: ModuleRef, ip: usize) -> (Vec<(ModuleRef, u32, u32)>, usize) {
     let mut out = Vec::new();
     let at = ip.saturating_sub(1) as u32;
     if let Some(i) = function_index(&module, at) {
         out.push((module, i, module.line_at(at)));
     }
+    let mut cut = false;
     for f in p.frames.iter().rev() {
         if out.len() >= TRACE_DEPTH {
+            cut = true;
             break;
         }
         let m = f.module;
@@ -27,8 +37,24 @@ pub fn stacktrace_entries(p: &Process, module: ModuleRef, ip: usize) -> Vec<(Mod
             out.push((m, i, m.line_at(at)));
         }
     }
-    out
+    let under = if !cut && p.is_script_main() {
+        ESCRIPT_FRAMES
+            .len()
+            .min(TRACE_DEPTH - out.len().min(TRACE_DEPTH))
+    } else {
+        0
+    };
+    (out, under)
 }
+
+/// The frames under `main/1` in a BEAM stack trace of an escript's main
+/// process (OTP 25): module, function, arity, and file and line if any.
+const ESCRIPT_FRAMES: [(&str, &str, u32, Option<(&str, u32)>); 4] = [
+    ("escript", "run", 2, Some(("escript.erl", 750))),
+    ("escript", "start", 1, Some(("escript.erl", 277))),
+    ("init", "start_em", 1, None),
+    ("init", "do_boot", 3, None),
+];
 
 fn function_index(m: &crate::code::Module, ip: u32) -> Option<u32> {
     let f = m.function_at(ip)?;
@@ -90,19 +116,39 @@ fn raise_traced(
     called: Option<Top>,
 ) -> Flow {
     p.set_exception([Term::atom(class.atom()), reason, Term::NIL]);
-    let entries = stacktrace_entries(p, *module, *ip);
+    let (entries, under) = stack_walk(p, *module, *ip);
     let arg_count = args.as_ref().map_or(0, |a| a.len());
     // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of one.
     let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(1);
     for (m, _, line) in &entries {
         words += 5 + 4 + 6 + 2 * m.location(*line).0.chars().count() + 2;
     }
+    words += under * (5 + 4 + 6 + 2 * "escript.erl".len() + 2);
     let used = regs_used(module).min(x.len());
     let mut args = args.unwrap_or_default();
     if p.ensure_heap_for_exception(words, &mut x[..used], &mut args)
         .is_ok()
     {
         let mut trace = Term::NIL;
+        for &(m, f, arity, location) in ESCRIPT_FRAMES[..under].iter().rev() {
+            let heap = &mut p.heap;
+            let location = match location {
+                Some((file, line)) => {
+                    let file = heap.string(file);
+                    let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
+                    let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
+                    heap.list(&[file, line])
+                }
+                None => Term::NIL,
+            };
+            let entry = heap.tuple(&[
+                Term::atom(Atom::intern(m)),
+                Term::atom(Atom::intern(f)),
+                Term::small(arity as i64),
+                location,
+            ]);
+            trace = heap.cons(entry, trace);
+        }
         for (k, (m, f, line)) in entries.iter().enumerate().rev() {
             let info = &m.functions[*f as usize];
             let heap = &mut p.heap;

@@ -277,6 +277,23 @@ fn interpret(
                     continue;
                 }
                 let args = [get!(p, x, m, $a), get!(p, x, m, $b)];
+                // A float operation on two numbers (`/` by zero, a result
+                // past the float range) fails in BEAM's float instructions,
+                // not in the operator's BIF: no `erlang` frame on top.
+                if $reason == Term::atom(Atom::BADARITH)
+                    && matches!($op, "/" | "+" | "-" | "*")
+                    && args.iter().all(|&t| p.heap.is_number(t))
+                {
+                    flow!(exception::raise(
+                        p,
+                        x,
+                        module,
+                        ip_slot,
+                        Class::Error,
+                        $reason,
+                        None
+                    ))
+                }
                 let unary =
                     $op == "-" && $a.kind() == crate::code::SRC_LIT && args[0] == Term::small(0);
                 let args = if unary { &args[1..] } else { &args[..] };

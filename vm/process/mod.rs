@@ -106,6 +106,9 @@ struct Cold {
     index: Option<HashMap<u64, Vec<u32>>>,
     /// The exception being raised or handled: class, reason, stacktrace.
     exception: [Term; 3],
+    /// This is the script's main process, which escript's own functions
+    /// call in BEAM (its stack traces end with their frames).
+    script_main: bool,
 }
 
 /// Pairs a dictionary holds before it gets its hash index.
@@ -119,6 +122,7 @@ impl Default for Cold {
             hashes: Vec::new(),
             index: None,
             exception: [Term::NIL; 3],
+            script_main: false,
         }
     }
 }
@@ -203,6 +207,16 @@ impl Process {
 
     fn cold(&mut self) -> &mut Cold {
         self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// Marks this process as the script's main process (see `Cold`).
+    pub fn set_script_main(&mut self) {
+        self.cold().script_main = true;
+    }
+
+    /// Whether this is the script's main process.
+    pub fn is_script_main(&self) -> bool {
+        self.cold.as_ref().is_some_and(|c| c.script_main)
     }
 
     /// Enters a `try` or `catch` whose handler is `handler` in `module`:

@@ -378,6 +378,7 @@ pub fn run_script(file: &str, args: &[String]) -> i32 {
     };
     let entry = module.functions[main as usize].entry;
     let mut process = Process::new(module, entry);
+    process.set_script_main();
     let mut regs = Registers::new();
     // The arguments as a list of strings.
     let words: usize = args.iter().map(|a| 2 * a.chars().count() + 2).sum();
