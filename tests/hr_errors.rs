@@ -58,7 +58,7 @@ fn a_failing_bif_is_named_with_its_arguments_and_the_reason() {
     let out = crash("l2i", "list_to_integer(id(\"x\"))");
     assert_eq!(
         out.stderr,
-        "act: exception error: bad argument\n  in function  list_to_integer/1\n     called as list_to_integer(\"x\")\n     *** argument 1: not a textual representation of an integer\n  in call from l2i:main/1 (l2i.erl, line 4)\n"
+        "act: exception error: bad argument\n  in function  list_to_integer/1\n     called as list_to_integer(\"x\")\n     *** argument 1: not a textual representation of an integer\n  in call from l2i:main/1 (l2i.erl, line 4)\n  in call from escript:run/2 (escript.erl, line 750)\n  in call from escript:start/1 (escript.erl, line 277)\n  in call from init:start_em/1 \n  in call from init:do_boot/3 \n"
     );
     let cases = [
         (
