@@ -388,6 +388,8 @@ struct FloatRun {
     start: usize,
     end: usize,
     regs: Vec<u16>,
+    /// Its float operations.
+    ops: usize,
 }
 
 /// A bitstring `bs_start` took apart (`helpers::bs_parts`), for the
@@ -596,11 +598,10 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// The runs worth a float version: fall-through code from a float
     /// operation (`+ - * /`) on, while the instructions keep floats,
-    /// with at least two such operations, some X register they read
-    /// as it was at the start, and a float literal or four operations
-    /// (integer code is left alone: an operand beside a small-integer
-    /// literal is not guarded). The instruction after each run becomes
-    /// a jump target, so each version flushes before going on to it.
+    /// with at least two such operations and some X register they read
+    /// as it was at the start that meets a float (`float_suspects`).
+    /// The instruction after each run becomes a jump target, so each
+    /// version flushes before going on to it.
     fn float_runs(&mut self) -> Vec<FloatRun> {
         let module = self.m.get();
         let code = &module.code;
@@ -615,33 +616,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             while end < self.end && !self.targets[end - self.start] && keeps_floats(&code[end]) {
                 end += 1;
             }
-            let mut written: Vec<u16> = Vec::new();
-            let mut regs: Vec<u16> = Vec::new();
-            let (mut ops, mut float_literal) = (0, false);
-            for instr in &code[ip..end] {
-                if let Some((a, b)) = float_operands(instr) {
-                    ops += 1;
-                    float_literal |= self.is_float_literal(a) || self.is_float_literal(b);
-                    for (s, other) in [(a, b), (b, a)] {
-                        let r = s.index() as u16;
-                        if s.kind() == SRC_X
-                            && self.small_literal(other).is_none()
-                            && !written.contains(&r)
-                            && !regs.contains(&r)
-                        {
-                            regs.push(r);
-                        }
-                    }
-                }
-                instr.visit_operands(&mut |o| {
-                    if let crate::code::Operands::Dst(d) = o
-                        && !d.is_y()
-                    {
-                        written.push(d.index() as u16);
-                    }
-                });
-            }
-            if !regs.is_empty() && regs.len() <= 8 && ops >= 2 && (float_literal || ops >= 4) {
+            let ops = code[ip..end]
+                .iter()
+                .filter(|i| float_operands(i).is_some())
+                .count();
+            let regs = self.float_suspects(&code[ip..end]);
+            if !regs.is_empty() && regs.len() <= 8 && ops >= 2 {
                 if end < self.end {
                     self.targets[end - self.start] = true;
                 }
@@ -649,11 +629,85 @@ impl<'a, 'b> Gen<'a, 'b> {
                     start: ip,
                     end,
                     regs,
+                    ops,
                 });
             }
             ip = end;
         }
         runs
+    }
+
+    /// The X registers a run's arithmetic reads, as they were at its
+    /// start, that meet a float there: an operand of an operation whose
+    /// other operand is a float literal, a float result of the run, or
+    /// another such register (found again until nothing changes, since
+    /// `Zr * Zr` comes before `2.0 * Zr`). Integer code, even beside a
+    /// float literal elsewhere in the run (`1.0 / (I + J)`), has none.
+    fn float_suspects(&self, run: &[Instr]) -> Vec<u16> {
+        let mut suspects: Vec<u16> = Vec::new();
+        loop {
+            let before = suspects.len();
+            // Registers written so far in the run, and whether each
+            // holds a float result now.
+            let mut written: Vec<(u16, bool)> = Vec::new();
+            for instr in run {
+                let is_float = |s: Src, written: &Vec<(u16, bool)>, suspects: &Vec<u16>| {
+                    if s.kind() != SRC_X {
+                        return self.is_float_literal(s);
+                    }
+                    let r = s.index() as u16;
+                    match written.iter().rev().find(|w| w.0 == r) {
+                        Some(&(_, f)) => f,
+                        None => suspects.contains(&r),
+                    }
+                };
+                let mut results: Vec<(Dst, bool)> = Vec::new();
+                match *instr {
+                    Instr::Move { src, dst } => {
+                        results.push((dst, is_float(src, &written, &suspects)))
+                    }
+                    Instr::Move2 { a, to_a, b, to_b } => {
+                        results.push((to_a, is_float(a, &written, &suspects)));
+                        results.push((to_b, is_float(b, &written, &suspects)));
+                    }
+                    _ => match float_operands(instr) {
+                        Some((a, b)) => {
+                            let float = is_float(a, &written, &suspects)
+                                || is_float(b, &written, &suspects);
+                            if float {
+                                for s in [a, b] {
+                                    let r = s.index() as u16;
+                                    if s.kind() == SRC_X
+                                        && !written.iter().any(|w| w.0 == r)
+                                        && !suspects.contains(&r)
+                                    {
+                                        suspects.push(r);
+                                    }
+                                }
+                            }
+                            instr.visit_operands(&mut |o| {
+                                if let crate::code::Operands::Dst(d) = o {
+                                    results.push((d, float));
+                                }
+                            });
+                        }
+                        None => instr.visit_operands(&mut |o| {
+                            if let crate::code::Operands::Dst(d) = o {
+                                results.push((d, false));
+                            }
+                        }),
+                    },
+                }
+                for (d, float) in results {
+                    if !d.is_y() {
+                        written.push((d.index() as u16, float));
+                    }
+                }
+            }
+            if suspects.len() == before {
+                return suspects;
+            }
+        }
     }
 
     /// Compiles `run` twice behind a guard: when every register in
@@ -684,6 +738,30 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.emit(ip);
             }
             return;
+        }
+        // Room for every box the run may make (a result and its flush),
+        // made here where a collection is safe: the registers hold terms
+        // and the pending floats (none here) would be lost to a bail-out.
+        // Boxing with a full heap would grow it instead (`box_float`).
+        if self.pending.is_empty() {
+            let words = (4 * run.ops) as i64;
+            let top = self.load_ctx(off!(htop));
+            let limit = self.load_ctx(off!(hlimit));
+            let free = self.b.ins().isub(limit, top);
+            let enough = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, free, words * 8);
+            let collect = self.b.create_block();
+            let go_on = self.b.create_block();
+            self.b.ins().brif(enough, go_on, &[], collect, &[]);
+            self.b.switch_to_block(collect);
+            let w = self.b.ins().iconst(I64, words);
+            let sig = self.sigs.ctx_word;
+            let f = helpers::test_heap as *const () as usize;
+            self.call_or_bail(run.start, sig, f, &[self.ctx, w]);
+            self.b.ins().jump(go_on, &[]);
+            self.b.switch_to_block(go_on);
         }
         let originals = self.blocks[s..e].to_vec();
         let general = self.b.create_block();
