@@ -1200,8 +1200,31 @@ impl Checker<'_> {
                 self.pattern(rest, env, fresh, new);
             }
             _ if is_constant_number(p) => {}
+            // erl_lint places an operator at the operator (`X + 1`).
+            ExprKind::BinaryOp(_, a, b) => {
+                let at = self.operator_between(a, b).unwrap_or(p.span);
+                self.error("illegal pattern", at)
+            }
             _ => self.error("illegal pattern", p.span),
         }
+    }
+
+    /// Where the operator between the operands `a` and `b` is written,
+    /// when this text holds them (an include's does not): the first
+    /// character between them that is not blank, a `)` or a comment.
+    fn operator_between(&self, a: &Expr, b: &Expr) -> Option<Span> {
+        let (from, to) = (a.span.end as usize, b.span.start as usize);
+        let between = self.source.get(from..to)?;
+        let mut rest = between;
+        loop {
+            rest = rest.trim_start_matches([' ', '\t', '\r', '\n', ')']);
+            match rest.strip_prefix('%') {
+                Some(comment) => rest = comment.split_once('\n').map_or("", |(_, r)| r),
+                None => break,
+            }
+        }
+        let at = from + (between.len() - rest.len());
+        (!rest.is_empty()).then(|| Span::new(at, at + 1))
     }
 
     /// The size of a binary segment in a pattern: bound before the pattern
