@@ -365,6 +365,7 @@ fn check_here(module: &Module, source: &str, broken: &[String]) -> Vec<Diagnosti
         diagnostics: Vec::new(),
         bindings: Vec::new(),
         unbound_uses: Vec::new(),
+        illegal_guard_calls: BTreeSet::new(),
     };
     checker.forms(module);
     if broken.is_empty() {
@@ -414,6 +415,9 @@ struct Checker<'a> {
     /// Names used while unbound, in order: like erl_lint, a sibling's
     /// binding of such a name (`{X = 1, X}`) gets no "unused" warning on top.
     unbound_uses: Vec<String>,
+    /// Calls refused in a guard: as in erl_lint, they do not use the
+    /// function they name.
+    illegal_guard_calls: BTreeSet<(u32, u32)>,
 }
 
 impl Checker<'_> {
@@ -550,7 +554,11 @@ impl Checker<'_> {
                     while let Some(e) = pending.pop() {
                         match &e.kind {
                             ExprKind::Call(target, args) => {
-                                if let CallTarget::Local(name, _) = target.as_ref() {
+                                if let CallTarget::Local(name, _) = target.as_ref()
+                                    && !self
+                                        .illegal_guard_calls
+                                        .contains(&(e.span.start, e.span.end))
+                                {
                                     callees.push((name.clone(), args.len() as u32));
                                 }
                             }
@@ -1328,17 +1336,42 @@ impl Checker<'_> {
                     CallTarget::Fun(_) => false,
                 };
                 if !legal {
-                    let message = match target.as_ref() {
-                        CallTarget::Local(name, _) => {
+                    // erl_lint names a call of the module's own function;
+                    // a BIF that is not a guard BIF, a remote call or a
+                    // fun call is an illegal guard expression, and of
+                    // those only a local call's arguments are looked at.
+                    // (An imported call is a remote one whose module and
+                    // function `expand` placed at the call itself.)
+                    let (local, imported) = match target.as_ref() {
+                        CallTarget::Local(name, _) => (Some(name), false),
+                        CallTarget::Remote(m, f) => match &f.kind {
+                            ExprKind::Atom(name) if m.span == e.span && f.span == e.span => {
+                                (Some(name), true)
+                            }
+                            _ => (None, false),
+                        },
+                        CallTarget::Fun(_) => (None, false),
+                    };
+                    let message = match local {
+                        Some(name) if imported || self.table.is_defined(name, arity) => {
                             format!(
                                 "call to local/imported function {name}/{arity} is illegal in guard"
                             )
                         }
                         _ => "illegal guard expression".to_string(),
                     };
-                    self.diagnostics.push(Diagnostic::error(message, e.span).with_hint(
+                    // A fun call is placed at its fun (`(fun() -> ...)()`).
+                    let at = match target.as_ref() {
+                        CallTarget::Fun(callee) => callee.span,
+                        _ => e.span,
+                    };
+                    self.diagnostics.push(Diagnostic::error(message, at).with_hint(
                         "guards may call only guard BIFs such as is_integer/1, element/2 or length/1",
                     ));
+                    self.illegal_guard_calls.insert((e.span.start, e.span.end));
+                    if local.is_none() {
+                        return;
+                    }
                 }
                 for arg in args {
                     self.guard_expr(arg, env);
@@ -1496,8 +1529,12 @@ mod tests {
     #[test]
     fn guards_allow_only_guard_expressions() {
         assert_eq!(
-            messages("f(A) when foo(A) -> ok."),
+            messages("f(A) when foo(A) -> ok.\nfoo(_) -> true."),
             vec!["call to local/imported function foo/1 is illegal in guard"]
+        );
+        assert_eq!(
+            messages("f(A) when atom_to_list(A) == \"a\" -> ok."),
+            vec!["illegal guard expression"]
         );
         assert_eq!(
             messages("f(A) when A ! x -> ok."),
