@@ -365,6 +365,7 @@ fn check_here(module: &Module, source: &str, broken: &[String]) -> Vec<Diagnosti
         diagnostics: Vec::new(),
         bindings: Vec::new(),
         unbound_uses: Vec::new(),
+        illegal_guard_calls: BTreeSet::new(),
     };
     checker.forms(module);
     if broken.is_empty() {
@@ -414,6 +415,9 @@ struct Checker<'a> {
     /// Names used while unbound, in order: like erl_lint, a sibling's
     /// binding of such a name (`{X = 1, X}`) gets no "unused" warning on top.
     unbound_uses: Vec<String>,
+    /// Calls refused in a guard: as in erl_lint, they do not use the
+    /// function they name.
+    illegal_guard_calls: BTreeSet<(u32, u32)>,
 }
 
 impl Checker<'_> {
@@ -550,7 +554,11 @@ impl Checker<'_> {
                     while let Some(e) = pending.pop() {
                         match &e.kind {
                             ExprKind::Call(target, args) => {
-                                if let CallTarget::Local(name, _) = target.as_ref() {
+                                if let CallTarget::Local(name, _) = target.as_ref()
+                                    && !self
+                                        .illegal_guard_calls
+                                        .contains(&(e.span.start, e.span.end))
+                                {
                                     callees.push((name.clone(), args.len() as u32));
                                 }
                             }
@@ -1200,8 +1208,31 @@ impl Checker<'_> {
                 self.pattern(rest, env, fresh, new);
             }
             _ if is_constant_number(p) => {}
+            // erl_lint places an operator at the operator (`X + 1`).
+            ExprKind::BinaryOp(_, a, b) => {
+                let at = self.operator_between(a, b).unwrap_or(p.span);
+                self.error("illegal pattern", at)
+            }
             _ => self.error("illegal pattern", p.span),
         }
+    }
+
+    /// Where the operator between the operands `a` and `b` is written,
+    /// when this text holds them (an include's does not): the first
+    /// character between them that is not blank, a `)` or a comment.
+    fn operator_between(&self, a: &Expr, b: &Expr) -> Option<Span> {
+        let (from, to) = (a.span.end as usize, b.span.start as usize);
+        let between = self.source.get(from..to)?;
+        let mut rest = between;
+        loop {
+            rest = rest.trim_start_matches([' ', '\t', '\r', '\n', ')']);
+            match rest.strip_prefix('%') {
+                Some(comment) => rest = comment.split_once('\n').map_or("", |(_, r)| r),
+                None => break,
+            }
+        }
+        let at = from + (between.len() - rest.len());
+        (!rest.is_empty()).then(|| Span::new(at, at + 1))
     }
 
     /// The size of a binary segment in a pattern: bound before the pattern
@@ -1305,17 +1336,42 @@ impl Checker<'_> {
                     CallTarget::Fun(_) => false,
                 };
                 if !legal {
-                    let message = match target.as_ref() {
-                        CallTarget::Local(name, _) => {
+                    // erl_lint names a call of the module's own function;
+                    // a BIF that is not a guard BIF, a remote call or a
+                    // fun call is an illegal guard expression, and of
+                    // those only a local call's arguments are looked at.
+                    // (An imported call is a remote one whose module and
+                    // function `expand` placed at the call itself.)
+                    let (local, imported) = match target.as_ref() {
+                        CallTarget::Local(name, _) => (Some(name), false),
+                        CallTarget::Remote(m, f) => match &f.kind {
+                            ExprKind::Atom(name) if m.span == e.span && f.span == e.span => {
+                                (Some(name), true)
+                            }
+                            _ => (None, false),
+                        },
+                        CallTarget::Fun(_) => (None, false),
+                    };
+                    let message = match local {
+                        Some(name) if imported || self.table.is_defined(name, arity) => {
                             format!(
                                 "call to local/imported function {name}/{arity} is illegal in guard"
                             )
                         }
                         _ => "illegal guard expression".to_string(),
                     };
-                    self.diagnostics.push(Diagnostic::error(message, e.span).with_hint(
+                    // A fun call is placed at its fun (`(fun() -> ...)()`).
+                    let at = match target.as_ref() {
+                        CallTarget::Fun(callee) => callee.span,
+                        _ => e.span,
+                    };
+                    self.diagnostics.push(Diagnostic::error(message, at).with_hint(
                         "guards may call only guard BIFs such as is_integer/1, element/2 or length/1",
                     ));
+                    self.illegal_guard_calls.insert((e.span.start, e.span.end));
+                    if local.is_none() {
+                        return;
+                    }
                 }
                 for arg in args {
                     self.guard_expr(arg, env);
@@ -1473,8 +1529,12 @@ mod tests {
     #[test]
     fn guards_allow_only_guard_expressions() {
         assert_eq!(
-            messages("f(A) when foo(A) -> ok."),
+            messages("f(A) when foo(A) -> ok.\nfoo(_) -> true."),
             vec!["call to local/imported function foo/1 is illegal in guard"]
+        );
+        assert_eq!(
+            messages("f(A) when atom_to_list(A) == \"a\" -> ok."),
+            vec!["illegal guard expression"]
         );
         assert_eq!(
             messages("f(A) when A ! x -> ok."),

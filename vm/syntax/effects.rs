@@ -18,9 +18,10 @@
 //! The thrown-away context reaches into `begin`, `case`, `if` and
 //! `receive` clause bodies and list comprehension heads, not into `try`
 //! or `catch`. The optimiser also propagates constants and inlines funs,
-//! which finds more (and can word them differently); act does neither, so
-//! it warns only where the expression alone decides, and nothing inside
-//! a macro expansion, where OTP's positions differ.
+//! which finds more (and can word them differently); act does not follow
+//! values here, so it warns only where the expression alone decides, and
+//! nothing inside a macro expansion, where OTP's positions differ. Code
+//! that must fail (`1 + a`) is `constprop`'s to warn about.
 
 use super::ast::*;
 use super::diagnostic::Diagnostic;
@@ -191,88 +192,8 @@ pub fn warnings(
             }
         }
     }
-    // Operators on constants that cannot succeed (`1 / 0`, `1 + a`),
-    // which the optimiser finds by evaluating them; act does not follow
-    // constants through variables as it does.
-    let mut pending = Vec::new();
-    for form in &module.forms {
-        if let Form::Function(function) = form {
-            for clause in &function.clauses {
-                pending.extend(clause.clause.body.iter());
-            }
-        }
-    }
-    while let Some(e) = pending.pop() {
-        match &e.kind {
-            ExprKind::BinaryOp(op, a, b) if fails_on_constants(*op, a, b) => {
-                let at = effects.operator_at(a, b);
-                effects.warn(
-                    format!(
-                        "evaluation of operator '{}'/2 will fail with a 'badarith' exception",
-                        op.symbol()
-                    ),
-                    at,
-                );
-            }
-            ExprKind::UnaryOp(op @ (UnaryOp::Minus | UnaryOp::Plus | UnaryOp::Bnot), a)
-                if is_constant(a) && super::fold::number(e).is_none() =>
-            {
-                effects.warn(
-                    format!(
-                        "evaluation of operator '{}'/1 will fail with a 'badarith' exception",
-                        op.symbol()
-                    ),
-                    e.span.start as usize,
-                );
-            }
-            _ => {}
-        }
-        super::walk::children(e, &mut pending);
-    }
     effects.warnings.sort_by_key(|d| d.span.start);
     effects.warnings
-}
-
-/// A constant the optimiser knows the value of: a literal term or
-/// arithmetic on numbers that folds.
-fn is_constant(e: &Expr) -> bool {
-    super::fold::number(e).is_some() || is_literal(e)
-}
-
-/// Whether the arithmetic operator `op` raises `badarith` on the
-/// constants `a` and `b` (shifts too wide to fold are left alone).
-fn fails_on_constants(op: BinaryOp, a: &Expr, b: &Expr) -> bool {
-    use BinaryOp::*;
-    if !matches!(
-        op,
-        Add | Sub | Mul | Div | IntDiv | Rem | Band | Bor | Bxor | Bsl | Bsr
-    ) || !is_constant(a)
-        || !is_constant(b)
-    {
-        return false;
-    }
-    let (x, y) = (super::fold::number(a), super::fold::number(b));
-    if matches!(op, Bsl | Bsr)
-        && matches!(
-            (&x, &y),
-            (
-                Some(super::lexer::Number::Integer(_)),
-                Some(super::lexer::Number::Integer(_))
-            )
-        )
-    {
-        return false;
-    }
-    match (x, y) {
-        (Some(_), Some(_)) => {
-            let folded = Expr {
-                kind: ExprKind::BinaryOp(op, Box::new(a.clone()), Box::new(b.clone())),
-                span: a.span,
-            };
-            super::fold::number(&folded).is_none()
-        }
-        _ => true,
-    }
 }
 
 impl Effects<'_> {

@@ -8,7 +8,8 @@
 //!   then warnings, go to **stdout**, each as `FILE:LINE:COL: MESSAGE`
 //!   (warnings say `Warning: ` before the message) followed by a quote of
 //!   the source line, a caret line and a blank line. Both lists are sorted
-//!   by file, position and text; equal warnings are printed once.
+//!   by file, position and text; equal warnings are printed once
+//!   (but for `invalid function call`, which OTP gives twice for `1()`).
 //! - anything else (no attribute, `interpret`, and `native`, which OTP 25
 //!   ignores): `erl_lint:module(Forms)`. Each error and warning is one
 //!   line on **stderr**; errors come in erl_lint's order (calls to
@@ -218,7 +219,14 @@ pub fn optimiser_warnings(program: &super::Program, lint: &[Diagnostic]) -> Vec<
         .map(|d| d.span)
         .collect();
     let expansions: Vec<Span> = program.expansions.iter().map(|(s, _)| *s).collect();
-    super::effects::warnings(&program.module, &program.sources, &unused, &expansions)
+    let mut warnings =
+        super::effects::warnings(&program.module, &program.sources, &unused, &expansions);
+    warnings.extend(super::constprop::warnings(
+        &program.module,
+        &program.sources,
+        &expansions,
+    ));
+    warnings
 }
 
 /// Drops the warnings the module's `-compile` options turn off.
@@ -338,7 +346,11 @@ pub fn listing(
     let mut errors: Vec<&Placed> = placed.iter().filter(|p| p.diagnostic.is_error()).collect();
     let mut warnings: Vec<&Placed> = placed.iter().filter(|p| !p.diagnostic.is_error()).collect();
     warnings.sort_by_key(|p| p.sort_key());
-    warnings.dedup_by_key(|p| p.sort_key());
+    // A call of a non-fun written in place (`1()`) is reported by two of
+    // OTP's passes, as two warnings that escript prints both.
+    warnings.dedup_by(|a, b| {
+        a.sort_key() == b.sort_key() && a.diagnostic.message != "invalid function call"
+    });
     let mut listing = Listing {
         failed: !errors.is_empty(),
         ..Listing::default()

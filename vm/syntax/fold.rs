@@ -30,7 +30,7 @@ pub fn number(expr: &Expr) -> Option<Number> {
     }
 }
 
-fn unary(op: UnaryOp, a: Number) -> Option<Number> {
+pub fn unary(op: UnaryOp, a: Number) -> Option<Number> {
     match (op, a) {
         (UnaryOp::Plus, a) => Some(a),
         (UnaryOp::Minus, Number::Integer(i)) => Some(Number::Integer(-i)),
@@ -51,7 +51,7 @@ fn finite(f: f64) -> Option<Number> {
     f.is_finite().then_some(Number::Float(f))
 }
 
-fn binary(op: BinaryOp, a: Number, b: Number) -> Option<Number> {
+pub fn binary(op: BinaryOp, a: Number, b: Number) -> Option<Number> {
     use BinaryOp::*;
     match op {
         Add | Sub | Mul => match (&a, &b) {

@@ -33,6 +33,9 @@ pub const MAX_EXPR_DEPTH: usize = 2000;
 pub struct UserError {
     pub message: String,
     pub span: Span,
+    /// What escript says instead, and where (erl_parse's grammar refuses
+    /// some inputs act's grammar reads and then refuses by hand).
+    pub escript: Option<(u32, String)>,
 }
 
 impl UserError {
@@ -40,6 +43,7 @@ impl UserError {
         UserError {
             message: message.to_string(),
             span: Span::new(start, end),
+            escript: None,
         }
     }
 }
@@ -168,7 +172,7 @@ pub fn make_fun(
 /// `Reason`, `Class:Reason` or `Class:Reason:Stack`; a class is an atom or
 /// a variable.
 pub fn make_catch_clause(
-    class: Option<Expr>,
+    class: Option<(Expr, usize)>,
     reason: Expr,
     stack: Option<Var>,
     guard: Guard,
@@ -176,16 +180,39 @@ pub fn make_catch_clause(
     start: usize,
     end: usize,
 ) -> Result<CatchClause, GrammarError> {
-    if let Some(class) = &class
-        && !matches!(class.kind, ExprKind::Atom(_) | ExprKind::Var(_))
-    {
-        return Err(user_error(
+    // erl_parse reads `Class:` only after an atom or a variable, and the
+    // reason as a pattern: anything else is a syntax error at the `:`
+    // (or at the `(` of what act read as a remote call, `error:f(X)`).
+    let not_a_class = |class: &Expr, colon: usize| {
+        let mut error = user_error(
             "the class of a catch clause must be an atom or a variable",
             class.span,
-        ));
+        );
+        if let ParseError::User { error } = &mut error {
+            error.escript = Some((colon as u32, "syntax error before: ':'".into()));
+        }
+        error
+    };
+    if let Some((class, colon)) = &class
+        && !matches!(class.kind, ExprKind::Atom(_) | ExprKind::Var(_))
+    {
+        return Err(not_a_class(class, *colon));
+    }
+    if class.is_none()
+        && let ExprKind::Call(target, _) = &reason.kind
+        && let CallTarget::Remote(m, f) = target.as_ref()
+    {
+        if !matches!(m.kind, ExprKind::Atom(_) | ExprKind::Var(_)) {
+            return Err(not_a_class(m, m.span.end as usize));
+        }
+        let mut error = user_error("a catch clause takes a pattern, not a call", reason.span);
+        if let ParseError::User { error } = &mut error {
+            error.escript = Some((f.span.end, "syntax error before: '('".into()));
+        }
+        return Err(error);
     }
     Ok(CatchClause {
-        class,
+        class: class.map(|(class, _)| class),
         reason,
         stack,
         guard,
@@ -199,6 +226,7 @@ fn user_error(message: &str, span: Span) -> GrammarError {
         error: UserError {
             message: message.to_string(),
             span,
+            escript: None,
         },
     }
 }
@@ -860,7 +888,13 @@ fn parse_error_to_diagnostic(error: GrammarError, form: &FormTokens) -> Diagnost
             Span::new(l, r),
         )
         .escript_says(format!("syntax error before: {}", token.escript_text())),
-        ParseError::User { error } => Diagnostic::error(error.message, error.span),
+        ParseError::User { error } => {
+            let diagnostic = Diagnostic::error(error.message, error.span);
+            match error.escript {
+                Some((at, says)) => diagnostic.escript_at(at, says),
+                None => diagnostic,
+            }
+        }
     }
 }
 

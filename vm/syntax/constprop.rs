@@ -1,0 +1,906 @@
+//! The warnings OTP's optimiser (sys_core_fold) gives under escript's
+//! `-mode(compile)` about code that must fail or can never run, found by
+//! propagating constants: each function clause is walked in order with
+//! the values of the variables bound to constants so far (`Y = 0`,
+//! `{A, B} = {1, 2}`, `F = list_to_atom("f")`).
+//!
+//! What is warned, as OTP 25 words and places it (checked against escript):
+//! - an arithmetic operator on constants that raises: "evaluation of
+//!   operator '+'/2 will fail with a 'badarith' exception", at the operator
+//!   (`-`, `bnot` of one operand: at the operator too, the expression's
+//!   start);
+//! - a call of an erlang BIF whose constant arguments make it fail:
+//!   "the call to atom_to_list/1 will fail with a 'badarg' exception", at
+//!   the call (`erlang:hd/1` is named `hd/1`; `maps:get/2` is `map_get/2`,
+//!   failing with `{badkey,K}`);
+//! - a call of a constant that is not a fun: "invalid function call",
+//!   twice when the callee is written in place (`1()`), once through a
+//!   variable;
+//! - a match or `case` on a constant that no clause matches: "no clause
+//!   will ever match", at the match or the `case`;
+//! - a clause (of a function, `case` or `if`) whose guard is false on the
+//!   constants: "this clause cannot match because its guard evaluates to
+//!   'false'", at the clause; the `if` clauses after one whose guard is
+//!   always true: "this clause cannot match because a previous clause at
+//!   line N always matches".
+//!
+//! Invariants: the walk never warns where it does not know; a value is
+//! known only when it is a constant term (numbers, atoms, lists, tuples,
+//! maps and funs as opaque values; binaries are never known). Bindings
+//! made inside a clause body stay in that clause. Nothing is warned
+//! inside a macro expansion but at its start (the macro's name, where
+//! epp places the replacement's tokens), as OTP's other positions there
+//! differ. What the
+//! optimiser says after code that must fail (the later values it then
+//! finds unused) is not followed.
+
+use super::ast::*;
+use super::diagnostic::Diagnostic;
+use super::fold;
+use super::lexer::Number;
+use super::preprocess::Sources;
+use super::span::Span;
+use num_bigint::BigInt;
+use num_traits::{ToPrimitive, Zero};
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+/// A constant the walk knows.
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Int(BigInt),
+    Float(f64),
+    Atom(String),
+    Nil,
+    Cons(Box<Value>, Box<Value>),
+    Tuple(Vec<Value>),
+    Map(Vec<(Value, Value)>),
+    /// A fun written in the program: known to be a fun, nothing more.
+    Fun,
+}
+
+type Env = HashMap<String, Value>;
+
+/// What a match of a pattern against a value can do.
+enum Matched {
+    Never,
+    /// It may match; these variables are then known.
+    Maybe(Vec<(String, Value)>),
+}
+
+struct Walk<'a> {
+    sources: &'a Sources,
+    /// The module's own functions: a call of one is not a BIF's.
+    local: HashSet<(String, usize)>,
+    expansions: &'a [Span],
+    warnings: Vec<Diagnostic>,
+}
+
+/// The optimiser's warnings about code that must fail or never runs.
+pub fn warnings(module: &Module, sources: &Sources, expansions: &[Span]) -> Vec<Diagnostic> {
+    let mut local = HashSet::new();
+    for form in &module.forms {
+        if let Form::Function(f) = form {
+            local.insert((f.name.clone(), f.arity as usize));
+        }
+    }
+    let mut walk = Walk {
+        sources,
+        local,
+        expansions,
+        warnings: Vec::new(),
+    };
+    for form in &module.forms {
+        if let Form::Function(function) = form {
+            for clause in &function.clauses {
+                let clause = &clause.clause;
+                let mut env = Env::new();
+                if guard_value(&clause.guard, &env) == Some(false) {
+                    walk.warn(GUARD_FALSE.into(), clause.span.start as usize);
+                }
+                walk.body(&clause.body, &mut env);
+            }
+        }
+    }
+    walk.warnings.sort_by_key(|d| d.span.start);
+    walk.warnings
+}
+
+const GUARD_FALSE: &str = "this clause cannot match because its guard evaluates to 'false'";
+
+impl Walk<'_> {
+    fn warn(&mut self, message: String, at: usize) {
+        // The replacement's tokens are placed at the macro's name, as epp
+        // places them: a warning there is where OTP gives it.
+        let inside = self
+            .expansions
+            .iter()
+            .any(|s| (s.start as usize) < at && at < s.end as usize);
+        if !inside {
+            self.warnings
+                .push(Diagnostic::warning(message, Span::new(at, at + 1)));
+        }
+    }
+
+    fn body(&mut self, exprs: &[Expr], env: &mut Env) -> Option<Value> {
+        let mut last = None;
+        for e in exprs {
+            last = self.expr(e, env);
+        }
+        last
+    }
+
+    /// A clause body run with the bindings of its patterns.
+    fn clause_body(&mut self, clause: &Clause, env: &Env, bound: Vec<(String, Value)>) {
+        let mut inner = env.clone();
+        inner.extend(bound);
+        self.body(&clause.body, &mut inner);
+    }
+
+    /// Walks `e`, warning where it must fail, and gives its value if known.
+    fn expr(&mut self, e: &Expr, env: &mut Env) -> Option<Value> {
+        match &e.kind {
+            ExprKind::Integer(i) => Some(Value::Int(i.clone())),
+            ExprKind::Float(f) => Some(Value::Float(*f)),
+            ExprKind::Atom(a) => Some(Value::Atom(a.clone())),
+            ExprKind::String(s) => Some(string(s)),
+            ExprKind::Var(name) => env.get(name).cloned(),
+            ExprKind::List(elements, tail) => {
+                let values: Vec<Option<Value>> =
+                    elements.iter().map(|x| self.expr(x, env)).collect();
+                let tail = match tail {
+                    Some(t) => self.expr(t, env),
+                    None => Some(Value::Nil),
+                };
+                let mut list = tail?;
+                for v in values.into_iter().rev() {
+                    list = Value::Cons(Box::new(v?), Box::new(list));
+                }
+                Some(list)
+            }
+            ExprKind::Tuple(elements) => {
+                let values: Vec<Option<Value>> =
+                    elements.iter().map(|x| self.expr(x, env)).collect();
+                values
+                    .into_iter()
+                    .collect::<Option<Vec<_>>>()
+                    .map(Value::Tuple)
+            }
+            ExprKind::Map(fields) => {
+                let mut pairs = Vec::new();
+                let mut known = true;
+                for f in fields {
+                    let k = self.expr(&f.key, env);
+                    let v = self.expr(&f.value, env);
+                    match (k, v) {
+                        (Some(k), Some(v)) if !f.exact => pairs.push((k, v)),
+                        _ => known = false,
+                    }
+                }
+                known.then_some(Value::Map(pairs))
+            }
+            ExprKind::BinaryOp(op, a, b) => {
+                let x = self.expr(a, env);
+                let y = self.expr(b, env);
+                let (x, y) = (x?, y?);
+                match arith(*op, &x, &y) {
+                    Some(Ok(v)) => Some(v),
+                    Some(Err(())) => {
+                        let at = self.operator_at(a, b);
+                        self.warn(
+                            format!(
+                                "evaluation of operator '{}'/2 will fail with a 'badarith' exception",
+                                op.symbol()
+                            ),
+                            at,
+                        );
+                        None
+                    }
+                    None => operator(*op, &x, &y),
+                }
+            }
+            ExprKind::UnaryOp(op, a) => {
+                let x = self.expr(a, env)?;
+                match op {
+                    UnaryOp::Not => match x {
+                        Value::Atom(ref b) if b == "true" => Some(boolean(false)),
+                        Value::Atom(ref b) if b == "false" => Some(boolean(true)),
+                        _ => None,
+                    },
+                    _ => match number_of(&x).and_then(|n| fold::unary(*op, n)) {
+                        Some(n) => Some(from_number(n)),
+                        None => {
+                            self.warn(
+                                format!(
+                                    "evaluation of operator '{}'/1 will fail with a 'badarith' exception",
+                                    op.symbol()
+                                ),
+                                e.span.start as usize,
+                            );
+                            None
+                        }
+                    },
+                }
+            }
+            ExprKind::Match(pattern, value) => {
+                let v = self.expr(value, env);
+                match v.as_ref().map(|v| match_pattern(pattern, v, env)) {
+                    Some(Matched::Never) => {
+                        self.warn("no clause will ever match".into(), e.span.start as usize);
+                        None
+                    }
+                    Some(Matched::Maybe(bound)) => {
+                        env.extend(bound);
+                        v
+                    }
+                    None => None,
+                }
+            }
+            ExprKind::Call(target, args) => self.call(e, target, args, env),
+            ExprKind::Fun(fun) => {
+                if let Fun::Anonymous(clauses) | Fun::Named(_, clauses) = fun.as_ref() {
+                    for c in clauses {
+                        let mut inner = env.clone();
+                        for p in &c.patterns {
+                            forget_vars(p, &mut inner);
+                        }
+                        if let Fun::Named(name, _) = fun.as_ref() {
+                            inner.remove(&name.name);
+                        }
+                        self.body(&c.body, &mut inner);
+                    }
+                }
+                Some(Value::Fun)
+            }
+            ExprKind::Case(subject, clauses) => {
+                let v = self.expr(subject, env);
+                let mut all_never = true;
+                for c in clauses {
+                    let bound = match (&v, c.patterns.first()) {
+                        (Some(v), Some(p)) => match match_pattern(p, v, env) {
+                            Matched::Never => {
+                                self.clause_body(c, env, Vec::new());
+                                continue;
+                            }
+                            Matched::Maybe(bound) => bound,
+                        },
+                        _ => Vec::new(),
+                    };
+                    all_never = false;
+                    let mut guard_env = env.clone();
+                    guard_env.extend(bound.iter().cloned());
+                    if guard_value(&c.guard, &guard_env) == Some(false) {
+                        self.warn(GUARD_FALSE.into(), c.span.start as usize);
+                    }
+                    self.clause_body(c, env, bound);
+                }
+                if v.is_some() && all_never && !clauses.is_empty() {
+                    self.warn("no clause will ever match".into(), e.span.start as usize);
+                }
+                None
+            }
+            ExprKind::If(clauses) => {
+                let mut always: Option<usize> = None;
+                for c in clauses {
+                    if let Some(at) = always {
+                        let line = self.sources.line(at as u32);
+                        self.warn(
+                            format!(
+                                "this clause cannot match because a previous clause at line {line} always matches"
+                            ),
+                            c.span.start as usize,
+                        );
+                    } else {
+                        match guard_value(&c.guard, env) {
+                            Some(false) => self.warn(GUARD_FALSE.into(), c.span.start as usize),
+                            Some(true) => always = Some(c.span.start as usize),
+                            None => {}
+                        }
+                    }
+                    self.clause_body(c, env, Vec::new());
+                }
+                None
+            }
+            ExprKind::Receive(clauses, after) => {
+                for c in clauses {
+                    self.clause_body(c, env, Vec::new());
+                }
+                if let Some(after) = after {
+                    self.expr(&after.timeout, env);
+                    self.body(&after.body, &mut env.clone());
+                }
+                None
+            }
+            ExprKind::Try(t) => {
+                self.body(&t.body, &mut env.clone());
+                for c in &t.of_clauses {
+                    self.clause_body(c, env, Vec::new());
+                }
+                for c in &t.catch_clauses {
+                    self.body(&c.body, &mut env.clone());
+                }
+                self.body(&t.after, &mut env.clone());
+                None
+            }
+            ExprKind::Catch(inner) => {
+                self.expr(inner, &mut env.clone());
+                None
+            }
+            ExprKind::Block(exprs) => self.body(exprs, env),
+            ExprKind::ListComprehension(head, qualifiers)
+            | ExprKind::BinaryComprehension(head, qualifiers) => {
+                let mut inner = env.clone();
+                for q in qualifiers {
+                    match q {
+                        Qualifier::Generator(p, source) | Qualifier::BinaryGenerator(p, source) => {
+                            self.expr(source, &mut inner);
+                            forget_vars(p, &mut inner);
+                        }
+                        Qualifier::Filter(f) => {
+                            self.expr(f, &mut inner);
+                        }
+                    }
+                }
+                self.expr(head, &mut inner);
+                None
+            }
+            _ => {
+                let mut children = Vec::new();
+                super::walk::children(e, &mut children);
+                for child in children {
+                    self.expr(child, env);
+                }
+                None
+            }
+        }
+    }
+
+    fn call(
+        &mut self,
+        e: &Expr,
+        target: &CallTarget,
+        args: &[Expr],
+        env: &mut Env,
+    ) -> Option<Value> {
+        let at = e.span.start as usize;
+        let name = match target {
+            CallTarget::Local(name, _) if !self.local.contains(&(name.clone(), args.len())) => {
+                Some(name.clone())
+            }
+            CallTarget::Local(..) => None,
+            CallTarget::Remote(m, f) => {
+                let m = self.expr(m, env);
+                let f = self.expr(f, env);
+                match (m, f) {
+                    (Some(Value::Atom(m)), Some(Value::Atom(f))) if m == "erlang" => Some(f),
+                    (Some(Value::Atom(m)), Some(Value::Atom(f)))
+                        if m == "maps" && f == "get" && args.len() == 2 =>
+                    {
+                        Some("map_get".to_string())
+                    }
+                    _ => None,
+                }
+            }
+            CallTarget::Fun(callee) => {
+                let v = self.expr(callee, env);
+                if let Some(v) = v
+                    && v != Value::Fun
+                {
+                    self.warn("invalid function call".into(), at);
+                    if !matches!(callee.kind, ExprKind::Var(_)) {
+                        self.warn("invalid function call".into(), at);
+                    }
+                }
+                None
+            }
+        };
+        let values: Vec<Option<Value>> = args.iter().map(|a| self.expr(a, env)).collect();
+        let name = name?;
+        let values = values.into_iter().collect::<Option<Vec<_>>>()?;
+        match bif(&name, &values)? {
+            Ok(v) => v,
+            Err(reason) => {
+                self.warn(
+                    format!(
+                        "the call to {name}/{} will fail with a '{reason}' exception",
+                        args.len()
+                    ),
+                    at,
+                );
+                None
+            }
+        }
+    }
+
+    /// Where the operator between `a` and `b` is written.
+    fn operator_at(&self, a: &Expr, b: &Expr) -> usize {
+        let file = self.sources.file_of(a.span.end);
+        let from = (a.span.end as usize).saturating_sub(file.base);
+        let to = (b.span.start as usize)
+            .saturating_sub(file.base)
+            .min(file.text.len());
+        let bytes = file.text.as_bytes();
+        let mut i = from;
+        while i < to {
+            match bytes[i] {
+                b' ' | b'\t' | b'\r' | b'\n' | b')' => i += 1,
+                b'%' => {
+                    while i < to && bytes[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                _ => return file.base + i,
+            }
+        }
+        a.span.end as usize
+    }
+}
+
+/// Forgets the variables of a pattern that binds them afresh (a fun's
+/// arguments, a generator's pattern), which shadow the outer ones.
+fn forget_vars(pattern: &Expr, env: &mut Env) {
+    let mut pending = vec![pattern];
+    while let Some(p) = pending.pop() {
+        if let ExprKind::Var(name) = &p.kind {
+            env.remove(name);
+        }
+        super::walk::children(p, &mut pending);
+    }
+}
+
+fn boolean(b: bool) -> Value {
+    Value::Atom(if b { "true" } else { "false" }.to_string())
+}
+
+fn string(s: &[u32]) -> Value {
+    let mut list = Value::Nil;
+    for c in s.iter().rev() {
+        list = Value::Cons(Box::new(Value::Int(BigInt::from(*c))), Box::new(list));
+    }
+    list
+}
+
+fn number_of(v: &Value) -> Option<Number> {
+    match v {
+        Value::Int(i) => Some(Number::Integer(i.clone())),
+        Value::Float(f) => Some(Number::Float(*f)),
+        _ => None,
+    }
+}
+
+fn from_number(n: Number) -> Value {
+    match n {
+        Number::Integer(i) => Value::Int(i),
+        Number::Float(f) => Value::Float(f),
+    }
+}
+
+/// An arithmetic operator on known values: `Some(Err)` when it raises
+/// `badarith`, `None` when `op` is not arithmetic (or a shift too wide to
+/// fold, left to run time).
+fn arith(op: BinaryOp, x: &Value, y: &Value) -> Option<Result<Value, ()>> {
+    use BinaryOp::*;
+    if !matches!(
+        op,
+        Add | Sub | Mul | Div | IntDiv | Rem | Band | Bor | Bxor | Bsl | Bsr
+    ) {
+        return None;
+    }
+    let (a, b) = match (number_of(x), number_of(y)) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return Some(Err(())),
+    };
+    let shift =
+        matches!(op, Bsl | Bsr) && matches!((&a, &b), (Number::Integer(_), Number::Integer(_)));
+    match fold::binary(op, a, b) {
+        Some(n) => Some(Ok(from_number(n))),
+        None if shift => None,
+        None => Some(Err(())),
+    }
+}
+
+/// The comparison and boolean operators on known values.
+fn operator(op: BinaryOp, x: &Value, y: &Value) -> Option<Value> {
+    use BinaryOp::*;
+    let bool_of = |v: &Value| match v {
+        Value::Atom(a) if a == "true" => Some(true),
+        Value::Atom(a) if a == "false" => Some(false),
+        _ => None,
+    };
+    let b = match op {
+        ExactEq => x == y,
+        ExactNotEq => x != y,
+        Eq => compare(x, y)? == Ordering::Equal,
+        NotEq => compare(x, y)? != Ordering::Equal,
+        Less => compare(x, y)? == Ordering::Less,
+        LessEq => compare(x, y)? != Ordering::Greater,
+        Greater => compare(x, y)? == Ordering::Greater,
+        GreaterEq => compare(x, y)? != Ordering::Less,
+        And | AndAlso => bool_of(x)? && bool_of(y)?,
+        Or | OrElse => bool_of(x)? || bool_of(y)?,
+        Xor => bool_of(x)? != bool_of(y)?,
+        _ => return None,
+    };
+    Some(boolean(b))
+}
+
+/// Erlang's term order on known values (numbers compare by value); `None`
+/// where a fun takes part.
+fn compare(x: &Value, y: &Value) -> Option<Ordering> {
+    fn rank(v: &Value) -> u8 {
+        match v {
+            Value::Int(_) | Value::Float(_) => 0,
+            Value::Atom(_) => 1,
+            Value::Fun => 3,
+            Value::Tuple(_) => 6,
+            Value::Map(_) => 7,
+            Value::Nil => 8,
+            Value::Cons(..) => 9,
+        }
+    }
+    match (x, y) {
+        (Value::Fun, _) | (_, Value::Fun) => None,
+        (Value::Int(a), Value::Int(b)) => Some(a.cmp(b)),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            let a = number_of(x).and_then(|n| float_of(&n))?;
+            let b = number_of(y).and_then(|n| float_of(&n))?;
+            a.partial_cmp(&b)
+        }
+        (Value::Atom(a), Value::Atom(b)) => Some(a.cmp(b)),
+        (Value::Tuple(a), Value::Tuple(b)) => {
+            if a.len() != b.len() {
+                return Some(a.len().cmp(&b.len()));
+            }
+            for (p, q) in a.iter().zip(b) {
+                match compare(p, q)? {
+                    Ordering::Equal => {}
+                    other => return Some(other),
+                }
+            }
+            Some(Ordering::Equal)
+        }
+        (Value::Cons(h1, t1), Value::Cons(h2, t2)) => match compare(h1, h2)? {
+            Ordering::Equal => compare(t1, t2),
+            other => Some(other),
+        },
+        (Value::Nil, Value::Nil) => Some(Ordering::Equal),
+        (Value::Map(_), Value::Map(_)) => None,
+        _ => Some(rank(x).cmp(&rank(y))),
+    }
+}
+
+fn float_of(n: &Number) -> Option<f64> {
+    match n {
+        Number::Integer(i) => i.to_f64(),
+        Number::Float(f) => Some(*f),
+    }
+}
+
+/// Matches `pattern` against a known value. Variables already known
+/// compare; others may be bound (or bound to something unknown: then
+/// the match may still succeed, and inside the clause they equal `v`).
+fn match_pattern(pattern: &Expr, v: &Value, env: &Env) -> Matched {
+    let mut bound = Vec::new();
+    if matches(pattern, v, env, &mut bound) {
+        Matched::Maybe(bound)
+    } else {
+        Matched::Never
+    }
+}
+
+/// Whether `pattern` may match `v`, collecting the variables it binds.
+fn matches(pattern: &Expr, v: &Value, env: &Env, bound: &mut Vec<(String, Value)>) -> bool {
+    match &pattern.kind {
+        ExprKind::Var(name) if name == "_" => true,
+        ExprKind::Var(name) => {
+            if let Some(known) = env.get(name) {
+                return known == v;
+            }
+            if let Some((_, earlier)) = bound.iter().find(|(n, _)| n == name) {
+                return earlier == v;
+            }
+            if !name.starts_with('%') {
+                bound.push((name.clone(), v.clone()));
+            }
+            true
+        }
+        ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => {
+            Walk::quiet_value(pattern).is_none_or(|p| &p == v)
+        }
+        ExprKind::UnaryOp(..) | ExprKind::BinaryOp(..) => match fold::number(pattern) {
+            Some(n) => &from_number(n) == v,
+            None => true,
+        },
+        ExprKind::Tuple(elements) => match v {
+            Value::Tuple(values) => {
+                values.len() == elements.len()
+                    && elements
+                        .iter()
+                        .zip(values)
+                        .all(|(p, x)| matches(p, x, env, bound))
+            }
+            Value::Fun => true,
+            _ => false,
+        },
+        ExprKind::List(elements, tail) => {
+            let mut rest = v;
+            for p in elements {
+                match rest {
+                    Value::Cons(h, t) => {
+                        if !matches(p, h, env, bound) {
+                            return false;
+                        }
+                        rest = t;
+                    }
+                    Value::Fun => return true,
+                    _ => return false,
+                }
+            }
+            match tail {
+                Some(t) => matches(t, rest, env, bound),
+                None => matches!(rest, Value::Nil),
+            }
+        }
+        ExprKind::Map(_) => matches!(v, Value::Map(_) | Value::Fun),
+        ExprKind::Binary(_) => matches!(v, Value::Fun),
+        ExprKind::Match(a, b) => matches(a, v, env, bound) && matches(b, v, env, bound),
+        _ => true,
+    }
+}
+
+impl Walk<'_> {
+    /// The value of a literal, without warnings.
+    fn quiet_value(e: &Expr) -> Option<Value> {
+        match &e.kind {
+            ExprKind::Integer(i) => Some(Value::Int(i.clone())),
+            ExprKind::Float(f) => Some(Value::Float(*f)),
+            ExprKind::Atom(a) => Some(Value::Atom(a.clone())),
+            ExprKind::String(s) => Some(string(s)),
+            _ => None,
+        }
+    }
+}
+
+/// A guard's truth on what is known: `Some(false)` when every alternative
+/// has a test that is known not to be `true`, `Some(true)` when one
+/// alternative's tests are all known `true`. An empty guard is true.
+fn guard_value(guard: &Guard, env: &Env) -> Option<bool> {
+    if guard.is_empty() {
+        return Some(true);
+    }
+    let mut all_false = true;
+    for alternative in guard {
+        let mut all_true = true;
+        let mut is_false = false;
+        for test in alternative {
+            match guard_expr(test, env) {
+                Some(Value::Atom(a)) if a == "true" => {}
+                Some(_) => is_false = true,
+                None => all_true = false,
+            }
+        }
+        if is_false {
+            continue;
+        }
+        all_false = false;
+        if all_true {
+            return Some(true);
+        }
+    }
+    if all_false { Some(false) } else { None }
+}
+
+/// A guard expression's value where known. Failures are not known values
+/// here: a guard that raises is false, but OTP words that differently.
+fn guard_expr(e: &Expr, env: &Env) -> Option<Value> {
+    match &e.kind {
+        ExprKind::Var(name) => env.get(name).cloned(),
+        ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => {
+            Walk::quiet_value(e)
+        }
+        ExprKind::Tuple(elements) => elements
+            .iter()
+            .map(|x| guard_expr(x, env))
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Tuple),
+        ExprKind::List(elements, tail) => {
+            let mut list = match tail {
+                Some(t) => guard_expr(t, env)?,
+                None => Value::Nil,
+            };
+            for x in elements.iter().rev() {
+                list = Value::Cons(Box::new(guard_expr(x, env)?), Box::new(list));
+            }
+            Some(list)
+        }
+        ExprKind::BinaryOp(op @ (BinaryOp::AndAlso | BinaryOp::OrElse), a, b) => {
+            let x = guard_expr(a, env)?;
+            match (op, &x) {
+                (BinaryOp::AndAlso, Value::Atom(f)) if f == "false" => Some(x),
+                (BinaryOp::OrElse, Value::Atom(t)) if t == "true" => Some(x),
+                _ => operator(*op, &x, &guard_expr(b, env)?),
+            }
+        }
+        ExprKind::BinaryOp(op, a, b) => {
+            let (x, y) = (guard_expr(a, env)?, guard_expr(b, env)?);
+            match arith(*op, &x, &y) {
+                Some(Ok(v)) => Some(v),
+                Some(Err(())) => None,
+                None => operator(*op, &x, &y),
+            }
+        }
+        ExprKind::UnaryOp(UnaryOp::Not, a) => match guard_expr(a, env)? {
+            Value::Atom(b) if b == "true" => Some(boolean(false)),
+            Value::Atom(b) if b == "false" => Some(boolean(true)),
+            _ => None,
+        },
+        ExprKind::UnaryOp(op, a) => {
+            fold::unary(*op, number_of(&guard_expr(a, env)?)?).map(from_number)
+        }
+        ExprKind::Call(target, args) => {
+            let name = match target.as_ref() {
+                CallTarget::Local(name, _) => name.clone(),
+                CallTarget::Remote(m, f) => match (&m.kind, &f.kind) {
+                    (ExprKind::Atom(m), ExprKind::Atom(f)) if m == "erlang" => f.clone(),
+                    _ => return None,
+                },
+                CallTarget::Fun(_) => return None,
+            };
+            let values = args
+                .iter()
+                .map(|a| guard_expr(a, env))
+                .collect::<Option<Vec<_>>>()?;
+            bif(&name, &values)?.ok()?
+        }
+        _ => None,
+    }
+}
+
+fn list_of(v: &Value) -> Option<Vec<&Value>> {
+    let mut out = Vec::new();
+    let mut rest = v;
+    loop {
+        match rest {
+            Value::Nil => return Some(out),
+            Value::Cons(h, t) => {
+                out.push(h.as_ref());
+                rest = t;
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn chars_of(v: &Value) -> Option<String> {
+    list_of(v)?
+        .into_iter()
+        .map(|c| match c {
+            Value::Int(i) => i.to_u32().and_then(char::from_u32),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The outcome of an erlang BIF on known arguments: `None` when the walk
+/// does not evaluate it, `Some(Err(reason))` when it must fail, else
+/// `Some(Ok(value))` with the value where known.
+fn bif(name: &str, args: &[Value]) -> Option<Result<Option<Value>, String>> {
+    use Value::*;
+    let badarg = || Some(Err("badarg".to_string()));
+    let ok = |v: Value| Some(Ok(Some(v)));
+    let int = |v: &Value| match v {
+        Int(i) => Some(i.clone()),
+        _ => None,
+    };
+    let type_test = |b: bool| Some(Ok(Some(boolean(b))));
+    match (name, args) {
+        ("is_atom", [x]) => type_test(matches!(x, Atom(_))),
+        ("is_integer", [x]) => type_test(matches!(x, Int(_))),
+        ("is_float", [x]) => type_test(matches!(x, Float(_))),
+        ("is_number", [x]) => type_test(matches!(x, Int(_) | Float(_))),
+        ("is_list", [x]) => type_test(matches!(x, Nil | Cons(..))),
+        ("is_tuple", [x]) => type_test(matches!(x, Tuple(_))),
+        ("is_map", [x]) => type_test(matches!(x, Map(_))),
+        ("is_function", [x]) => type_test(matches!(x, Fun)),
+        ("is_boolean", [Atom(a)]) => type_test(a == "true" || a == "false"),
+        ("is_boolean", [_]) => type_test(false),
+        ("is_binary" | "is_bitstring" | "is_pid" | "is_port" | "is_reference", [x]) => {
+            if matches!(x, Fun) {
+                None
+            } else {
+                type_test(false)
+            }
+        }
+        ("atom_to_list", [Atom(a)]) => ok(string(&a.chars().map(|c| c as u32).collect::<Vec<_>>())),
+        ("atom_to_binary", [Atom(_)]) => Some(Ok(None)),
+        ("atom_to_list" | "atom_to_binary", [_]) => badarg(),
+        ("list_to_atom", [x]) => match chars_of(x) {
+            Some(s) => ok(Atom(s)),
+            None => badarg(),
+        },
+        ("integer_to_list", [Int(i)]) => ok(string(
+            &i.to_string().chars().map(|c| c as u32).collect::<Vec<_>>(),
+        )),
+        ("integer_to_binary", [Int(_)]) => Some(Ok(None)),
+        ("integer_to_list" | "integer_to_binary", [_]) => badarg(),
+        ("list_to_integer", [x]) => {
+            let s = chars_of(x)?;
+            let digits = s.strip_prefix(['-', '+']).unwrap_or(&s);
+            if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
+                s.parse::<BigInt>().ok().map(|i| Ok(Some(Int(i))))
+            } else {
+                badarg()
+            }
+        }
+        ("hd", [Cons(h, _)]) => ok((**h).clone()),
+        ("tl", [Cons(_, t)]) => ok((**t).clone()),
+        ("hd" | "tl", [_]) => badarg(),
+        ("length", [x]) => match list_of(x) {
+            Some(items) => ok(Int(BigInt::from(items.len()))),
+            None => badarg(),
+        },
+        ("tuple_size" | "size", [Tuple(t)]) => ok(Int(BigInt::from(t.len()))),
+        ("tuple_size" | "size", [_]) => badarg(),
+        ("element", [n, Tuple(t)]) => match int(n).and_then(|n| n.to_usize()) {
+            Some(n) if n >= 1 && n <= t.len() => ok(t[n - 1].clone()),
+            _ => badarg(),
+        },
+        ("element", [_, _]) => badarg(),
+        ("setelement", [n, Tuple(t), v]) => match int(n).and_then(|n| n.to_usize()) {
+            Some(n) if n >= 1 && n <= t.len() => {
+                let mut t = t.clone();
+                t[n - 1] = v.clone();
+                ok(Tuple(t))
+            }
+            _ => badarg(),
+        },
+        ("setelement", [_, _, _]) => badarg(),
+        ("tuple_to_list", [Tuple(t)]) => {
+            let mut list = Nil;
+            for x in t.iter().rev() {
+                list = Cons(Box::new(x.clone()), Box::new(list));
+            }
+            ok(list)
+        }
+        ("tuple_to_list", [_]) => badarg(),
+        ("list_to_tuple", [x]) => match list_of(x) {
+            Some(items) => ok(Tuple(items.into_iter().cloned().collect())),
+            None => badarg(),
+        },
+        ("abs", [Int(i)]) => ok(Int(if i < &BigInt::zero() { -i } else { i.clone() })),
+        ("abs", [Float(f)]) => ok(Float(f.abs())),
+        ("float", [Int(i)]) => i.to_f64().map(|f| Ok(Some(Float(f)))),
+        ("float", [Float(f)]) => ok(Float(*f)),
+        ("trunc" | "round" | "floor" | "ceil", [Int(_) | Float(_)]) => None,
+        ("abs" | "float" | "trunc" | "round" | "floor" | "ceil", [_]) => badarg(),
+        ("binary_to_list" | "bit_size" | "byte_size", [x]) => {
+            if matches!(x, Fun) {
+                None
+            } else {
+                badarg()
+            }
+        }
+        ("map_get", [k, Map(pairs)]) => match pairs.iter().rev().find(|(key, _)| key == k) {
+            Some((_, v)) => ok(v.clone()),
+            None => Some(Err(format!("{{badkey,{}}}", show(k)?))),
+        },
+        ("map_get", [_, Fun]) => None,
+        ("map_get", [_, m]) => Some(Err(format!("{{badmap,{}}}", show(m)?))),
+        _ => None,
+    }
+}
+
+/// A value as `~w` writes it, for the simple keys named in messages.
+fn show(v: &Value) -> Option<String> {
+    match v {
+        Value::Int(i) => Some(i.to_string()),
+        Value::Atom(a)
+            if a.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@') =>
+        {
+            Some(a.clone())
+        }
+        _ => None,
+    }
+}
