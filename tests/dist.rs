@@ -61,7 +61,8 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        // The nodes first, epmd (the first child) last.
+        // The nodes first, epmd (the first child, if the test started
+        // one) last.
         for child in self.children.iter_mut().rev() {
             let _ = child.kill();
             let _ = child.wait();
@@ -122,6 +123,27 @@ impl Cluster {
             eprintln!("note: epmd not found; distribution test skipped");
             return None;
         }
+        let mut cluster = Cluster::without_epmd();
+        let epmd = Command::new("epmd")
+            .arg("-port")
+            .arg(cluster.epmd_port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("epmd starts");
+        cluster.children.push(epmd);
+        let deadline = Instant::now() + WAIT;
+        while std::net::TcpStream::connect(("127.0.0.1", cluster.epmd_port)).is_err() {
+            assert!(Instant::now() < deadline, "epmd did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(cluster)
+    }
+
+    /// A cluster whose epmd port (free now) nothing serves yet: its first
+    /// node has to provide one.
+    fn without_epmd() -> Cluster {
         let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -129,26 +151,12 @@ impl Cluster {
             .expect("a free port");
         let dir = std::env::temp_dir().join(unique("act-dist-"));
         std::fs::create_dir_all(&dir).expect("temp dir");
-        let epmd = Command::new("epmd")
-            .arg("-port")
-            .arg(port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("epmd starts");
-        let cluster = Cluster {
+        Cluster {
             epmd_port: port,
             dir,
-            children: vec![epmd],
+            children: Vec::new(),
             _serial: serial,
-        };
-        let deadline = Instant::now() + WAIT;
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "epmd did not come up");
-            std::thread::sleep(Duration::from_millis(50));
         }
-        Some(cluster)
     }
 
     fn spawn(&mut self, command: Command) -> Lines {
@@ -1359,4 +1367,49 @@ fn local_funs_between_act_nodes() {
     let me = client.expect("fun ");
     assert!(me.starts_with("fun true true {41,"), "{me}");
     serv.expect("stopped");
+}
+
+/// With no epmd on the machine and no `epmd` program to start, the first
+/// act node serves the port mapper itself: a BEAM node and another act
+/// node register with it, find each other and the act node through it,
+/// and `net_adm:names/0` and `epmd -names` list them.
+#[test]
+fn built_in_epmd_serves_act_and_beam_nodes() {
+    if !have("erl") || !have("epmd") {
+        eprintln!("note: erl or epmd not found; built-in epmd test skipped");
+        return;
+    }
+    let mut cluster = Cluster::without_epmd();
+    let host = short_host();
+    let server = unique("echo");
+    // A PATH where no epmd is to be found.
+    let empty = cluster.dir.join("no-programs");
+    std::fs::create_dir_all(&empty).expect("empty dir");
+    let mut command = cluster.act_command(&server, "echo", ECHO, &[]);
+    command.env("PATH", &empty);
+    let mut echo = cluster.spawn(command);
+    assert_eq!(echo.expect("ready"), format!("ready {server}@{host} true"));
+    // OTP's own epmd client reads the built-in's NAMES answer.
+    assert!(cluster.port_of(&server) > 0);
+    let peer = format!("{server}@{host}");
+    let beam_name = unique("beam");
+    let script = format!(
+        "N = '{peer}', \
+         io:format(\"ping ~p~n\", [net_adm:ping(N)]), \
+         {{ok, Names}} = net_adm:names(), \
+         io:format(\"names ~p~n\", [lists:sort([X || {{X, _}} <- Names]) =:= \
+             lists:sort([\"{server}\", \"{beam_name}\"])]), \
+         {{echo, N}} ! {{self(), hello}}, \
+         receive {{echo, _, hello}} -> io:format(\"echo ok~n\") \
+         after 20000 -> io:format(\"echo none~n\") end, \
+         halt()."
+    );
+    let mut beam = cluster.beam(&beam_name, &script);
+    assert_eq!(beam.expect("ping "), "ping pong");
+    assert_eq!(beam.expect("names "), "names true");
+    assert_eq!(beam.expect("echo "), "echo ok");
+    // Another act node (which finds the built-in listening) talks to it.
+    let mut client = cluster.act(&unique("client"), "client", CLIENT, &[&peer]);
+    check_client(&mut client);
+    echo.expect("stopped");
 }

@@ -1,7 +1,8 @@
 //! Distribution: act as a node of an Erlang cluster.
 //!
 //! This room owns this node's name, creation and cookie, its listening
-//! socket and epmd registration, and the connections to other nodes
+//! socket and epmd registration (with a built-in epmd, `epmd.rs`, where
+//! the machine has none), and the connections to other nodes
 //! (`conn.rs`): the handshake (the `erl_dist` crate, driven by a small
 //! `block_on` over blocking std sockets), the framing of the
 //! distribution protocol, and the control messages (decoded and encoded
@@ -27,6 +28,7 @@
 //!   that is not started answers as `nonode@nohost` and sends nowhere.
 
 mod conn;
+mod epmd;
 pub mod gl;
 mod links;
 mod spawn;
@@ -187,8 +189,10 @@ fn random_cookie() -> String {
     out
 }
 
-/// Connects to epmd on this machine, starting `epmd -daemon` (as erl
-/// does) when none listens.
+/// Connects to epmd on this machine. When none listens, starts one as
+/// erl does (`epmd -daemon`), or, when the `epmd` program is not
+/// installed, serves the port mapper itself (`epmd.rs`), for as long as
+/// this node runs.
 fn epmd_connection() -> Result<TcpStream, String> {
     let port = epmd_port();
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
@@ -204,9 +208,23 @@ fn epmd_connection() -> Result<TcpStream, String> {
     if port != DEFAULT_EPMD_PORT {
         command.arg("-port").arg(port.to_string());
     }
-    command
-        .status()
-        .map_err(|e| format!("no epmd listens on port {port}, and `epmd -daemon` failed: {e}"))?;
+    match command.status() {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // No epmd program: serve it here. Losing the port to another
+            // node starting at the same moment is fine: its epmd serves.
+            if let Err(e) = epmd::serve(port) {
+                if e.kind() != std::io::ErrorKind::AddrInUse {
+                    return Err(format!("cannot serve epmd on port {port}: {e}"));
+                }
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "no epmd listens on port {port}, and `epmd -daemon` failed: {e}"
+            ));
+        }
+    }
     for _ in 0..50 {
         if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
             return Ok(s);
