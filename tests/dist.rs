@@ -1413,3 +1413,101 @@ fn built_in_epmd_serves_act_and_beam_nodes() {
     check_client(&mut client);
     echo.expect("stopped");
 }
+
+/// An act node that floods a peer which reads nothing: the sender is
+/// suspended once the connection holds more than its limit, sends with
+/// `nosuspend` are refused meanwhile, and when the peer reads again the
+/// sender goes on; the program's end waits for the queue to go out.
+const FLOOD: &str = r#"
+-module(flood).
+-export([main/1]).
+
+main(_) ->
+    register(flood, self()),
+    io:format("ready~n"),
+    Peer = receive {peer, P} -> P after 20000 -> exit(no_peer) end,
+    Big = binary:copy(<<"x">>, 100000),
+    Me = self(),
+    Sender = spawn(fun() -> [Peer ! {N, Big} || N <- lists:seq(1, 300)], Me ! sent end),
+    io:format("status ~p~n", [wait_suspended(Sender, 2000)]),
+    io:format("nosuspend ~p~n", [erlang:send(Peer, small, [nosuspend])]),
+    io:format("send_nosuspend ~p~n", [erlang:send_nosuspend(Peer, small)]),
+    io:format("noconnect ~p~n", [erlang:send({x, 'nobody@nowhere'}, small, [noconnect])]),
+    io:format("badarg ~p~n", [catch erlang:send(Peer, small, [bad])]),
+    io:format("drain~n"),
+    receive sent -> io:format("sent ~p~n", [process_info(Sender, status)])
+    after 60000 -> io:format("stuck~n")
+    end.
+
+wait_suspended(P, 0) -> process_info(P, status);
+wait_suspended(P, N) ->
+    case process_info(P, status) of
+        {status, suspended} -> suspended;
+        _ -> receive after 10 -> wait_suspended(P, N - 1) end
+    end.
+"#;
+
+#[test]
+fn a_slow_peer_suspends_its_senders() {
+    use std::io::{Read, Write};
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let server = unique("flood");
+    let mut flood = cluster.act(&server, "flood", FLOOD, &[]);
+    flood.expect("ready");
+    let port = cluster.port_of(&server);
+    let slow = unique("slow");
+    let mut peer = handshake(port, &slow, &host, COOKIE).expect("handshake");
+    // `{flood, Node} ! {peer, Pid}` from a pid of the slow node.
+    let pid = eetf::Term::from(eetf::Pid::new(format!("{slow}@{host}"), 1, 0, 7));
+    let atom = |a: &str| eetf::Term::from(eetf::Atom::from(a));
+    let tuple = |e: Vec<eetf::Term>| eetf::Term::from(eetf::Tuple { elements: e });
+    let mut frame = vec![112];
+    tuple(vec![
+        eetf::Term::from(eetf::FixInteger { value: 6 }),
+        pid.clone(),
+        atom(""),
+        atom("flood"),
+    ])
+    .encode(&mut frame)
+    .expect("encode");
+    tuple(vec![atom("peer"), pid])
+        .encode(&mut frame)
+        .expect("encode");
+    let mut bytes = (frame.len() as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(&frame);
+    peer.write_all(&bytes).expect("write");
+    // The peer reads nothing until the sender is suspended.
+    assert_eq!(flood.expect("status "), "status suspended");
+    assert_eq!(flood.expect("nosuspend "), "nosuspend nosuspend");
+    assert_eq!(flood.expect("send_nosuspend "), "send_nosuspend false");
+    assert_eq!(flood.expect("noconnect "), "noconnect noconnect");
+    assert!(
+        flood
+            .expect("badarg ")
+            .starts_with("badarg {'EXIT',{badarg,")
+    );
+    flood.expect("drain");
+    // Now it reads every frame: all 300 big messages arrive, the last
+    // ones after the program ended.
+    let mut big = 0;
+    let mut len = [0u8; 4];
+    let mut body = Vec::new();
+    while peer.read_exact(&mut len).is_ok() {
+        let n = u32::from_be_bytes(len) as usize;
+        body.resize(n, 0);
+        if peer.read_exact(&mut body).is_err() {
+            break;
+        }
+        if n > 100000 {
+            big += 1;
+            if big == 300 {
+                break;
+            }
+        }
+    }
+    assert_eq!(big, 300);
+    assert!(flood.expect("sent ").starts_with("sent "));
+}

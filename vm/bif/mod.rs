@@ -226,6 +226,8 @@ bifs! {
         "$badbool", 1 => erlang::badbool_1;
         "send", 2 => process::send_2;
         "send", 3 => process::send_3;
+        "send_nosuspend", 2 => process::send_nosuspend_2;
+        "send_nosuspend", 3 => process::send_nosuspend_3;
         "$recv_use", 1 => process::recv_use_1;
         "spawn", 1 => process::spawn_1, auto;
         "spawn", 3 => process::spawn_3, auto;

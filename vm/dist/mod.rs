@@ -46,8 +46,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 pub use conn::{
-    Connect, connect, demonitor_node, disconnect, monitor_node, monitor_nodes, net_ticktime, nodes,
-    send_to_name, send_to_pid, set_net_ticktime,
+    Connect, FLUSH_TIMEOUT, SendOptions, Sent, connect, demonitor_node, disconnect, flush,
+    monitor_node, monitor_nodes, net_ticktime, nodes, send_to_name, send_to_pid, set_net_ticktime,
+    still_busy,
 };
 pub use links::{exit as exit_remote, link as link_remote, unlink as unlink_remote};
 pub use spawn::{Options as SpawnOptions, request as spawn_request, spawned};

@@ -198,15 +198,50 @@ pub fn alive() -> bool {
     dist::alive()
 }
 
-/// `Pid ! Msg` for a pid of another node (`payload`: the message in the
-/// external format).
-pub fn send_to_pid(node_index: u32, id: u64, payload: &[u8]) {
-    dist::send_to_pid(node_index, id, payload);
+pub use dist::{SendOptions, Sent};
+
+/// `Pid ! Msg` from `from` for a pid of another node (`payload`: the
+/// message in the external format).
+pub fn send_to_pid(
+    from: Pid,
+    node_index: u32,
+    id: u64,
+    payload: &[u8],
+    options: SendOptions,
+) -> Sent {
+    dist::send_to_pid(from, node_index, id, payload, options)
 }
 
 /// `{Name, Node} ! Msg` for another node.
-pub fn send_to_name(from: Pid, node: Atom, name: Atom, payload: &[u8]) {
-    dist::send_to_name(from, node, name, payload);
+pub fn send_to_name(
+    from: Pid,
+    node: Atom,
+    name: Atom,
+    payload: &[u8],
+    options: SendOptions,
+) -> Sent {
+    dist::send_to_name(from, node, name, payload, options)
+}
+
+/// Whether the connection to `node` that `pid` was suspended on is
+/// still busy (then `pid` will be resumed later).
+pub fn still_busy(node: Atom, pid: Pid) -> bool {
+    dist::still_busy(node, pid)
+}
+
+/// Wakes `pid`, suspended on a connection that is busy no more.
+pub fn resume(pid: Pid) {
+    if let Some(o) = OUTSIDE.get() {
+        o.push(Target::Pid(pid), Signal::Resume);
+    }
+}
+
+/// The program ends: what is queued for other nodes goes out first
+/// (for a few seconds at most).
+pub fn flush() {
+    if dist::alive() {
+        dist::flush(dist::FLUSH_TIMEOUT);
+    }
 }
 
 pub fn connect(node: Atom, waiter: Pid) -> Connect {
