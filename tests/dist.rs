@@ -1511,3 +1511,79 @@ fn a_slow_peer_suspends_its_senders() {
     assert_eq!(big, 300);
     assert!(flood.expect("sent ").starts_with("sent "));
 }
+
+/// A BEAM node that connects to an act node as soon as it can (polling
+/// while the act node starts) and calls it through rpc at once: the act
+/// node takes the connection only once rex, global and the spawner run,
+/// so no call meets a server that is not there yet.
+#[test]
+fn beam_rpc_right_after_connecting_finds_rex() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; early-rpc test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("early");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         W = fun W(0) -> pang; W(K) -> case net_adm:ping(N) of pong -> pong; \
+             pang -> timer:sleep(5), W(K - 1) end end, \
+         io:format(\"ready~n\"), \
+         io:format(\"ping ~p~n\", [W(4000)]), \
+         io:format(\"call ~p~n\", [rpc:call(N, erlang, node, [], 10000) =:= N]), \
+         io:format(\"block ~p~n\", [rpc:block_call(N, erlang, node, [], 10000) =:= N]), \
+         io:format(\"sync ~p~n\", [global:sync()]), \
+         {{echo, N}} ! stop, \
+         timer:sleep(200), halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    beam.expect("ready");
+    let mut act = cluster.act(&server, "echo", ECHO, &[]);
+    assert_eq!(beam.expect("ping "), "ping pong");
+    assert_eq!(beam.expect("call "), "call true");
+    assert_eq!(beam.expect("block "), "block true");
+    assert_eq!(beam.expect("sync "), "sync ok");
+    act.expect("stopped");
+}
+
+/// `net_adm:names/0,1` on an act node, live (asked off the schedulers)
+/// and not: the nodes epmd lists, and OTP's errors.
+const NAMES: &str = r#"
+-module(names).
+-export([main/1]).
+
+main(_) ->
+    {ok, Names} = net_adm:names(),
+    io:format("names ~p~n", [lists:sort([N || {N, P} <- Names, is_integer(P)])]),
+    io:format("bad host ~p~n", [net_adm:names("no.such.host.invalid")]).
+"#;
+
+#[test]
+fn net_adm_names_lists_what_epmd_knows() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let server = unique("echo");
+    let mut echo = cluster.act(&server, "echo", ECHO, &[]);
+    echo.expect("ready");
+    let me = unique("names");
+    let mut live = cluster.act(&me, "names", NAMES, &[]);
+    let mut want = [server.clone(), me.clone()];
+    want.sort();
+    assert_eq!(
+        live.expect("names "),
+        format!("names [\"{}\",\"{}\"]", want[0], want[1])
+    );
+    assert_eq!(live.expect("bad host "), "bad host {error,nxdomain}");
+    // A node that is not alive asks epmd too.
+    let mut command = cluster.act_command("x", "names", NAMES, &[]);
+    let args: Vec<std::ffi::OsString> = command.get_args().skip(4).map(|a| a.to_owned()).collect();
+    let mut plain = Command::new(command.get_program());
+    plain.args(args);
+    let mut dead = cluster.spawn(plain);
+    assert_eq!(dead.expect("names "), format!("names [\"{server}\"]"));
+}

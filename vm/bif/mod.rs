@@ -631,6 +631,8 @@ bifs! {
         "$dist_connect", 1 => dist::dist_connect_1;
         "$dist_spawn_request", 5 => dist::dist_spawn_request_5;
         "$dist_spawned", 2 => dist::dist_spawned_2;
+        "$dist_ready", 0 => dist::dist_ready_0;
+        "$epmd_names", 1 => dist::epmd_names_1;
         "$dist_monitor_nodes", 1 => dist::dist_monitor_nodes_1;
         "$dist_net_ticktime", 0 => dist::get_net_ticktime_0;
         "$dist_set_net_ticktime", 1 => dist::dist_set_net_ticktime_1;

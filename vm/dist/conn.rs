@@ -673,6 +673,7 @@ fn local_node() -> Option<LocalNode> {
 
 /// Dials `c.peer` and installs the connection, or fails it.
 fn connector(c: Arc<Conn>) {
+    super::wait_ready();
     match dial(c.peer) {
         Ok(Some((stream, hidden))) => install(&c, stream, hidden),
         Ok(None) => {
@@ -793,6 +794,7 @@ fn accept(stream: TcpStream) {
     if !matches!(stream.peek(&mut [0u8; 1]), Ok(n) if n > 0) {
         return;
     }
+    super::wait_ready();
     let (Some(local), Some(n)) = (local_node(), this()) else {
         return;
     };

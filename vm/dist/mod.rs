@@ -26,6 +26,8 @@
 //!   `runtime::nodes`.
 //! - `start` runs at most once, before the first process runs; a node
 //!   that is not started answers as `nonode@nohost` and sends nowhere.
+//! - No handshake, accepted or dialed, is made before the node's own
+//!   servers run (`set_ready`), within a bound.
 
 mod conn;
 mod epmd;
@@ -283,6 +285,54 @@ pub fn start(options: &Options) -> Result<(), String> {
         .spawn(move || conn::accept_loop(listener))
         .map_err(|e| format!("cannot start the acceptor: {e}"))?;
     Ok(())
+}
+
+/// Whether this node's servers run (global_name_server, rex, the io
+/// server and the spawner, started by `stdlib/erts_dist.act`): until
+/// then no handshake is made either way, so that a peer that connects
+/// finds them, as a BEAM node's kernel has booted before it connects.
+fn readiness() -> &'static (Mutex<bool>, std::sync::Condvar) {
+    static READY: OnceLock<(Mutex<bool>, std::sync::Condvar)> = OnceLock::new();
+    READY.get_or_init(|| (Mutex::new(false), std::sync::Condvar::new()))
+}
+
+/// How long a handshake waits for the node to be ready before it goes
+/// ahead all the same (a program whose start is stuck still answers).
+const READY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The node's servers run: connections go ahead.
+pub fn set_ready() {
+    let (ready, changed) = readiness();
+    *ready.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    changed.notify_all();
+}
+
+/// Waits (at most `READY_TIMEOUT`) until the node is ready. Called by
+/// the threads that dial and accept, never by a scheduler.
+fn wait_ready() {
+    let (ready, changed) = readiness();
+    let guard = ready.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = changed
+        .wait_timeout_while(guard, READY_TIMEOUT, |r| !*r)
+        .unwrap_or_else(|e| e.into_inner());
+}
+
+/// `net_adm:names(Host)`: the nodes epmd on `host` lists, name and port,
+/// or why not, as OTP's `erl_epmd:names/1` says it (`nxdomain`: the host
+/// is not found; `address`: no epmd answers there). Bounded in time;
+/// called on a thread of its own on a live node (a scheduler never
+/// waits on a socket of the network there).
+pub fn epmd_names(host: &str) -> Result<Vec<(String, u16)>, &'static str> {
+    use std::net::ToSocketAddrs;
+    let addr = (host, epmd_port())
+        .to_socket_addrs()
+        .map_err(|_| "nxdomain")?
+        .find(|a| a.is_ipv4())
+        .ok_or("nxdomain")?;
+    let stream =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|_| "address")?;
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    block_on(EpmdClient::new(Blocking(stream)).get_names()).map_err(|_| "address")
 }
 
 /// `node()`.
