@@ -1550,6 +1550,52 @@ fn beam_rpc_right_after_connecting_finds_rex() {
     act.expect("stopped");
 }
 
+/// What a BEAM node sends that act cannot take is refused clearly: a
+/// fun of BEAM's code is dropped with a line that says so (the echo
+/// keeps serving), and a spawn request with an unknown option is
+/// answered `badopt` (so `spawn_opt/5` raises `badarg`), as BEAM does.
+#[test]
+fn beam_funs_and_bad_spawn_options_are_refused_clearly() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; BEAM-funs test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("echo");
+    let (mut echo, mut err) = cluster.act_with_stderr(&server, "echo", ECHO, &[]);
+    echo.expect("ready");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         pong = net_adm:ping(N), \
+         {{echo, N}} ! {{self(), [fun() -> ok end]}}, \
+         {{echo, N}} ! {{self(), after_fun}}, \
+         receive {{echo, _, M}} -> io:format(\"echo ~p~n\", [M]) after 20000 -> halt(3) end, \
+         R = erlang:spawn_request(N, erlang, node, [], [bad_option]), \
+         receive {{spawn_reply, R, error, E}} -> io:format(\"reply ~p~n\", [E]) \
+         after 20000 -> io:format(\"reply none~n\") end, \
+         {{'EXIT', {{X, _}}}} = (catch spawn_opt(N, erlang, node, [], [bad_option])), \
+         io:format(\"spawn_opt ~p~n\", [X]), \
+         io:format(\"good ~p~n\", [rpc:call(N, erlang, node, []) =:= N]), \
+         {{echo, N}} ! stop, \
+         timer:sleep(200), halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    assert_eq!(beam.expect("echo "), "echo after_fun");
+    let line = err.expect("act dist: ");
+    assert!(
+        line.contains("a fun of module erl_eval as BEAM compiled it"),
+        "{line}"
+    );
+    assert_eq!(beam.expect("reply "), "reply badopt");
+    assert_eq!(beam.expect("spawn_opt "), "spawn_opt badarg");
+    assert_eq!(beam.expect("good "), "good true");
+    echo.expect("stopped");
+}
+
 /// `net_adm:names/0,1` on an act node, live (asked off the schedulers)
 /// and not: the nodes epmd lists, and OTP's errors.
 const NAMES: &str = r#"

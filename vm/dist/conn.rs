@@ -1129,10 +1129,68 @@ fn deliver_to_pid(pid: Pid, payload: &[u8]) -> Result<(), String> {
 }
 
 fn deliver_payload(to: Target, payload: &[u8]) -> Result<(), String> {
-    let message = crate::term::etf::binary_to_term(payload)
-        .map_err(|e| format!("dropped a message act cannot decode ({e:?})"))?;
+    let message = crate::term::etf::binary_to_term(payload).map_err(|e| undecodable(payload, e))?;
     rt::deliver(to, message);
     Ok(())
+}
+
+/// Why a message could not be taken, in words: most often a fun whose
+/// version fields name BEAM's code of its module.
+fn undecodable(payload: &[u8], e: crate::term::etf::EtfError) -> String {
+    if let Ok(term) = ETerm::decode(payload)
+        && let Some((module, name)) = foreign_fun(&term)
+    {
+        return format!(
+            "dropped a message holding {name}: a fun of module {module} as BEAM compiled it \
+             (its Uniq and OldUniq fields name that code, which act does not have); \
+             only funs made by act nodes and fun M:F/A cross to act"
+        );
+    }
+    format!("dropped a message act cannot decode ({e:?})")
+}
+
+/// The first local fun in `term` that act did not write: its module and
+/// how it prints.
+fn foreign_fun(term: &ETerm) -> Option<(String, String)> {
+    match term {
+        ETerm::InternalFun(f) => match &**f {
+            eetf::InternalFun::New {
+                module,
+                uniq,
+                old_uniq,
+                index,
+                ..
+            } => (!crate::term::etf::written_by_act(&module.name, uniq, *old_uniq as i64)).then(
+                || {
+                    (
+                        module.name.clone(),
+                        format!("#Fun<{}.{index}.{old_uniq}>", module.name),
+                    )
+                },
+            ),
+            eetf::InternalFun::Old {
+                module,
+                index,
+                uniq,
+                ..
+            } => Some((
+                module.name.clone(),
+                format!("#Fun<{}.{index}.{uniq}>", module.name),
+            )),
+        },
+        ETerm::Tuple(t) => t.elements.iter().find_map(foreign_fun),
+        ETerm::List(l) => l.elements.iter().find_map(foreign_fun),
+        ETerm::ImproperList(l) => l
+            .elements
+            .iter()
+            .find_map(foreign_fun)
+            .or_else(|| foreign_fun(&l.last)),
+        ETerm::Map(m) => m
+            .map
+            .iter()
+            .find_map(|(k, v)| foreign_fun(k).or_else(|| foreign_fun(v))),
+        _ => None,
+    }
 }
 
 /// A message for this node's global_name_server (stdlib/global.act).
