@@ -71,6 +71,26 @@ impl Context<'_> {
     }
 }
 
+thread_local! {
+    /// The `cause` a failing BIF gives its `badarg` (BEAM's error_info
+    /// says `#{cause => badopt, ...}` for a bad option), with the BIF's
+    /// name: read, and cleared, when the error's stack trace is built.
+    static BADARG_CAUSE: std::cell::Cell<Option<(Atom, Atom)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The BIF `function` is about to fail with `badarg` for `cause`.
+pub fn set_badarg_cause(function: Atom, cause: Atom) {
+    BADARG_CAUSE.with(|c| c.set(Some((function, cause))));
+}
+
+/// The cause the failing BIF `function` left, if it left one (taken).
+pub fn take_badarg_cause(function: Atom) -> Option<Atom> {
+    BADARG_CAUSE
+        .with(|c| c.take())
+        .and_then(|(f, cause)| (f == function).then_some(cause))
+}
+
 /// Why a BIF failed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BifError {

@@ -310,8 +310,13 @@ fn send_other(
 }
 
 /// The options of `erlang:send/3` (`nosuspend`, `noconnect`); `badarg`
-/// for anything else or an improper list.
-fn send_options(ctx: &Context, mut options: Term) -> Result<SendOptions, BifError> {
+/// for anything else or an improper list, with BEAM's cause `badopt`
+/// for the error report of `function`.
+fn send_options(ctx: &Context, function: &str, mut options: Term) -> Result<SendOptions, BifError> {
+    let badopt = || {
+        super::set_badarg_cause(Atom::intern(function), Atom::intern("badopt"));
+        BifError::Badarg
+    };
     let heap = &ctx.process.heap;
     let mut parsed = SendOptions::default();
     while options.is_cons() {
@@ -321,12 +326,12 @@ fn send_options(ctx: &Context, mut options: Term) -> Result<SendOptions, BifErro
         } else if option == Term::atom(Atom::intern("noconnect")) {
             parsed.noconnect = true;
         } else {
-            return Err(BifError::Badarg);
+            return Err(badopt());
         }
         options = rest;
     }
     if !options.is_nil() {
-        return Err(BifError::Badarg);
+        return Err(badopt());
     }
     Ok(parsed)
 }
@@ -337,7 +342,7 @@ fn send_options(ctx: &Context, mut options: Term) -> Result<SendOptions, BifErro
 /// and `noconnect` when it said so and there is no connection, the
 /// message not sent in both cases, as BEAM answers.
 pub fn send_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let options = send_options(ctx, args[2])?;
+    let options = send_options(ctx, "send", args[2])?;
     let sent = match Pid::from_term(args[0]) {
         Some(pid) => send_local(ctx, pid, args[1]).map(|_| Sent::Ok)?,
         None => send_other(ctx, args[0], args[1], options)?,
@@ -362,7 +367,7 @@ pub fn send_nosuspend_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 /// `erlang:send_nosuspend(Dest, Msg, Options)`: the same with
 /// `Options` (`noconnect`) too; false when the message did not go.
 pub fn send_nosuspend_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let mut options = send_options(ctx, args[2])?;
+    let mut options = send_options(ctx, "send_nosuspend", args[2])?;
     options.nosuspend = true;
     nosuspend(ctx, args[0], args[1], options)
 }

@@ -505,7 +505,13 @@ pub fn send_to_name(
 /// A message frame from `from` for `peer`, under back-pressure.
 fn send_message(from: Pid, peer: Atom, ctrl: &[u8], payload: &[u8], options: SendOptions) -> Sent {
     if this().is_none() || !valid_name(peer) {
-        return Sent::Ok;
+        // Dropped, as Erlang drops it; unless the send said it would
+        // rather not connect, which BEAM answers so here too.
+        return if options.noconnect {
+            Sent::NoConnect
+        } else {
+            Sent::Ok
+        };
     }
     let c = if options.noconnect {
         match conns().get(&peer) {
