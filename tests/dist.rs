@@ -1623,7 +1623,7 @@ fn net_adm_names_lists_what_epmd_knows() {
     );
     assert_eq!(live.expect("bad host "), "bad host {error,nxdomain}");
     // A node that is not alive asks epmd too.
-    let mut command = cluster.act_command("x", "names", NAMES, &[]);
+    let command = cluster.act_command("x", "names", NAMES, &[]);
     let args: Vec<std::ffi::OsString> = command.get_args().skip(4).map(|a| a.to_owned()).collect();
     let mut plain = Command::new(command.get_program());
     plain.args(args);

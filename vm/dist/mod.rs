@@ -216,10 +216,10 @@ fn epmd_connection() -> Result<TcpStream, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // No epmd program: serve it here. Losing the port to another
             // node starting at the same moment is fine: its epmd serves.
-            if let Err(e) = epmd::serve(port) {
-                if e.kind() != std::io::ErrorKind::AddrInUse {
-                    return Err(format!("cannot serve epmd on port {port}: {e}"));
-                }
+            if let Err(e) = epmd::serve(port)
+                && e.kind() != std::io::ErrorKind::AddrInUse
+            {
+                return Err(format!("cannot serve epmd on port {port}: {e}"));
             }
         }
         Err(e) => {
