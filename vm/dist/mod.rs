@@ -14,7 +14,10 @@
 //!   acceptor, a connector per outgoing connection attempt, and a reader
 //!   and a writer per connection). A scheduler never blocks on a socket:
 //!   sending to another node appends a frame to that connection's
-//!   outbound buffer under a short lock and returns.
+//!   outbound buffer under a short lock and returns. A connection
+//!   holding more than its limit suspends the sending process (never
+//!   the scheduler) until it drains (`conn.rs`); at the program's end
+//!   `flush` gives queued frames a bounded time to go out.
 //! - Inbound messages reach processes only through
 //!   `runtime::nodes::deliver` (the schedulers' outside queue), so they
 //!   land in the receiver's inbox exactly like local ones, and one
