@@ -61,7 +61,8 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        // The nodes first, epmd (the first child) last.
+        // The nodes first, epmd (the first child, if the test started
+        // one) last.
         for child in self.children.iter_mut().rev() {
             let _ = child.kill();
             let _ = child.wait();
@@ -122,6 +123,27 @@ impl Cluster {
             eprintln!("note: epmd not found; distribution test skipped");
             return None;
         }
+        let mut cluster = Cluster::without_epmd();
+        let epmd = Command::new("epmd")
+            .arg("-port")
+            .arg(cluster.epmd_port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("epmd starts");
+        cluster.children.push(epmd);
+        let deadline = Instant::now() + WAIT;
+        while std::net::TcpStream::connect(("127.0.0.1", cluster.epmd_port)).is_err() {
+            assert!(Instant::now() < deadline, "epmd did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(cluster)
+    }
+
+    /// A cluster whose epmd port (free now) nothing serves yet: its first
+    /// node has to provide one.
+    fn without_epmd() -> Cluster {
         let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -129,26 +151,12 @@ impl Cluster {
             .expect("a free port");
         let dir = std::env::temp_dir().join(unique("act-dist-"));
         std::fs::create_dir_all(&dir).expect("temp dir");
-        let epmd = Command::new("epmd")
-            .arg("-port")
-            .arg(port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("epmd starts");
-        let cluster = Cluster {
+        Cluster {
             epmd_port: port,
             dir,
-            children: vec![epmd],
+            children: Vec::new(),
             _serial: serial,
-        };
-        let deadline = Instant::now() + WAIT;
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "epmd did not come up");
-            std::thread::sleep(Duration::from_millis(50));
         }
-        Some(cluster)
     }
 
     fn spawn(&mut self, command: Command) -> Lines {
@@ -1359,4 +1367,266 @@ fn local_funs_between_act_nodes() {
     let me = client.expect("fun ");
     assert!(me.starts_with("fun true true {41,"), "{me}");
     serv.expect("stopped");
+}
+
+/// With no epmd on the machine and no `epmd` program to start, the first
+/// act node serves the port mapper itself: a BEAM node and another act
+/// node register with it, find each other and the act node through it,
+/// and `net_adm:names/0` and `epmd -names` list them.
+#[test]
+fn built_in_epmd_serves_act_and_beam_nodes() {
+    if !have("erl") || !have("epmd") {
+        eprintln!("note: erl or epmd not found; built-in epmd test skipped");
+        return;
+    }
+    let mut cluster = Cluster::without_epmd();
+    let host = short_host();
+    let server = unique("echo");
+    // A PATH where no epmd is to be found.
+    let empty = cluster.dir.join("no-programs");
+    std::fs::create_dir_all(&empty).expect("empty dir");
+    let mut command = cluster.act_command(&server, "echo", ECHO, &[]);
+    command.env("PATH", &empty);
+    let mut echo = cluster.spawn(command);
+    assert_eq!(echo.expect("ready"), format!("ready {server}@{host} true"));
+    // OTP's own epmd client reads the built-in's NAMES answer.
+    assert!(cluster.port_of(&server) > 0);
+    let peer = format!("{server}@{host}");
+    let beam_name = unique("beam");
+    let script = format!(
+        "N = '{peer}', \
+         io:format(\"ping ~p~n\", [net_adm:ping(N)]), \
+         {{ok, Names}} = net_adm:names(), \
+         io:format(\"names ~p~n\", [lists:sort([X || {{X, _}} <- Names]) =:= \
+             lists:sort([\"{server}\", \"{beam_name}\"])]), \
+         {{echo, N}} ! {{self(), hello}}, \
+         receive {{echo, _, hello}} -> io:format(\"echo ok~n\") \
+         after 20000 -> io:format(\"echo none~n\") end, \
+         halt()."
+    );
+    let mut beam = cluster.beam(&beam_name, &script);
+    assert_eq!(beam.expect("ping "), "ping pong");
+    assert_eq!(beam.expect("names "), "names true");
+    assert_eq!(beam.expect("echo "), "echo ok");
+    // Another act node (which finds the built-in listening) talks to it.
+    let mut client = cluster.act(&unique("client"), "client", CLIENT, &[&peer]);
+    check_client(&mut client);
+    echo.expect("stopped");
+}
+
+/// An act node that floods a peer which reads nothing: the sender is
+/// suspended once the connection holds more than its limit, sends with
+/// `nosuspend` are refused meanwhile, and when the peer reads again the
+/// sender goes on; the program's end waits for the queue to go out.
+const FLOOD: &str = r#"
+-module(flood).
+-export([main/1]).
+
+main(_) ->
+    register(flood, self()),
+    io:format("ready~n"),
+    Peer = receive {peer, P} -> P after 20000 -> exit(no_peer) end,
+    Big = binary:copy(<<"x">>, 100000),
+    Me = self(),
+    Sender = spawn(fun() -> [Peer ! {N, Big} || N <- lists:seq(1, 300)], Me ! sent end),
+    io:format("status ~p~n", [wait_suspended(Sender, 2000)]),
+    io:format("nosuspend ~p~n", [erlang:send(Peer, small, [nosuspend])]),
+    io:format("send_nosuspend ~p~n", [erlang:send_nosuspend(Peer, small)]),
+    io:format("noconnect ~p~n", [erlang:send({x, 'nobody@nowhere'}, small, [noconnect])]),
+    {'EXIT', {Bad, _}} = (catch erlang:send(Peer, small, [bad])),
+    io:format("badarg ~p~n", [Bad]),
+    io:format("drain~n"),
+    receive sent -> io:format("sent ~p~n", [process_info(Sender, status)])
+    after 60000 -> io:format("stuck~n")
+    end.
+
+wait_suspended(P, 0) -> process_info(P, status);
+wait_suspended(P, N) ->
+    case process_info(P, status) of
+        {status, suspended} -> suspended;
+        _ -> receive after 10 -> wait_suspended(P, N - 1) end
+    end.
+"#;
+
+#[test]
+fn a_slow_peer_suspends_its_senders() {
+    use std::io::{Read, Write};
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let server = unique("flood");
+    let mut flood = cluster.act(&server, "flood", FLOOD, &[]);
+    flood.expect("ready");
+    let port = cluster.port_of(&server);
+    let slow = unique("slow");
+    let mut peer = handshake(port, &slow, &host, COOKIE).expect("handshake");
+    // `{flood, Node} ! {peer, Pid}` from a pid of the slow node.
+    let pid = eetf::Term::from(eetf::Pid::new(format!("{slow}@{host}"), 1, 0, 7));
+    let atom = |a: &str| eetf::Term::from(eetf::Atom::from(a));
+    let tuple = |e: Vec<eetf::Term>| eetf::Term::from(eetf::Tuple { elements: e });
+    let mut frame = vec![112];
+    tuple(vec![
+        eetf::Term::from(eetf::FixInteger { value: 6 }),
+        pid.clone(),
+        atom(""),
+        atom("flood"),
+    ])
+    .encode(&mut frame)
+    .expect("encode");
+    tuple(vec![atom("peer"), pid])
+        .encode(&mut frame)
+        .expect("encode");
+    let mut bytes = (frame.len() as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(&frame);
+    peer.write_all(&bytes).expect("write");
+    // The peer reads nothing until the sender is suspended.
+    assert_eq!(flood.expect("status "), "status suspended");
+    assert_eq!(flood.expect("nosuspend "), "nosuspend nosuspend");
+    assert_eq!(flood.expect("send_nosuspend "), "send_nosuspend false");
+    assert_eq!(flood.expect("noconnect "), "noconnect noconnect");
+    assert_eq!(flood.expect("badarg "), "badarg badarg");
+    flood.expect("drain");
+    // Now it reads every frame: all 300 big messages arrive, the last
+    // ones after the program ended.
+    let mut big = 0;
+    let mut len = [0u8; 4];
+    let mut body = Vec::new();
+    while peer.read_exact(&mut len).is_ok() {
+        let n = u32::from_be_bytes(len) as usize;
+        body.resize(n, 0);
+        if peer.read_exact(&mut body).is_err() {
+            break;
+        }
+        if n > 100000 {
+            big += 1;
+            if big == 300 {
+                break;
+            }
+        }
+    }
+    assert_eq!(big, 300);
+    assert!(flood.expect("sent ").starts_with("sent "));
+}
+
+/// A BEAM node that connects to an act node as soon as it can (polling
+/// while the act node starts) and calls it through rpc at once: the act
+/// node takes the connection only once rex, global and the spawner run,
+/// so no call meets a server that is not there yet.
+#[test]
+fn beam_rpc_right_after_connecting_finds_rex() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; early-rpc test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("early");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         W = fun W(0) -> pang; W(K) -> case net_adm:ping(N) of pong -> pong; \
+             pang -> timer:sleep(5), W(K - 1) end end, \
+         io:format(\"ready~n\"), \
+         io:format(\"ping ~p~n\", [W(4000)]), \
+         io:format(\"call ~p~n\", [rpc:call(N, erlang, node, [], 10000) =:= N]), \
+         io:format(\"block ~p~n\", [rpc:block_call(N, erlang, node, [], 10000) =:= N]), \
+         io:format(\"sync ~p~n\", [global:sync()]), \
+         {{echo, N}} ! stop, \
+         timer:sleep(200), halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    beam.expect("ready");
+    let mut act = cluster.act(&server, "echo", ECHO, &[]);
+    assert_eq!(beam.expect("ping "), "ping pong");
+    assert_eq!(beam.expect("call "), "call true");
+    assert_eq!(beam.expect("block "), "block true");
+    assert_eq!(beam.expect("sync "), "sync ok");
+    act.expect("stopped");
+}
+
+/// What a BEAM node sends that act cannot take is refused clearly: a
+/// fun of BEAM's code is dropped with a line that says so (the echo
+/// keeps serving), and a spawn request with an unknown option is
+/// answered `badopt` (so `spawn_opt/5` raises `badarg`), as BEAM does.
+#[test]
+fn beam_funs_and_bad_spawn_options_are_refused_clearly() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    if !have("erl") {
+        eprintln!("note: erl not found; BEAM-funs test skipped");
+        return;
+    }
+    let host = short_host();
+    let server = unique("echo");
+    let (mut echo, mut err) = cluster.act_with_stderr(&server, "echo", ECHO, &[]);
+    echo.expect("ready");
+    let peer = format!("{server}@{host}");
+    let script = format!(
+        "N = '{peer}', \
+         pong = net_adm:ping(N), \
+         {{echo, N}} ! {{self(), [fun() -> ok end]}}, \
+         {{echo, N}} ! {{self(), after_fun}}, \
+         receive {{echo, _, M}} -> io:format(\"echo ~p~n\", [M]) after 20000 -> halt(3) end, \
+         R = erlang:spawn_request(N, erlang, node, [], [bad_option]), \
+         receive {{spawn_reply, R, error, E}} -> io:format(\"reply ~p~n\", [E]) \
+         after 20000 -> io:format(\"reply none~n\") end, \
+         {{'EXIT', {{X, _}}}} = (catch spawn_opt(N, erlang, node, [], [bad_option])), \
+         io:format(\"spawn_opt ~p~n\", [X]), \
+         io:format(\"good ~p~n\", [rpc:call(N, erlang, node, []) =:= N]), \
+         {{echo, N}} ! stop, \
+         timer:sleep(200), halt()."
+    );
+    let mut beam = cluster.beam(&unique("beam"), &script);
+    assert_eq!(beam.expect("echo "), "echo after_fun");
+    let line = err.expect("act dist: ");
+    assert!(
+        line.contains("a fun of module erl_eval as BEAM compiled it"),
+        "{line}"
+    );
+    assert_eq!(beam.expect("reply "), "reply badopt");
+    assert_eq!(beam.expect("spawn_opt "), "spawn_opt badarg");
+    assert_eq!(beam.expect("good "), "good true");
+    echo.expect("stopped");
+}
+
+/// `net_adm:names/0,1` on an act node, live (asked off the schedulers)
+/// and not: the nodes epmd lists, and OTP's errors.
+const NAMES: &str = r#"
+-module(names).
+-export([main/1]).
+
+main(_) ->
+    {ok, Names} = net_adm:names(),
+    io:format("names ~p~n", [lists:sort([N || {N, P} <- Names, is_integer(P)])]),
+    io:format("bad host ~p~n", [net_adm:names("no.such.host.invalid")]).
+"#;
+
+#[test]
+fn net_adm_names_lists_what_epmd_knows() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let server = unique("echo");
+    let mut echo = cluster.act(&server, "echo", ECHO, &[]);
+    echo.expect("ready");
+    let me = unique("names");
+    let mut live = cluster.act(&me, "names", NAMES, &[]);
+    let mut want = [server.clone(), me.clone()];
+    want.sort();
+    assert_eq!(
+        live.expect("names "),
+        format!("names [\"{}\",\"{}\"]", want[0], want[1])
+    );
+    assert_eq!(live.expect("bad host "), "bad host {error,nxdomain}");
+    // A node that is not alive asks epmd too.
+    let command = cluster.act_command("x", "names", NAMES, &[]);
+    let args: Vec<std::ffi::OsString> = command.get_args().skip(4).map(|a| a.to_owned()).collect();
+    let mut plain = Command::new(command.get_program());
+    plain.args(args);
+    let mut dead = cluster.spawn(plain);
+    assert_eq!(dead.expect("names "), format!("names [\"{server}\"]"));
 }

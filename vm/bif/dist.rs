@@ -196,6 +196,37 @@ pub fn dist_spawn_request_5(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(ctx.heap().reference(id))
 }
 
+/// `erlang:'$epmd_names'(Host)`, under `net_adm:names/1`: the answer
+/// (`{ok, Names}`, `{error, Reason}`), or on a live node `{wait, Token}`
+/// and the answer comes as `{'$epmd_names', Token, Answer}`.
+pub fn epmd_names_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let chars = list_elements(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let host: String = chars
+        .iter()
+        .map(|c| c.as_small().and_then(|c| char::from_u32(c as u32)))
+        .collect::<Option<String>>()
+        .ok_or(BifError::Badarg)?;
+    match nodes::epmd_names(host, services(|s| s.self_pid())) {
+        Ok(names) => {
+            ctx.ensure(nodes::names_words(&names), args)?;
+            Ok(nodes::names_term(ctx.heap(), &names))
+        }
+        Err(token) => {
+            ctx.ensure(3, args)?;
+            Ok(ctx
+                .heap()
+                .tuple(&[Term::atom(Atom::intern("wait")), Term::small(token as i64)]))
+        }
+    }
+}
+
+/// `erlang:'$dist_ready'()`: the spawner has started this node's servers
+/// (global, rex, the io server); connections are made from now on.
+pub fn dist_ready_0(_: &mut Context, _: &mut [Term]) -> BifResult {
+    nodes::ready();
+    Ok(Term::TRUE)
+}
+
 /// `erlang:'$dist_spawned'(Token, Pid)`: the spawner made `Pid` for
 /// another node's spawn request `Token` (`Pid` not a pid: it failed).
 pub fn dist_spawned_2(_: &mut Context, args: &mut [Term]) -> BifResult {

@@ -18,6 +18,8 @@ pub struct Want {
 pub struct Snapshot {
     /// Queued to run (`runnable`) rather than waiting in a receive.
     pub runnable: bool,
+    /// Suspended on a busy connection to another node.
+    pub suspended: bool,
     /// Its private queue, then the messages still in its inbox.
     pub messages: Vec<MessageBuffer>,
     pub message_queue_len: usize,
@@ -86,7 +88,13 @@ pub fn other_value(
 fn value_of(ctx: &mut Context, args: &mut [Term], snap: Snapshot, item: &str) -> BifResult {
     let atom = |s: &str| Term::atom(Atom::intern(s));
     Ok(match item {
-        "status" => atom(if snap.runnable { "runnable" } else { "waiting" }),
+        "status" => atom(if snap.suspended {
+            "suspended"
+        } else if snap.runnable {
+            "runnable"
+        } else {
+            "waiting"
+        }),
         "message_queue_len" => Term::small(snap.message_queue_len as i64),
         "messages" => {
             let words: usize = snap.messages.iter().map(|m| m.words() + 2).sum();

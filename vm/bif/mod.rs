@@ -71,6 +71,26 @@ impl Context<'_> {
     }
 }
 
+thread_local! {
+    /// The `cause` a failing BIF gives its `badarg` (BEAM's error_info
+    /// says `#{cause => badopt, ...}` for a bad option), with the BIF's
+    /// name: read, and cleared, when the error's stack trace is built.
+    static BADARG_CAUSE: std::cell::Cell<Option<(Atom, Atom)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The BIF `function` is about to fail with `badarg` for `cause`.
+pub fn set_badarg_cause(function: Atom, cause: Atom) {
+    BADARG_CAUSE.with(|c| c.set(Some((function, cause))));
+}
+
+/// The cause the failing BIF `function` left, if it left one (taken).
+pub fn take_badarg_cause(function: Atom) -> Option<Atom> {
+    BADARG_CAUSE
+        .with(|c| c.take())
+        .and_then(|(f, cause)| (f == function).then_some(cause))
+}
+
 /// Why a BIF failed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BifError {
@@ -226,6 +246,8 @@ bifs! {
         "$badbool", 1 => erlang::badbool_1;
         "send", 2 => process::send_2;
         "send", 3 => process::send_3;
+        "send_nosuspend", 2 => process::send_nosuspend_2;
+        "send_nosuspend", 3 => process::send_nosuspend_3;
         "$recv_use", 1 => process::recv_use_1;
         "spawn", 1 => process::spawn_1, auto;
         "spawn", 3 => process::spawn_3, auto;
@@ -629,6 +651,8 @@ bifs! {
         "$dist_connect", 1 => dist::dist_connect_1;
         "$dist_spawn_request", 5 => dist::dist_spawn_request_5;
         "$dist_spawned", 2 => dist::dist_spawned_2;
+        "$dist_ready", 0 => dist::dist_ready_0;
+        "$epmd_names", 1 => dist::epmd_names_1;
         "$dist_monitor_nodes", 1 => dist::dist_monitor_nodes_1;
         "$dist_net_ticktime", 0 => dist::get_net_ticktime_0;
         "$dist_set_net_ticktime", 1 => dist::dist_set_net_ticktime_1;

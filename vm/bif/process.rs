@@ -14,6 +14,7 @@
 use super::{BifError, BifResult, Context};
 use crate::heap::{self, MessageBuffer};
 use crate::process::Process;
+use crate::runtime::nodes::{SendOptions, Sent};
 use crate::sched::Pid;
 use crate::sched::send_timer::Destination;
 use crate::term::view::View;
@@ -47,6 +48,10 @@ pub trait Services {
     fn self_pid(&self) -> Pid;
     /// Sends a message; a dead receiver drops it.
     fn send(&mut self, to: Pid, message: MessageBuffer);
+    /// A send to another node found its connection busy: the process
+    /// suspends at the end of this time slice until `node`'s connection
+    /// drains.
+    fn suspend_on(&mut self, _node: Atom) {}
     /// Spawns a process; `None` past `--max-processes`.
     fn spawn(&mut self, spawn: Spawn) -> Option<Pid>;
     /// `link(Pid)`; false if `pid` is dead (nothing is recorded then).
@@ -262,61 +267,134 @@ fn reference(ctx: &mut Context, args: &mut [Term], id: u64) -> BifResult {
 
 /// `To ! Msg` and `erlang:send/2`: to a pid or a registered name.
 pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let (to, msg) = (args[0], args[1]);
+    let msg = args[1];
     // The common case first: a local pid (an immediate), no port.
-    let pid = match Pid::from_term(to) {
-        Some(pid) => pid,
-        None => match send_target(ctx, to, msg)? {
-            Some(pid) => pid,
-            None => return Ok(msg),
-        },
-    };
+    match Pid::from_term(args[0]) {
+        Some(pid) => send_local(ctx, pid, msg)?,
+        None => {
+            send_other(ctx, args[0], msg, SendOptions::default())?;
+        }
+    }
+    Ok(msg)
+}
+
+/// A message to the local `pid`.
+fn send_local(ctx: &mut Context, pid: Pid, msg: Term) -> Result<(), BifError> {
     if pid == services(|s| s.self_pid()) {
         // To itself: the term is on this heap already, and a process's
         // signals to itself arrive in order, so it goes straight in,
         // charged as any message (see `heap::MESSAGE_BYTES`).
         heap::budget::charge(heap::MESSAGE_BYTES).map_err(|_| BifError::SystemLimit)?;
         ctx.process.mailbox.push_charged(msg);
-        return Ok(msg);
+        return Ok(());
     }
     let buffer =
         MessageBuffer::for_send(&ctx.process.heap, msg).map_err(|_| BifError::SystemLimit)?;
     services(|s| s.send(pid, buffer));
-    Ok(msg)
+    Ok(())
 }
 
-/// `erlang:send(Dest, Msg, Options)`: a send whose options
-/// (`nosuspend`, `noconnect`) change nothing here, since a send never
-/// suspends and connections are made on demand; `ok` as OTP answers when
-/// the message went out. A bad option is `badarg`.
-pub fn send_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+/// A send to anything but a local pid: a name, `{Name, Node}`, a port,
+/// a pid of another node.
+#[cold]
+fn send_other(
+    ctx: &mut Context,
+    to: Term,
+    msg: Term,
+    options: SendOptions,
+) -> Result<Sent, BifError> {
+    match send_target(ctx, to, msg, options)? {
+        Ok(pid) => send_local(ctx, pid, msg).map(|_| Sent::Ok),
+        Err(sent) => Ok(sent),
+    }
+}
+
+/// The options of `erlang:send/3` (`nosuspend`, `noconnect`); `badarg`
+/// for anything else or an improper list, with BEAM's cause `badopt`
+/// for the error report of `function`.
+fn send_options(ctx: &Context, function: &str, mut options: Term) -> Result<SendOptions, BifError> {
+    let badopt = || {
+        super::set_badarg_cause(Atom::intern(function), Atom::intern("badopt"));
+        BifError::Badarg
+    };
     let heap = &ctx.process.heap;
-    let mut options = args[2];
+    let mut parsed = SendOptions::default();
     while options.is_cons() {
         let (option, rest) = heap.cons_parts(options);
-        let known = option == Term::atom(Atom::intern("nosuspend"))
-            || option == Term::atom(Atom::intern("noconnect"));
-        if !known {
-            return Err(BifError::Badarg);
+        if option == Term::atom(Atom::intern("nosuspend")) {
+            parsed.nosuspend = true;
+        } else if option == Term::atom(Atom::intern("noconnect")) {
+            parsed.noconnect = true;
+        } else {
+            return Err(badopt());
         }
         options = rest;
     }
     if !options.is_nil() {
-        return Err(BifError::Badarg);
+        return Err(badopt());
     }
-    send_2(ctx, &mut args[..2])?;
-    Ok(Term::OK)
+    Ok(parsed)
 }
 
-/// The process a send to `to` (not a local pid) goes to: a registered
-/// name, `{Name, Node}`; `None` when the message is dropped (a name
-/// nobody holds on a node) or was taken by a port.
+/// `erlang:send(Dest, Msg, Options)`: `ok` when the message went (or was
+/// dropped, as a send to a name on an unreachable node is); to another
+/// node, `nosuspend` when the send said so and the connection is busy,
+/// and `noconnect` when it said so and there is no connection, the
+/// message not sent in both cases, as BEAM answers.
+pub fn send_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let options = send_options(ctx, "send", args[2])?;
+    let sent = match Pid::from_term(args[0]) {
+        Some(pid) => send_local(ctx, pid, args[1]).map(|_| Sent::Ok)?,
+        None => send_other(ctx, args[0], args[1], options)?,
+    };
+    Ok(match sent {
+        Sent::Ok | Sent::Suspend(_) => Term::OK,
+        Sent::NoSuspend => Term::atom(Atom::intern("nosuspend")),
+        Sent::NoConnect => Term::atom(Atom::intern("noconnect")),
+    })
+}
+
+/// `erlang:send_nosuspend(Dest, Msg)`: `erlang:send/3` with `nosuspend`,
+/// true when the message went.
+pub fn send_nosuspend_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let options = SendOptions {
+        nosuspend: true,
+        noconnect: false,
+    };
+    nosuspend(ctx, args[0], args[1], options)
+}
+
+/// `erlang:send_nosuspend(Dest, Msg, Options)`: the same with
+/// `Options` (`noconnect`) too; false when the message did not go.
+pub fn send_nosuspend_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let mut options = send_options(ctx, "send_nosuspend", args[2])?;
+    options.nosuspend = true;
+    nosuspend(ctx, args[0], args[1], options)
+}
+
+fn nosuspend(ctx: &mut Context, to: Term, msg: Term, options: SendOptions) -> BifResult {
+    let sent = match Pid::from_term(to) {
+        Some(pid) => send_local(ctx, pid, msg).map(|_| Sent::Ok)?,
+        None => send_other(ctx, to, msg, options)?,
+    };
+    Ok(Term::boolean(matches!(sent, Sent::Ok)))
+}
+
+/// The local process a send to `to` (not a local pid) goes to
+/// (`Ok(pid)`): a registered name, `{Name, Node}`; or what became of
+/// the message (`Err`) when it went elsewhere (another node, a port) or
+/// was dropped (a name nobody holds on a node).
 #[cold]
-fn send_target(ctx: &mut Context, to: Term, msg: Term) -> Result<Option<Pid>, BifError> {
+fn send_target(
+    ctx: &mut Context,
+    to: Term,
+    msg: Term,
+    options: SendOptions,
+) -> Result<Result<Pid, Sent>, BifError> {
     if let Some(result) = super::port::send(ctx, to, msg) {
-        return result.map(|_| None);
+        return result.map(|_| Err(Sent::Ok));
     }
-    Ok(Some(match to.as_atom() {
+    Ok(Ok(match to.as_atom() {
         Some(name) => services(|s| s.whereis(name)).ok_or(BifError::Badarg)?,
         None => match ctx.process.heap.as_tuple(to) {
             // `{Name, Node} ! Msg`: a registered name on a node. As in
@@ -324,20 +402,20 @@ fn send_target(ctx: &mut Context, to: Term, msg: Term) -> Result<Option<Pid>, Bi
             // the message instead of raising.
             Some(&[name, node]) if name.is_atom() && node.is_atom() => {
                 let (Some(name), Some(node)) = (name.as_atom(), node.as_atom()) else {
-                    return Ok(None);
+                    return Ok(Err(Sent::Ok));
                 };
                 let this = crate::term::node::this_node().name;
                 if node != Atom::NONODE && node != this {
-                    return send_remote_name(ctx, name, node, msg).map(|_| None);
+                    return send_remote_name(ctx, name, node, msg, options).map(Err);
                 }
                 match services(|s| s.whereis(name)) {
                     Some(pid) => pid,
-                    None => return Ok(None),
+                    None => return Ok(Err(Sent::Ok)),
                 }
             }
             _ => match ctx.process.heap.view(to) {
                 View::ExtPid { node, id } => {
-                    return send_remote_pid(ctx, node, id, msg).map(|_| None);
+                    return send_remote_pid(ctx, node, id, msg, options).map(Err);
                 }
                 _ => pid_of(to)?,
             },
@@ -356,18 +434,45 @@ pub(super) fn external(ctx: &Context, msg: Term) -> Result<Vec<u8>, BifError> {
 
 /// `Pid ! Msg` to a pid of another node: encoded from this heap straight
 /// into the connection's outbound buffer.
-fn send_remote_pid(ctx: &mut Context, node: u32, id: u64, msg: Term) -> BifResult {
+fn send_remote_pid(
+    ctx: &mut Context,
+    node: u32,
+    id: u64,
+    msg: Term,
+    options: SendOptions,
+) -> Result<Sent, BifError> {
     let payload = external(ctx, msg)?;
-    crate::runtime::nodes::send_to_pid(node, id, &payload);
-    Ok(msg)
+    let me = services(|s| s.self_pid());
+    let sent = crate::runtime::nodes::send_to_pid(me, node, id, &payload, options);
+    suspend_if_busy(ctx, sent);
+    Ok(sent)
 }
 
 /// `{Name, Node} ! Msg` for another node.
-fn send_remote_name(ctx: &mut Context, name: Atom, node: Atom, msg: Term) -> BifResult {
+fn send_remote_name(
+    ctx: &mut Context,
+    name: Atom,
+    node: Atom,
+    msg: Term,
+    options: SendOptions,
+) -> Result<Sent, BifError> {
     let payload = external(ctx, msg)?;
     let me = services(|s| s.self_pid());
-    crate::runtime::nodes::send_to_name(me, node, name, &payload);
-    Ok(msg)
+    let sent = crate::runtime::nodes::send_to_name(me, node, name, &payload, options);
+    suspend_if_busy(ctx, sent);
+    Ok(sent)
+}
+
+/// The message went onto a busy connection: the process suspends, as
+/// BEAM suspends a sender on a busy distribution port. Its time slice
+/// ends here, and the runtime keeps it off the schedulers until the
+/// connection drains.
+fn suspend_if_busy(ctx: &mut Context, sent: Sent) {
+    if let Sent::Suspend(node) = sent {
+        services(|s| s.suspend_on(node));
+        let p = &mut ctx.process;
+        p.reductions = p.reductions.max(p.reduction_budget);
+    }
 }
 
 pub fn self_0(_: &mut Context, _: &mut [Term]) -> BifResult {

@@ -10,6 +10,15 @@
 //! without traffic) and one reader reads frames in order and hands
 //! messages to `runtime::nodes`.
 //!
+//! Back-pressure, as BEAM's busy distribution port: when a connection's
+//! outbound bytes (queued plus the batch being written) pass
+//! `BUSY_LIMIT`, the connection is busy, and a process whose message
+//! made it so, or that sends while it is, is told to suspend
+//! (`Sent::Suspend`; its message is queued all the same) and is listed
+//! on the connection. When the writer has drained it below `BUSY_LOW`
+//! (or the connection fails) the listed processes are resumed. A send
+//! with `nosuspend` to a busy connection is not made (`Sent::NoSuspend`).
+//!
 //! Invariants on input (a peer is never trusted): a handshake is bounded
 //! in time, and at most `MAX_HANDSHAKES` run at once (the acceptor drops
 //! connections beyond that, with one line on stderr per burst); a frame
@@ -65,6 +74,13 @@ static REFUSING: AtomicBool = AtomicBool::new(false);
 const MAX_HANDSHAKES: usize = 64;
 /// Sends closer together than this are a burst (see `Out::last_direct`).
 const BURST: Duration = Duration::from_micros(20);
+/// A connection with more outbound bytes than this is busy (BEAM's
+/// default `dist_buf_busy_limit`, 1 MB)...
+const BUSY_LIMIT: usize = 1 << 20;
+/// ...until the writer drains it below this.
+const BUSY_LOW: usize = BUSY_LIMIT / 2;
+/// How long the end of the program waits for outbound frames to go.
+pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bounds on the steps of dialing and of a handshake.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -89,6 +105,12 @@ struct Out {
     last_direct: Option<Instant>,
     /// Whole frames waiting for the writer, back to back.
     buf: Vec<u8>,
+    /// The bytes of the batch the writer is writing.
+    in_flight: usize,
+    /// Past `BUSY_LIMIT` and not yet drained below `BUSY_LOW`.
+    busy: bool,
+    /// Processes suspended until the connection is no longer busy.
+    suspended: Vec<Pid>,
     /// Processes waiting in `net_kernel:connect_node` for the outcome.
     waiters: Vec<Pid>,
 }
@@ -137,6 +159,9 @@ fn new_conn(peer: Atom) -> Arc<Conn> {
             writing: false,
             last_direct: None,
             buf: Vec::new(),
+            in_flight: 0,
+            busy: false,
+            suspended: Vec::new(),
             waiters: Vec::new(),
         }),
         changed: Condvar::new(),
@@ -350,9 +375,39 @@ fn atom(name: &str) -> ETerm {
     ETerm::from(eetf::Atom::from(name))
 }
 
-/// `Pid ! Msg` to the pid `id` of node table entry `node_index`;
-/// `payload` is the message in the external format (with its 131).
-pub fn send_to_pid(node_index: u32, id: u64, payload: &[u8]) {
+/// How a message to another node went (what `erlang:send/3` answers).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Sent {
+    /// Queued (or dropped, as Erlang drops a message to a node that
+    /// cannot be reached).
+    Ok,
+    /// Queued on a busy connection to this node: the sender must
+    /// suspend; it is resumed (`runtime::nodes::resume`) when the
+    /// connection drains, and asks `still_busy` then.
+    Suspend(Atom),
+    /// Not sent: the connection is busy and the send said `nosuspend`.
+    NoSuspend,
+    /// Not sent: there is no connection and the send said `noconnect`.
+    NoConnect,
+}
+
+/// The options of `erlang:send/3` that matter for another node.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct SendOptions {
+    pub nosuspend: bool,
+    pub noconnect: bool,
+}
+
+/// `Pid ! Msg` from `from` to the pid `id` of node table entry
+/// `node_index`; `payload` is the message in the external format (with
+/// its 131).
+pub fn send_to_pid(
+    from: Pid,
+    node_index: u32,
+    id: u64,
+    payload: &[u8],
+    options: SendOptions,
+) -> Sent {
     let entry = node::entry(node_index);
     let name = entry.name.name();
     // `{2, '', To}` written by hand: this is the hot path of a remote
@@ -363,7 +418,7 @@ pub fn send_to_pid(node_index: u32, id: u64, payload: &[u8]) {
     ctrl.extend_from_slice(&(id as u32).to_be_bytes());
     ctrl.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
     ctrl.extend_from_slice(&entry.creation.to_be_bytes());
-    queue(entry.name, &ctrl, payload);
+    send_message(from, entry.name, &ctrl, payload, options)
 }
 
 /// An atom in the external format (UTF-8, short or long form).
@@ -431,14 +486,85 @@ fn skip_pid(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// `{Name, Peer} ! Msg` from `from`.
-pub fn send_to_name(from: Pid, peer: Atom, name: Atom, payload: &[u8]) {
+pub fn send_to_name(
+    from: Pid,
+    peer: Atom,
+    name: Atom,
+    payload: &[u8],
+    options: SendOptions,
+) -> Sent {
     let ctrl = control(vec![
         tag(REG_SEND),
         ETerm::from(local_epid(from)),
         atom(""),
         atom(name.name()),
     ]);
-    queue(peer, &ctrl, payload);
+    send_message(from, peer, &ctrl, payload, options)
+}
+
+/// A message frame from `from` for `peer`, under back-pressure.
+fn send_message(from: Pid, peer: Atom, ctrl: &[u8], payload: &[u8], options: SendOptions) -> Sent {
+    if this().is_none() || !valid_name(peer) {
+        // Dropped, as Erlang drops it; unless the send said it would
+        // rather not connect, which BEAM answers so here too.
+        return if options.noconnect {
+            Sent::NoConnect
+        } else {
+            Sent::Ok
+        };
+    }
+    let c = if options.noconnect {
+        match conns().get(&peer) {
+            Some(c) => c.clone(),
+            None => return Sent::NoConnect,
+        }
+    } else {
+        conn_for(peer)
+    };
+    let mode = if options.nosuspend {
+        Mode::NoSuspend
+    } else {
+        Mode::Message(from)
+    };
+    match push_frame(&c, ctrl, payload, mode) {
+        Pushed::Queued | Pushed::Dropped => Sent::Ok,
+        Pushed::Busy => Sent::Suspend(peer),
+        Pushed::Refused => Sent::NoSuspend,
+    }
+}
+
+/// Whether the connection to `peer` is still busy, for `pid` suspended
+/// on it; if so `pid` is listed again to be resumed.
+pub fn still_busy(peer: Atom, pid: Pid) -> bool {
+    let Some(c) = conns().get(&peer).cloned() else {
+        return false;
+    };
+    let mut out = c.lock();
+    if !out.busy || out.state == State::Down {
+        return false;
+    }
+    if !out.suspended.contains(&pid) {
+        out.suspended.push(pid);
+    }
+    true
+}
+
+/// Waits (at most `timeout`) until every connection has written what
+/// was queued for it or is down: the end of the program, so that no
+/// message sent before it is lost.
+pub fn flush(timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let all: Vec<Arc<Conn>> = conns().values().cloned().collect();
+        let pending = all.iter().any(|c| {
+            let out = c.lock();
+            out.state != State::Down && (!out.buf.is_empty() || out.writing)
+        });
+        if !pending || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Appends a frame for `peer`, dialing it if needed. Dropped (as Erlang
@@ -449,13 +575,39 @@ pub(super) fn queue(peer: Atom, ctrl: &[u8], payload: &[u8]) -> bool {
         return false;
     }
     let c = conn_for(peer);
-    push_frame(&c, ctrl, payload)
+    push_frame(&c, ctrl, payload, Mode::Control) != Pushed::Dropped
 }
 
-fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) -> bool {
+/// Who pushes a frame, for back-pressure.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// A control message of this node's own: never held back.
+    Control,
+    /// A message from this process, which suspends on a busy connection.
+    Message(Pid),
+    /// A message sent with `nosuspend`: not made on a busy connection.
+    NoSuspend,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pushed {
+    Queued,
+    /// Queued, and the connection is busy: the sender is listed to be
+    /// resumed and must suspend.
+    Busy,
+    /// Not queued: busy, and the sender would not suspend.
+    Refused,
+    /// The connection is down.
+    Dropped,
+}
+
+fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8], mode: Mode) -> Pushed {
     let mut out = c.lock();
     if out.state == State::Down {
-        return false;
+        return Pushed::Dropped;
+    }
+    if out.busy && matches!(mode, Mode::NoSuspend) {
+        return Pushed::Refused;
     }
     let was_empty = out.buf.is_empty();
     let len = (1 + ctrl.len() + payload.len()) as u32;
@@ -463,10 +615,20 @@ fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) -> bool {
     out.buf.push(PASS_THROUGH);
     out.buf.extend_from_slice(ctrl);
     out.buf.extend_from_slice(payload);
+    let mut pushed = Pushed::Queued;
+    if let Mode::Message(sender) = mode
+        && (out.busy || out.buf.len() + out.in_flight >= BUSY_LIMIT)
+    {
+        out.busy = true;
+        if !out.suspended.contains(&sender) {
+            out.suspended.push(sender);
+        }
+        pushed = Pushed::Busy;
+    }
     let up = out.state == State::Up;
     if !(was_empty && up) {
         // The writer is awake, or will be when the connection is up.
-        return true;
+        return pushed;
     }
     let now = Instant::now();
     let burst = out
@@ -491,14 +653,14 @@ fn push_frame(c: &Conn, ctrl: &[u8], payload: &[u8]) -> bool {
         if n > 0 {
             out.buf.drain(..n as usize);
             if out.buf.is_empty() {
-                return true;
+                return pushed;
             }
         }
     }
     drop(out);
     // The writer only waits on an empty buffer.
     c.changed.notify_one();
-    true
+    pushed
 }
 
 // ---------------------------------------------------------------------
@@ -517,6 +679,7 @@ fn local_node() -> Option<LocalNode> {
 
 /// Dials `c.peer` and installs the connection, or fails it.
 fn connector(c: Arc<Conn>) {
+    super::wait_ready();
     match dial(c.peer) {
         Ok(Some((stream, hidden))) => install(&c, stream, hidden),
         Ok(None) => {
@@ -637,6 +800,7 @@ fn accept(stream: TcpStream) {
     if !matches!(stream.peek(&mut [0u8; 1]), Ok(n) if n > 0) {
         return;
     }
+    super::wait_ready();
     let (Some(local), Some(n)) = (local_node(), this()) else {
         return;
     };
@@ -743,7 +907,7 @@ fn install(c: &Arc<Conn>, stream: TcpStream, hidden: bool) {
 /// Marks the connection down for good: drops what was queued, answers
 /// the waiters, tells the `monitor_node` watchers, closes the socket.
 fn fail(c: &Arc<Conn>) {
-    let (waiters, was_up) = {
+    let (waiters, was_up, suspended) = {
         let mut out = c.lock();
         if out.state == State::Down {
             return;
@@ -752,8 +916,16 @@ fn fail(c: &Arc<Conn>) {
         out.state = State::Down;
         out.fd = -1;
         out.buf = Vec::new();
-        (std::mem::take(&mut out.waiters), was_up)
+        out.busy = false;
+        (
+            std::mem::take(&mut out.waiters),
+            was_up,
+            std::mem::take(&mut out.suspended),
+        )
     };
+    for p in suspended {
+        rt::resume(p);
+    }
     c.changed.notify_all();
     {
         let mut map = conns();
@@ -793,6 +965,7 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
                 }
                 if !out.buf.is_empty() {
                     std::mem::swap(&mut out.buf, &mut batch);
+                    out.in_flight = batch.len();
                     out.writing = true;
                     break;
                 }
@@ -814,7 +987,20 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
             return;
         }
         batch.clear();
-        c.lock().writing = false;
+        let resumed = {
+            let mut out = c.lock();
+            out.writing = false;
+            out.in_flight = 0;
+            if out.busy && out.buf.len() < BUSY_LOW {
+                out.busy = false;
+                std::mem::take(&mut out.suspended)
+            } else {
+                Vec::new()
+            }
+        };
+        for p in resumed {
+            rt::resume(p);
+        }
     }
 }
 
@@ -949,10 +1135,68 @@ fn deliver_to_pid(pid: Pid, payload: &[u8]) -> Result<(), String> {
 }
 
 fn deliver_payload(to: Target, payload: &[u8]) -> Result<(), String> {
-    let message = crate::term::etf::binary_to_term(payload)
-        .map_err(|e| format!("dropped a message act cannot decode ({e:?})"))?;
+    let message = crate::term::etf::binary_to_term(payload).map_err(|e| undecodable(payload, e))?;
     rt::deliver(to, message);
     Ok(())
+}
+
+/// Why a message could not be taken, in words: most often a fun whose
+/// version fields name BEAM's code of its module.
+fn undecodable(payload: &[u8], e: crate::term::etf::EtfError) -> String {
+    if let Ok(term) = ETerm::decode(payload)
+        && let Some((module, name)) = foreign_fun(&term)
+    {
+        return format!(
+            "dropped a message holding {name}: a fun of module {module} as BEAM compiled it \
+             (its Uniq and OldUniq fields name that code, which act does not have); \
+             only funs made by act nodes and fun M:F/A cross to act"
+        );
+    }
+    format!("dropped a message act cannot decode ({e:?})")
+}
+
+/// The first local fun in `term` that act did not write: its module and
+/// how it prints.
+fn foreign_fun(term: &ETerm) -> Option<(String, String)> {
+    match term {
+        ETerm::InternalFun(f) => match &**f {
+            eetf::InternalFun::New {
+                module,
+                uniq,
+                old_uniq,
+                index,
+                ..
+            } => (!crate::term::etf::written_by_act(&module.name, uniq, *old_uniq as i64)).then(
+                || {
+                    (
+                        module.name.clone(),
+                        format!("#Fun<{}.{index}.{old_uniq}>", module.name),
+                    )
+                },
+            ),
+            eetf::InternalFun::Old {
+                module,
+                index,
+                uniq,
+                ..
+            } => Some((
+                module.name.clone(),
+                format!("#Fun<{}.{index}.{uniq}>", module.name),
+            )),
+        },
+        ETerm::Tuple(t) => t.elements.iter().find_map(foreign_fun),
+        ETerm::List(l) => l.elements.iter().find_map(foreign_fun),
+        ETerm::ImproperList(l) => l
+            .elements
+            .iter()
+            .find_map(foreign_fun)
+            .or_else(|| foreign_fun(&l.last)),
+        ETerm::Map(m) => m
+            .map
+            .iter()
+            .find_map(|(k, v)| foreign_fun(k).or_else(|| foreign_fun(v))),
+        _ => None,
+    }
 }
 
 /// A message for this node's global_name_server (stdlib/global.act).
@@ -1030,6 +1274,6 @@ fn net_kernel(c: &Arc<Conn>, payload: &[u8]) -> Result<(), String> {
     })
     .encode(&mut reply)
     .map_err(|e| e.to_string())?;
-    push_frame(c, &ctrl, &reply);
+    push_frame(c, &ctrl, &reply, Mode::Control);
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! Distribution: act as a node of an Erlang cluster.
 //!
 //! This room owns this node's name, creation and cookie, its listening
-//! socket and epmd registration, and the connections to other nodes
+//! socket and epmd registration (with a built-in epmd, `epmd.rs`, where
+//! the machine has none), and the connections to other nodes
 //! (`conn.rs`): the handshake (the `erl_dist` crate, driven by a small
 //! `block_on` over blocking std sockets), the framing of the
 //! distribution protocol, and the control messages (decoded and encoded
@@ -13,7 +14,10 @@
 //!   acceptor, a connector per outgoing connection attempt, and a reader
 //!   and a writer per connection). A scheduler never blocks on a socket:
 //!   sending to another node appends a frame to that connection's
-//!   outbound buffer under a short lock and returns.
+//!   outbound buffer under a short lock and returns. A connection
+//!   holding more than its limit suspends the sending process (never
+//!   the scheduler) until it drains (`conn.rs`); at the program's end
+//!   `flush` gives queued frames a bounded time to go out.
 //! - Inbound messages reach processes only through
 //!   `runtime::nodes::deliver` (the schedulers' outside queue), so they
 //!   land in the receiver's inbox exactly like local ones, and one
@@ -25,8 +29,11 @@
 //!   `runtime::nodes`.
 //! - `start` runs at most once, before the first process runs; a node
 //!   that is not started answers as `nonode@nohost` and sends nowhere.
+//! - No handshake, accepted or dialed, is made before the node's own
+//!   servers run (`set_ready`), within a bound.
 
 mod conn;
+mod epmd;
 pub mod gl;
 mod links;
 mod spawn;
@@ -44,8 +51,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 pub use conn::{
-    Connect, connect, demonitor_node, disconnect, monitor_node, monitor_nodes, net_ticktime, nodes,
-    send_to_name, send_to_pid, set_net_ticktime,
+    Connect, FLUSH_TIMEOUT, SendOptions, Sent, connect, demonitor_node, disconnect, flush,
+    monitor_node, monitor_nodes, net_ticktime, nodes, send_to_name, send_to_pid, set_net_ticktime,
+    still_busy,
 };
 pub use links::{exit as exit_remote, link as link_remote, unlink as unlink_remote};
 pub use spawn::{Options as SpawnOptions, request as spawn_request, spawned};
@@ -187,8 +195,10 @@ fn random_cookie() -> String {
     out
 }
 
-/// Connects to epmd on this machine, starting `epmd -daemon` (as erl
-/// does) when none listens.
+/// Connects to epmd on this machine. When none listens, starts one as
+/// erl does (`epmd -daemon`), or, when the `epmd` program is not
+/// installed, serves the port mapper itself (`epmd.rs`), for as long as
+/// this node runs.
 fn epmd_connection() -> Result<TcpStream, String> {
     let port = epmd_port();
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
@@ -204,9 +214,23 @@ fn epmd_connection() -> Result<TcpStream, String> {
     if port != DEFAULT_EPMD_PORT {
         command.arg("-port").arg(port.to_string());
     }
-    command
-        .status()
-        .map_err(|e| format!("no epmd listens on port {port}, and `epmd -daemon` failed: {e}"))?;
+    match command.status() {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // No epmd program: serve it here. Losing the port to another
+            // node starting at the same moment is fine: its epmd serves.
+            if let Err(e) = epmd::serve(port)
+                && e.kind() != std::io::ErrorKind::AddrInUse
+            {
+                return Err(format!("cannot serve epmd on port {port}: {e}"));
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "no epmd listens on port {port}, and `epmd -daemon` failed: {e}"
+            ));
+        }
+    }
     for _ in 0..50 {
         if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
             return Ok(s);
@@ -264,6 +288,54 @@ pub fn start(options: &Options) -> Result<(), String> {
         .spawn(move || conn::accept_loop(listener))
         .map_err(|e| format!("cannot start the acceptor: {e}"))?;
     Ok(())
+}
+
+/// Whether this node's servers run (global_name_server, rex, the io
+/// server and the spawner, started by `stdlib/erts_dist.act`): until
+/// then no handshake is made either way, so that a peer that connects
+/// finds them, as a BEAM node's kernel has booted before it connects.
+fn readiness() -> &'static (Mutex<bool>, std::sync::Condvar) {
+    static READY: OnceLock<(Mutex<bool>, std::sync::Condvar)> = OnceLock::new();
+    READY.get_or_init(|| (Mutex::new(false), std::sync::Condvar::new()))
+}
+
+/// How long a handshake waits for the node to be ready before it goes
+/// ahead all the same (a program whose start is stuck still answers).
+const READY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The node's servers run: connections go ahead.
+pub fn set_ready() {
+    let (ready, changed) = readiness();
+    *ready.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    changed.notify_all();
+}
+
+/// Waits (at most `READY_TIMEOUT`) until the node is ready. Called by
+/// the threads that dial and accept, never by a scheduler.
+fn wait_ready() {
+    let (ready, changed) = readiness();
+    let guard = ready.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = changed
+        .wait_timeout_while(guard, READY_TIMEOUT, |r| !*r)
+        .unwrap_or_else(|e| e.into_inner());
+}
+
+/// `net_adm:names(Host)`: the nodes epmd on `host` lists, name and port,
+/// or why not, as OTP's `erl_epmd:names/1` says it (`nxdomain`: the host
+/// is not found; `address`: no epmd answers there). Bounded in time;
+/// called on a thread of its own on a live node (a scheduler never
+/// waits on a socket of the network there).
+pub fn epmd_names(host: &str) -> Result<Vec<(String, u16)>, &'static str> {
+    use std::net::ToSocketAddrs;
+    let addr = (host, epmd_port())
+        .to_socket_addrs()
+        .map_err(|_| "nxdomain")?
+        .find(|a| a.is_ipv4())
+        .ok_or("nxdomain")?;
+    let stream =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|_| "address")?;
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    block_on(EpmdClient::new(Blocking(stream)).get_names()).map_err(|_| "address")
 }
 
 /// `node()`.

@@ -14,7 +14,8 @@
 //! waits for a go, tells `spawned` its pid (the link and monitor are
 //! recorded and the reply goes out), then lets it run. So the reply
 //! always precedes anything the child's peer can hear of it, and the
-//! child cannot end before its link and monitor exist.
+//! child cannot end before its link and monitor exist. A request with
+//! a spawn option act does not know is answered `badopt`, as BEAM does.
 
 use super::conn::{control, local_epid, queue, tag};
 use crate::runtime::nodes as rt;
@@ -31,6 +32,20 @@ const SPAWN_REPLY: i32 = 31;
 /// Flags of a reply: a link, a monitor was set up.
 const LINKED: i32 = 1;
 const MONITORED: i32 = 2;
+/// The `{Name, Value}` spawn options of BEAM that a spawn request may
+/// carry and act accepts without acting on them; any other option is
+/// answered `badopt`, as a BEAM node answers it.
+const IGNORED: &[&str] = &[
+    "priority",
+    "fullsweep_after",
+    "min_heap_size",
+    "min_bin_vheap_size",
+    "max_heap_size",
+    "message_queue_data",
+    "async_dist",
+    "reply",
+    "reply_tag",
+];
 
 /// A request this node sent, by reference id.
 struct Sent {
@@ -195,15 +210,27 @@ pub fn request_from(peer: Atom, elements: &[ETerm], payload: &[u8]) -> Result<()
     let args = ETerm::decode(payload).map_err(|e| format!("bad spawn arguments: {e}"))?;
     let mut link = false;
     let mut monitor = false;
-    if let ETerm::List(list) = opts {
-        for o in &list.elements {
-            match o {
-                ETerm::Atom(a) if a.name == "link" => link = true,
-                ETerm::Atom(a) if a.name == "monitor" => monitor = true,
-                ETerm::Tuple(t) if matches!(t.elements.first(), Some(ETerm::Atom(a)) if a.name == "monitor") => {
-                    monitor = true
-                }
-                _ => {}
+    let options: &[ETerm] = match opts {
+        ETerm::List(list) => &list.elements,
+        _ => &[],
+    };
+    for o in options {
+        match o {
+            ETerm::Atom(a) if a.name == "link" => link = true,
+            ETerm::Atom(a) if a.name == "monitor" => monitor = true,
+            ETerm::Tuple(t) if matches!(t.elements.first(), Some(ETerm::Atom(a)) if a.name == "monitor") => {
+                monitor = true
+            }
+            // Options of BEAM's spawn_opt that act takes and ignores (it
+            // has no priorities or heap tuning of its own).
+            ETerm::Tuple(t)
+                if t.elements.len() == 2
+                    && matches!(t.elements.first(), Some(ETerm::Atom(a)) if IGNORED.contains(&a.name.as_str())) =>
+                {}
+            // Anything else is refused as BEAM refuses it.
+            _ => {
+                reply_error(peer, req_id, from, "badopt");
+                return Ok(());
             }
         }
     }

@@ -118,8 +118,9 @@ fn raise_traced(
     p.set_exception([Term::atom(class.atom()), reason, Term::NIL]);
     let (entries, under) = stack_walk(p, *module, *ip);
     let arg_count = args.as_ref().map_or(0, |a| a.len());
-    // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of one.
-    let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(1);
+    // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of
+    // one or two (`module`, and the BIF's `cause` when it left one).
+    let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2);
     for (m, _, line) in &entries {
         words += 5 + 4 + 6 + 2 * m.location(*line).0.chars().count() + 2;
     }
@@ -176,10 +177,14 @@ fn raise_traced(
                     } else {
                         "erl_stdlib_errors"
                     };
-                    let map = heap.map(&[(
+                    let mut pairs = vec![(
                         Term::atom(Atom::intern("module")),
                         Term::atom(Atom::intern(explainer)),
-                    )]);
+                    )];
+                    if let Some(cause) = crate::bif::take_badarg_cause(f) {
+                        pairs.push((Term::atom(Atom::intern("cause")), Term::atom(cause)));
+                    }
+                    let map = heap.map(&pairs);
                     let info = heap.tuple(&[Term::atom(Atom::intern("error_info")), map]);
                     (m, f, heap.list(&[info]))
                 }

@@ -198,15 +198,115 @@ pub fn alive() -> bool {
     dist::alive()
 }
 
-/// `Pid ! Msg` for a pid of another node (`payload`: the message in the
-/// external format).
-pub fn send_to_pid(node_index: u32, id: u64, payload: &[u8]) {
-    dist::send_to_pid(node_index, id, payload);
+pub use dist::{SendOptions, Sent};
+
+/// `Pid ! Msg` from `from` for a pid of another node (`payload`: the
+/// message in the external format).
+pub fn send_to_pid(
+    from: Pid,
+    node_index: u32,
+    id: u64,
+    payload: &[u8],
+    options: SendOptions,
+) -> Sent {
+    dist::send_to_pid(from, node_index, id, payload, options)
 }
 
 /// `{Name, Node} ! Msg` for another node.
-pub fn send_to_name(from: Pid, node: Atom, name: Atom, payload: &[u8]) {
-    dist::send_to_name(from, node, name, payload);
+pub fn send_to_name(
+    from: Pid,
+    node: Atom,
+    name: Atom,
+    payload: &[u8],
+    options: SendOptions,
+) -> Sent {
+    dist::send_to_name(from, node, name, payload, options)
+}
+
+/// Whether the connection to `node` that `pid` was suspended on is
+/// still busy (then `pid` will be resumed later).
+pub fn still_busy(node: Atom, pid: Pid) -> bool {
+    dist::still_busy(node, pid)
+}
+
+/// What epmd on a host answered to `net_adm:names`.
+pub type Names = Result<Vec<(String, u16)>, &'static str>;
+
+/// `net_adm:names(Host)` for `asker`: on a node that is not alive the
+/// answer now (`Ok`, asked with bounded waits); on a live node
+/// `Err(token)`, and the answer comes to `asker` from a thread of the
+/// network as the message `{'$epmd_names', Token, Answer}`.
+pub fn epmd_names(host: String, asker: Pid) -> Result<Names, u64> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static TOKENS: AtomicU64 = AtomicU64::new(1);
+    if OUTSIDE.get().is_none() {
+        return Ok(dist::epmd_names(&host));
+    }
+    let token = TOKENS.fetch_add(1, Ordering::Relaxed) & 0x7ff_ffff;
+    let asked = std::thread::Builder::new()
+        .name("epmd names".into())
+        .spawn(move || {
+            let answer = dist::epmd_names(&host);
+            let mut heap = Heap::new();
+            let answer = names_term(&mut heap, &answer);
+            let t = heap.tuple(&[
+                Term::atom(Atom::intern("$epmd_names")),
+                Term::small(token as i64),
+                answer,
+            ]);
+            deliver(Target::Pid(asker), MessageBuffer::from_heap(heap, t));
+        });
+    if asked.is_err() {
+        return Ok(Err("address"));
+    }
+    Err(token)
+}
+
+/// The heap words `names_term` takes for `names`.
+pub fn names_words(names: &Names) -> usize {
+    match names {
+        Ok(list) => 3 + list.iter().map(|(n, _)| 2 + 3 + 2 * n.len()).sum::<usize>(),
+        Err(_) => 3,
+    }
+}
+
+/// `{ok, [{Name, Port}]}` or `{error, Reason}` on `heap`.
+pub fn names_term(heap: &mut Heap, names: &Names) -> Term {
+    match names {
+        Ok(list) => {
+            let entries: Vec<Term> = list
+                .iter()
+                .map(|(name, port)| {
+                    let name = heap.string(name);
+                    heap.tuple(&[name, Term::small(*port as i64)])
+                })
+                .collect();
+            let list = heap.list(&entries);
+            heap.tuple(&[Term::OK, list])
+        }
+        Err(reason) => heap.tuple(&[Term::atom(Atom::ERROR), Term::atom(Atom::intern(reason))]),
+    }
+}
+
+/// The node's servers run (`erts_dist:spawner/0` started them): other
+/// nodes may connect now.
+pub fn ready() {
+    dist::set_ready();
+}
+
+/// Wakes `pid`, suspended on a connection that is busy no more.
+pub fn resume(pid: Pid) {
+    if let Some(o) = OUTSIDE.get() {
+        o.push(Target::Pid(pid), Signal::Resume);
+    }
+}
+
+/// The program ends: what is queued for other nodes goes out first
+/// (for a few seconds at most).
+pub fn flush() {
+    if dist::alive() {
+        dist::flush(dist::FLUSH_TIMEOUT);
+    }
 }
 
 pub fn connect(node: Atom, waiter: Pid) -> Connect {

@@ -69,6 +69,9 @@ struct Cold {
     /// BEAM delivers a process's own signals before answering, though the
     /// target may not have run yet.
     killed: Vec<Pid>,
+    /// A send to the (busy) connection to this node suspended it: it
+    /// runs no code until that connection drains (`Signal::Resume`).
+    suspended_on: Option<Atom>,
 }
 
 /// An act process as the scheduler runs it.
@@ -178,6 +181,16 @@ impl Actor {
             f.allocation("watchers", cold.watchers.heap_bytes());
         }
         f
+    }
+
+    /// Leaves the scheduler suspended (see `Cold::suspended_on`), its
+    /// registers parked as for a yield.
+    fn suspend(&mut self, regs: &mut Registers, live: usize) -> RunOutcome<MessageBuffer> {
+        let n = (self.process.live_x as usize).min(live);
+        if self.process.park_registers(&regs.x[..n]).is_err() {
+            return RunOutcome::Exit(atom_buffer(Atom::SYSTEM_LIMIT));
+        }
+        RunOutcome::Wait
     }
 
     fn is_main(&self) -> bool {
@@ -391,6 +404,7 @@ impl Actor {
                     ]);
                     self.process.mailbox.push(t);
                 }
+                Signal::Resume => {}
                 Signal::Timeout(tag) => {
                     if tag == self.timer_tag && self.process.in_timed_receive {
                         if self.process.save < self.process.mailbox.len() {
@@ -626,6 +640,14 @@ impl Actor {
         if let Taken::Dies(reason) = self.take_signals(ctx, &mut regs.x[..live]) {
             return self.die(ctx, reason);
         }
+        if let Some(peer) = self.cold.as_ref().and_then(|c| c.suspended_on) {
+            if super::nodes::still_busy(peer, ctx.pid()) {
+                return self.suspend(regs, live);
+            }
+            if let Some(c) = self.cold.as_mut() {
+                c.suspended_on = None;
+            }
+        }
         let outcome = {
             let mut services = ActorServices {
                 ctx: &mut *ctx,
@@ -637,6 +659,9 @@ impl Actor {
         };
         ctx.charge(self.process.reductions.min(u32::MAX as usize) as u32);
         match outcome {
+            Outcome::Yield if self.cold.as_ref().is_some_and(|c| c.suspended_on.is_some()) => {
+                self.suspend(regs, live)
+            }
             Outcome::Yield => {
                 // Only the arguments of the call it stopped at are live.
                 let n = (self.process.live_x as usize).min(live);
@@ -791,6 +816,7 @@ impl Actor {
             stack_words: p.stack.len(),
             reductions: p.total_reductions,
             trap_exit: self.trapping(),
+            suspended: self.cold.as_ref().is_some_and(|c| c.suspended_on.is_some()),
             ..Snapshot::default()
         };
         let copy = |t: Term| {
@@ -863,6 +889,10 @@ impl Services for ActorServices<'_, '_> {
 
     fn send(&mut self, to: Pid, message: MessageBuffer) {
         self.ctx.send_message(to, message);
+    }
+
+    fn suspend_on(&mut self, node: Atom) {
+        self.cold().suspended_on = Some(node);
     }
 
     fn spawn(&mut self, spawn: Spawn) -> Option<Pid> {
@@ -1116,6 +1146,7 @@ pub fn run_main(config: Config, process: Process, args: Vec<Term>, stats: bool) 
     let finished = sched::run_with_outside(config, super::nodes::outside(), move |_| {
         Actor::new(process, Start::Run(args), true)
     });
+    super::nodes::flush();
     output::flush();
     crate::bif::file::flush_all();
     if stats {

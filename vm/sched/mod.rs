@@ -65,6 +65,12 @@
 //!   (a push before the exit, its notification after), so a receiver ignores
 //!   a `Down` for a monitor it no longer holds and a link exit from a pid it
 //!   is no longer linked to, as BEAM does.
+//! - Suspending outside a receive (a send to a busy connection of
+//!   another node): the body keeps why it is suspended, returns `Wait`
+//!   (after taking its signals, as a receive does) and, on every later
+//!   run step, asks again before running code; whoever clears the cause
+//!   sends `Signal::Resume`, which only wakes it. The state word has no
+//!   state for this: to the scheduler a suspended process waits.
 //! - The program ends when the main process exits (`Finish::MainExited`),
 //!   or at `ctx.halt(status)`, whatever else runs.
 //!

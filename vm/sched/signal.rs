@@ -42,4 +42,8 @@ pub enum Signal<M> {
     /// A timer the receiver set with this tag fired (see `RunContext::set_timer`).
     /// Lazily cancelled: a tag that is not the receiver's current one is stale.
     Timeout(u64),
+    /// What the receiver was suspended on (a busy connection to another
+    /// node) has cleared: it only wakes the receiver, whose body checks
+    /// for itself whether to go on (see "Suspending" in `mod.rs`).
+    Resume,
 }

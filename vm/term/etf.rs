@@ -211,6 +211,15 @@ fn name_hash(name: &str) -> u64 {
     })
 }
 
+/// Whether a NEW_FUN_EXT's version fields, `Uniq` and `OldUniq`, are
+/// those act writes for a fun of `module` (`encode_fun`). A fun BEAM
+/// wrote carries the MD5 of its module's BEAM code there (and a hash of
+/// it in `OldUniq`): code act does not have, so such a fun is refused.
+pub fn written_by_act(module: &str, uniq: &[u8; 16], old_uniq: i64) -> bool {
+    let hash = name_hash(module);
+    uniq[8..16] == hash.to_be_bytes() && old_uniq == (hash & 0x07ff_ffff) as i64
+}
+
 /// A local fun as NEW_FUN_EXT. OTP's `Uniq` is the MD5 of the module's
 /// code; act's names the fun's entry in this VM's fun table (the index
 /// and the module version's first index) and the module, so that
@@ -269,16 +278,20 @@ fn fun_header(input: &mut Input) -> Result<(u32, usize), EtfError> {
     let index = input.u32()?;
     let free = input.u32()?;
     let module = decode_any_atom(input)?;
+    // OldIndex, then OldUniq: the second version field.
+    let mut old_uniq = 0;
     for _ in 0..2 {
-        match input.u8()? {
-            SMALL_INTEGER_EXT => {
-                input.take(1)?;
-            }
-            INTEGER_EXT => {
-                input.take(4)?;
-            }
+        old_uniq = match input.u8()? {
+            SMALL_INTEGER_EXT => input.u8()? as i64,
+            INTEGER_EXT => input.u32()? as i32 as i64,
             _ => return Err(EtfError::Badarg),
-        }
+        };
+    }
+    let mut uniq_bytes = [0u8; 16];
+    uniq_bytes.copy_from_slice(uniq);
+    if !written_by_act(module.name(), &uniq_bytes, old_uniq) {
+        // BEAM's code (or another version of it): act cannot run it.
+        return Err(EtfError::Badarg);
     }
     if input.u8()? != NEW_PID_EXT {
         return Err(EtfError::Badarg);
