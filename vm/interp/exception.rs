@@ -47,9 +47,13 @@ fn stack_walk(p: &Process, module: ModuleRef, ip: usize) -> (Vec<(ModuleRef, u32
     (out, under)
 }
 
+/// A frame BEAM has and act has not: module, function, arity, and file
+/// and line if any.
+type ForeignFrame = (&'static str, &'static str, u32, Option<(&'static str, u32)>);
+
 /// The frames under `main/1` in a BEAM stack trace of an escript's main
-/// process (OTP 25): module, function, arity, and file and line if any.
-const ESCRIPT_FRAMES: [(&str, &str, u32, Option<(&str, u32)>); 4] = [
+/// process (OTP 25).
+const ESCRIPT_FRAMES: [ForeignFrame; 4] = [
     ("escript", "run", 2, Some(("escript.erl", 750))),
     ("escript", "start", 1, Some(("escript.erl", 277))),
     ("init", "start_em", 1, None),
