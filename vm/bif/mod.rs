@@ -45,6 +45,7 @@ pub mod script;
 pub mod shared;
 pub mod shell;
 pub mod unistr;
+pub mod ziggurat;
 
 use crate::process::{Class, Process};
 use crate::term::{Atom, Term};
