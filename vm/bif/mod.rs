@@ -39,6 +39,7 @@ pub mod port;
 pub mod process;
 pub mod random;
 pub mod re;
+pub mod re_syntax;
 pub mod records;
 pub mod script;
 // Helper `lib`: atomics, counters' base, persistent_term.
