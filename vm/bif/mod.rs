@@ -310,6 +310,7 @@ bifs! {
         "make_tuple", 2 => library::make_tuple_2;
         "timestamp", 0 => library::timestamp_0;
         "convert_time_unit", 3 => library::convert_time_unit_3;
+        "fun_info", 1 => library::fun_info_1;
         "fun_info", 2 => library::fun_info_2;
         "memory", 0 => library::memory_0;
         "memory", 1 => library::memory_1;
