@@ -638,7 +638,10 @@ bifs! {
         "fun_to_list", 1 => more::fun_to_list_1, auto;
         "append", 2 => more::append_2;
         "subtract", 2 => more::subtract_2;
-        "md5", 1 => more::md5_1;
+        "md5", 1 => digest::md5_1;
+        "md5_init", 0 => digest::md5_init_0;
+        "md5_update", 2 => digest::md5_update_2;
+        "md5_final", 1 => digest::md5_final_1;
         "crc32", 1 => more::crc32_1;
         "crc32", 2 => more::crc32_2;
         "adler32", 1 => more::adler32_1;
