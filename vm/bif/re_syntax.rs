@@ -681,16 +681,17 @@ impl<'a> Scan<'a> {
                 return Ok(());
             }
             first = false;
-            if c == b'[' && matches!(self.peek(self.i + 1), Some(b':' | b'.' | b'=')) {
-                if let Some(end) = self.posix_end() {
-                    let start = self.i + 2 + usize::from(self.peek(self.i + 2) == Some(b'^'));
-                    if !POSIX_CLASSES.contains(&&self.p[start..end]) {
-                        return fault("unknown POSIX class name", start);
-                    }
-                    self.i = end + 2;
-                    low = None;
-                    continue;
+            if c == b'['
+                && matches!(self.peek(self.i + 1), Some(b':' | b'.' | b'='))
+                && let Some(end) = self.posix_end()
+            {
+                let start = self.i + 2 + usize::from(self.peek(self.i + 2) == Some(b'^'));
+                if !POSIX_CLASSES.contains(&&self.p[start..end]) {
+                    return fault("unknown POSIX class name", start);
                 }
+                self.i = end + 2;
+                low = None;
+                continue;
             }
             if c == b'-' && low.is_some() && self.peek(self.i + 1).is_some_and(|n| n != b']') {
                 self.i += 1;

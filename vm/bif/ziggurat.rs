@@ -114,7 +114,7 @@ fn pi() -> Fixed {
         let mut k = 0u32;
         while !power.is_zero() {
             let term = power.div_int(2 * k + 1);
-            sum = if k % 2 == 0 {
+            sum = if k.is_multiple_of(2) {
                 sum.add(&term)
             } else {
                 sum.sub(&term)
