@@ -1,10 +1,14 @@
-//! Message digests and checksums: `erlang:md5/1`, `erlang:crc32/1`,
-//! `erlang:adler32/1` and `crypto:hash/2` (md5, sha, sha224, sha256),
-//! written from RFC 1321, FIPS 180-4, ISO 3309 and RFC 1950.
+//! Message digests and checksums: `erlang:md5/1` and its incremental
+//! `md5_init/0`, `md5_update/2`, `md5_final/1` (on the `md-5` crate),
+//! `erlang:crc32/1`, `erlang:adler32/1` and `crypto:hash/2` (md5, sha,
+//! sha224, sha256; the SHAs written from FIPS 180-4, the checksums from
+//! ISO 3309 and RFC 1950).
 
 use super::erlang::make_binary;
 use super::{BifError, BifResult, Context};
 use crate::term::{Term, iolist};
+use md5::digest::common::hazmat::{SerializableState, SerializedState};
+use md5::{Digest, Md5};
 
 /// The bytes of an iodata argument.
 fn data(ctx: &Context, t: Term) -> Result<Vec<u8>, BifError> {
@@ -33,42 +37,39 @@ fn padded(msg: &[u8], big_endian: bool) -> Vec<u8> {
 }
 
 fn md5(msg: &[u8]) -> Vec<u8> {
-    let s: [u32; 64] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
-        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
-        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-    ];
-    // K[i] = floor(|sin(i + 1)| * 2^32), as RFC 1321 defines the table.
-    let k: Vec<u32> = (0..64)
-        .map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32)
-        .collect();
-    let mut h: [u32; 4] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
-    for chunk in padded(msg, false).chunks(64) {
-        let w: Vec<u32> = chunk
-            .chunks(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        let [mut a, mut b, mut c, mut d] = h;
-        for i in 0..64 {
-            let (f, g) = match i / 16 {
-                0 => ((b & c) | (!b & d), i),
-                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-                2 => (b ^ c ^ d, (3 * i + 5) % 16),
-                _ => (c ^ (b | !d), (7 * i) % 16),
-            };
-            let rotated = a
-                .wrapping_add(f)
-                .wrapping_add(k[i])
-                .wrapping_add(w[g])
-                .rotate_left(s[i]);
-            (a, d, c) = (d, c, b);
-            b = b.wrapping_add(rotated);
-        }
-        for (x, y) in h.iter_mut().zip([a, b, c, d]) {
-            *x = x.wrapping_add(y);
-        }
-    }
-    h.iter().flat_map(|x| x.to_le_bytes()).collect()
+    Md5::digest(msg).to_vec()
+}
+
+/// `erlang:md5(Data)`.
+pub fn md5_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let bytes = data(ctx, args[0])?;
+    make_binary(ctx, md5(&bytes), args)
+}
+
+/// An MD5 context as the binary `md5_init/0` and `md5_update/2` return:
+/// the hasher's serialized state (opaque, as OTP's context is).
+fn md5_context(ctx: &Context, t: Term) -> Result<Md5, BifError> {
+    let bytes = ctx.process.heap.binary_bytes(t).ok_or(BifError::Badarg)?;
+    let state = SerializedState::<Md5>::try_from(bytes).map_err(|_| BifError::Badarg)?;
+    Md5::deserialize(&state).map_err(|_| BifError::Badarg)
+}
+
+/// `erlang:md5_init()`.
+pub fn md5_init_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    make_binary(ctx, Md5::new().serialize().to_vec(), args)
+}
+
+/// `erlang:md5_update(Context, Data)`.
+pub fn md5_update_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let mut hasher = md5_context(ctx, args[0])?;
+    hasher.update(data(ctx, args[1])?);
+    make_binary(ctx, hasher.serialize().to_vec(), args)
+}
+
+/// `erlang:md5_final(Context)`.
+pub fn md5_final_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let hasher = md5_context(ctx, args[0])?;
+    make_binary(ctx, hasher.finalize().to_vec(), args)
 }
 
 fn sha1(msg: &[u8]) -> Vec<u8> {

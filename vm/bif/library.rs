@@ -2,6 +2,7 @@
 //! tuple and binary helpers, time units, fun_info and memory.
 
 use super::erlang::{make_binary, make_integer, per_second, small, system_nanos};
+use super::process::services;
 use super::{BifError, BifResult, Context};
 use crate::heap::{self, budget};
 use crate::term::view::View;
@@ -153,41 +154,142 @@ pub fn convert_time_unit_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     make_integer(ctx, result, args)
 }
 
-/// `erlang:fun_info(Fun, Item)` for the items programs ask about.
-pub fn fun_info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let item = args[1].as_atom().ok_or(BifError::Badarg)?;
-    let value = match ctx.process.heap.view(args[0]) {
+/// What `erlang:fun_info` reports of a fun, read before anything is
+/// allocated.
+struct FunFacts {
+    module: Atom,
+    name: Atom,
+    arity: u32,
+    /// `None` for an external fun (`fun m:f/a`).
+    local: Option<LocalFun>,
+}
+
+struct LocalFun {
+    index: u32,
+    /// How many variables it captured (read them again after allocating:
+    /// a collection moves them).
+    free: usize,
+}
+
+fn fun_facts(ctx: &Context, f: Term) -> Result<FunFacts, BifError> {
+    match ctx.process.heap.view(f) {
         View::ExternalFun {
             module,
             function,
             arity,
-        } => match item.name() {
-            "module" => Term::atom(module),
-            "name" => Term::atom(function),
-            "arity" => Term::small(arity as i64),
-            "type" => Term::atom(Atom::intern("external")),
-            "env" => Term::NIL,
-            _ => return Err(BifError::Badarg),
-        },
-        View::Fun { index, .. } => {
+        } => Ok(FunFacts {
+            module,
+            name: function,
+            arity,
+            local: None,
+        }),
+        View::Fun { index, captured } => {
             let entry = crate::runtime::fun_entry(index).ok_or(BifError::Badarg)?;
             let def = entry
                 .module
                 .funs
                 .get(entry.fun as usize)
                 .ok_or(BifError::Badarg)?;
-            match item.name() {
-                "module" => Term::atom(entry.module.name),
-                "arity" => Term::small(def.arity as i64),
-                "type" => Term::atom(Atom::intern("local")),
-                "index" => Term::small(entry.fun as i64),
-                _ => return Err(BifError::Badarg),
-            }
+            let name = entry
+                .module
+                .functions
+                .get(def.function as usize)
+                .ok_or(BifError::Badarg)?
+                .name;
+            Ok(FunFacts {
+                module: entry.module.name,
+                name,
+                arity: def.arity,
+                local: Some(LocalFun {
+                    index: entry.fun,
+                    free: captured.len(),
+                }),
+            })
         }
-        _ => return Err(BifError::Badarg),
-    };
-    ctx.ensure(3, args)?;
-    Ok(ctx.process.heap.tuple(&[args[1], value]))
+        _ => Err(BifError::Badarg),
+    }
+}
+
+/// The items of `erlang:fun_info/1`, in the order it lists them.
+const FUN_ITEMS: [&str; 10] = [
+    "pid",
+    "module",
+    "new_index",
+    "new_uniq",
+    "index",
+    "uniq",
+    "name",
+    "arity",
+    "env",
+    "type",
+];
+
+/// Heap words an item's value may take.
+fn fun_item_words(facts: &FunFacts) -> usize {
+    2 * facts.local.as_ref().map_or(0, |l| l.free) + heap::words_for_binary(16) + 4
+}
+
+/// One item's value of fun `f` (`undefined` where an external fun has
+/// none), or `None` for an unknown item; the caller has ensured the words.
+fn fun_item(ctx: &mut Context, f: Term, facts: &FunFacts, item: &str) -> Option<Term> {
+    let undefined = Term::atom(Atom::intern("undefined"));
+    let local = facts.local.as_ref();
+    Some(match item {
+        "module" => Term::atom(facts.module),
+        "name" => Term::atom(facts.name),
+        "arity" => Term::small(i64::from(facts.arity)),
+        "env" => match ctx.process.heap.view(f) {
+            View::Fun { captured, .. } => {
+                let env = captured.to_vec();
+                ctx.heap().list(&env)
+            }
+            _ => Term::NIL,
+        },
+        "type" => Term::atom(Atom::intern(if local.is_some() {
+            "local"
+        } else {
+            "external"
+        })),
+        // act does not record which process made a fun; the caller is
+        // the usual answer (a fun asked about where it was made).
+        "pid" => match local {
+            Some(_) => services(|s| s.self_pid()).to_term(),
+            None => undefined,
+        },
+        "index" | "new_index" => local.map_or(undefined, |l| Term::small(i64::from(l.index))),
+        // act's funs carry no hash of their module's code: zeros, as
+        // the `0` in `#Fun<m.I.0>`.
+        "uniq" => local.map_or(undefined, |_| Term::small(0)),
+        "new_uniq" => match local {
+            Some(_) => ctx.heap().binary_from_vec(vec![0; 16]),
+            None => undefined,
+        },
+        _ => return None,
+    })
+}
+
+/// `erlang:fun_info(Fun, Item)`: `{Item, Value}`.
+pub fn fun_info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let item = args[1].as_atom().ok_or(BifError::Badarg)?;
+    let facts = fun_facts(ctx, args[0])?;
+    ctx.ensure(fun_item_words(&facts) + 3, args)?;
+    let value = fun_item(ctx, args[0], &facts, item.name()).ok_or(BifError::Badarg)?;
+    Ok(ctx.heap().tuple(&[args[1], value]))
+}
+
+/// `erlang:fun_info(Fun)`: every item, those an external fun lacks left out.
+pub fn fun_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let facts = fun_facts(ctx, args[0])?;
+    ctx.ensure(FUN_ITEMS.len() * (fun_item_words(&facts) + 5), args)?;
+    let undefined = Term::atom(Atom::intern("undefined"));
+    let mut pairs = Vec::with_capacity(FUN_ITEMS.len());
+    for item in FUN_ITEMS {
+        let value = fun_item(ctx, args[0], &facts, item).expect("a known item");
+        if value != undefined {
+            pairs.push(ctx.heap().tuple(&[Term::atom(Atom::intern(item)), value]));
+        }
+    }
+    Ok(ctx.heap().list(&pairs))
 }
 
 /// `erlang:memory()`: act's accounted bytes, as `[{total, N}, {processes, N}]`.

@@ -39,12 +39,14 @@ pub mod port;
 pub mod process;
 pub mod random;
 pub mod re;
+pub mod re_syntax;
 pub mod records;
 pub mod script;
 // Helper `lib`: atomics, counters' base, persistent_term.
 pub mod shared;
 pub mod shell;
 pub mod unistr;
+pub mod ziggurat;
 
 use crate::process::{Class, Process};
 use crate::term::{Atom, Term};
@@ -330,6 +332,7 @@ bifs! {
         "make_tuple", 2 => library::make_tuple_2;
         "timestamp", 0 => library::timestamp_0;
         "convert_time_unit", 3 => library::convert_time_unit_3;
+        "fun_info", 1 => library::fun_info_1;
         "fun_info", 2 => library::fun_info_2;
         "memory", 0 => library::memory_0;
         "memory", 1 => library::memory_1;
@@ -659,7 +662,10 @@ bifs! {
         "fun_to_list", 1 => more::fun_to_list_1, auto;
         "append", 2 => more::append_2;
         "subtract", 2 => more::subtract_2;
-        "md5", 1 => more::md5_1;
+        "md5", 1 => digest::md5_1;
+        "md5_init", 0 => digest::md5_init_0;
+        "md5_update", 2 => digest::md5_update_2;
+        "md5_final", 1 => digest::md5_final_1;
         "crc32", 1 => more::crc32_1;
         "crc32", 2 => more::crc32_2;
         "adler32", 1 => more::adler32_1;

@@ -1,6 +1,6 @@
 //! erlang:* BIFs that an audit against OTP 25's export list found
 //! missing: existing-atom and float conversions of binaries, the process
-//! dictionary's key lists, checksums (md5, crc32, adler32), and the
+//! dictionary's key lists, checksums (crc32, adler32; md5 is in digest.rs), and the
 //! single-node answers of the distribution BIFs.
 
 use super::erlang::{list_elements, make_binary, make_string, small};
@@ -201,11 +201,6 @@ fn iodata(ctx: &Context, t: Term) -> Result<Vec<u8>, BifError> {
     iolist_bytes(&ctx.process.heap, t).ok_or(BifError::Badarg)
 }
 
-pub fn md5_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let bytes = iodata(ctx, args[0])?;
-    make_binary(ctx, md5(&bytes).to_vec(), args)
-}
-
 pub fn crc32_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let bytes = iodata(ctx, args[0])?;
     Ok(Term::small(crc32(0, &bytes) as i64))
@@ -292,67 +287,12 @@ fn adler32(adler: u32, bytes: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// RFC 1321 MD5.
-fn md5(input: &[u8]) -> [u8; 16] {
-    const S: [u32; 64] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
-        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
-        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-    ];
-    let k: Vec<u32> = (0..64)
-        .map(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
-        .collect();
-    let mut msg = input.to_vec();
-    let bit_len = (input.len() as u64).wrapping_mul(8);
-    msg.push(0x80);
-    while msg.len() % 64 != 56 {
-        msg.push(0);
-    }
-    msg.extend_from_slice(&bit_len.to_le_bytes());
-    let (mut a0, mut b0, mut c0, mut d0): (u32, u32, u32, u32) =
-        (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476);
-    for chunk in msg.chunks_exact(64) {
-        let m: Vec<u32> = chunk
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect();
-        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-        for i in 0..64 {
-            let (f, g) = match i / 16 {
-                0 => ((b & c) | (!b & d), i),
-                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-                2 => (b ^ c ^ d, (3 * i + 5) % 16),
-                _ => (c ^ (b | !d), (7 * i) % 16),
-            };
-            let f = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
-            a = d;
-            d = c;
-            c = b;
-            b = b.wrapping_add(f.rotate_left(S[i]));
-        }
-        a0 = a0.wrapping_add(a);
-        b0 = b0.wrapping_add(b);
-        c0 = c0.wrapping_add(c);
-        d0 = d0.wrapping_add(d);
-    }
-    let mut out = [0u8; 16];
-    for (i, w) in [a0, b0, c0, d0].iter().enumerate() {
-        out[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn checksums_match_the_reference_values() {
-        let hex: String = md5(b"The quick brown fox jumps over the lazy dog")
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(hex, "9e107d9d372bb6826bd81d3542a419d6");
         assert_eq!(
             crc32(0, b"The quick brown fox jumps over the lazy dog"),
             0x414f_a339

@@ -1,65 +1,13 @@
 //! Helpers of stdlib/rand.act that need a table or the OS: the ziggurat
-//! layers of `rand:normal` (Marsaglia and Tsang's setup with 256 layers and
-//! 51-bit draws, the one OTP's tables come from), and
+//! layers of `rand:normal` (the tables, OTP's bit for bit, are built in
+//! ziggurat.rs), the step of the default generator, and
 //! `crypto:strong_rand_bytes/1` from the OS's random source.
-//!
-//! OTP's tables were computed in more than double precision; these agree
-//! with them to about 1e-13, so `rand:normal` draws agree with OTP's to
-//! about twelve digits (and, almost always, on which draws are rejected).
 
 use super::erlang::{make_binary, small};
+use super::ziggurat::{LAYERS, tables};
 use super::{BifError, BifResult, Context};
 use crate::heap;
 use crate::term::Term;
-use std::sync::OnceLock;
-
-const LAYERS: usize = 256;
-
-unsafe extern "C" {
-    fn erfc(x: f64) -> f64;
-}
-
-struct Ziggurat {
-    /// Acceptance bounds on the 51-bit draw, per layer.
-    k: [i64; LAYERS],
-    /// Scale from the draw to x, per layer.
-    w: [f64; LAYERS],
-    /// exp(-x²/2) at each layer's edge.
-    f: [f64; LAYERS],
-}
-
-fn ziggurat() -> &'static Ziggurat {
-    static TABLES: OnceLock<Ziggurat> = OnceLock::new();
-    TABLES.get_or_init(|| {
-        let m = 2f64.powi(51);
-        let r = 3.654_152_885_361_009_f64;
-        // The area of each layer: the base's rectangle plus the tail.
-        // SAFETY: a pure C function of one double.
-        let tail = unsafe { erfc(r / std::f64::consts::SQRT_2) };
-        let v = r * (-0.5 * r * r).exp() + (std::f64::consts::PI / 2.0).sqrt() * tail;
-        let mut z = Ziggurat {
-            k: [0; LAYERS],
-            w: [0.0; LAYERS],
-            f: [0.0; LAYERS],
-        };
-        let q = v / (-0.5 * r * r).exp();
-        z.k[0] = ((r / q) * m) as i64;
-        z.k[1] = 0;
-        z.w[0] = q / m;
-        z.w[LAYERS - 1] = r / m;
-        z.f[0] = 1.0;
-        z.f[LAYERS - 1] = (-0.5 * r * r).exp();
-        let (mut d, mut t) = (r, r);
-        for i in (1..LAYERS - 1).rev() {
-            d = (-2.0 * (v / d + (-0.5 * d * d).exp()).ln()).sqrt();
-            z.k[i + 1] = ((d / t) * m) as i64;
-            t = d;
-            z.f[i] = (-0.5 * d * d).exp();
-            z.w[i] = d / m;
-        }
-        z
-    })
-}
 
 fn layer(t: Term) -> Result<usize, BifError> {
     usize::try_from(small(t)?)
@@ -71,7 +19,7 @@ fn layer(t: Term) -> Result<usize, BifError> {
 /// `rand:'$normal_kw'(Layer)`: `{K, W}` of layer 0..255.
 pub fn normal_kw_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let i = layer(args[0])?;
-    let z = ziggurat();
+    let z = tables();
     ctx.ensure(3 + heap::FLOAT_WORDS, args)?;
     let w = ctx.heap().float(z.w[i]);
     Ok(ctx.heap().tuple(&[Term::small(z.k[i]), w]))
@@ -79,7 +27,7 @@ pub fn normal_kw_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `rand:'$normal_f'(Layer)`: the density at the edge of layer 0..255.
 pub fn normal_f_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let f = ziggurat().f[layer(args[0])?];
+    let f = tables().f[layer(args[0])?];
     ctx.ensure(heap::FLOAT_WORDS, args)?;
     Ok(ctx.heap().float(f))
 }

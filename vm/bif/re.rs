@@ -10,6 +10,7 @@
 //! engine takes is a badarg from `run`, and `{error, ...}` from
 //! `compile`.
 
+use super::re_syntax::{self, Fault};
 use super::{BifError, BifResult, Context};
 use crate::heap::{self, Heap};
 use crate::term::view::View;
@@ -101,6 +102,8 @@ struct Opts {
     parts: Option<usize>,
     /// `split`'s `group`: each piece with its groups as one list.
     group: bool,
+    /// `run`'s `report_errors`: a bad pattern is `{error, {compile, E}}`.
+    report_errors: bool,
 }
 
 fn atom_name(t: Term) -> Option<&'static str> {
@@ -119,6 +122,7 @@ fn options(heap: &Heap, list: Term) -> Option<Opts> {
         trim: false,
         parts: None,
         group: false,
+        report_errors: false,
     };
     let mut t = list;
     while t.is_cons() {
@@ -137,9 +141,10 @@ fn options(heap: &Heap, list: Term) -> Option<Opts> {
                 // The last of `trim` and `{parts, N}` counts, as in OTP.
                 "trim" => (o.trim, o.parts) = (true, None),
                 "group" => o.group = true,
-                "report_errors" | "notempty" | "notbol" | "noteol" | "dollar_endonly"
-                | "no_auto_capture" | "dupnames" | "firstline" | "bsr_anycrlf" | "bsr_unicode"
-                | "never_utf" | "no_start_optimize" | "notempty_atstart" => {}
+                "report_errors" => o.report_errors = true,
+                "notempty" | "notbol" | "noteol" | "dollar_endonly" | "no_auto_capture"
+                | "dupnames" | "firstline" | "bsr_anycrlf" | "bsr_unicode" | "never_utf"
+                | "no_start_optimize" | "notempty_atstart" => {}
                 _ => return None,
             }
             continue;
@@ -517,6 +522,68 @@ fn build_fancy(source: &str, flags: Flags) -> Result<fancy_regex::Regex, String>
         .map_err(|e| e.to_string())
 }
 
+/// The source with each `^` outside a character class made PCRE's under
+/// `multiline` (start of subject, or after a newline that does not end
+/// it), or `None` if it has no such `^`. Only the backtracking engine can
+/// say "not at the end", so a pattern rewritten this way runs on it.
+fn caret_not_after_final_newline(source: &str) -> Option<String> {
+    let mut out = String::with_capacity(source.len() + 16);
+    let mut chars = source.chars();
+    let mut in_class = false;
+    let mut changed = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                out.extend(chars.next());
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `^` or `]` right after `[` belongs to the class.
+                let rest = chars.as_str();
+                let skip = usize::from(rest.starts_with('^'));
+                let skip = skip + usize::from(rest[skip..].starts_with(']'));
+                out.push_str(&rest[..skip]);
+                chars = rest[skip..].chars();
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            '^' if !in_class => {
+                out.push_str("(?:\\A|^(?!\\z))");
+                changed = true;
+            }
+            _ => out.push(c),
+        }
+    }
+    changed.then_some(out)
+}
+
+/// The pattern without the option settings PCRE allows at its start,
+/// `(*UTF8)`, `(*UCP)`, `(*CRLF)` and the like (the engines have no
+/// use for them).
+fn strip_start_options(mut pattern: &[u8]) -> &[u8] {
+    const STARTS: [&[u8]; 11] = [
+        b"(*UTF8)",
+        b"(*UTF)",
+        b"(*UCP)",
+        b"(*CRLF)",
+        b"(*CR)",
+        b"(*LF)",
+        b"(*ANYCRLF)",
+        b"(*ANY)",
+        b"(*BSR_ANYCRLF)",
+        b"(*BSR_UNICODE)",
+        b"(*NO_START_OPT)",
+    ];
+    while let Some(start) = STARTS.iter().find(|s| pattern.starts_with(s)) {
+        pattern = &pattern[start.len()..];
+    }
+    pattern
+}
+
 /// The source with each `$` outside a character class made PCRE's
 /// (end of subject, or before a newline that ends it), or `None` if it
 /// has no such `$`.
@@ -552,29 +619,50 @@ fn dollar_before_final_newline(source: &str) -> Option<String> {
 /// The pattern compiled for a subject: `final_newline` says the subject
 /// ends in a newline, where PCRE's `$` (without `multiline`) also
 /// matches before it, which needs a look-ahead.
-fn build_for(pattern: &[u8], flags: Flags, final_newline: bool) -> Result<Engine, String> {
+fn build_for(pattern: &[u8], flags: Flags, final_newline: bool) -> Result<Engine, Fault> {
     let dollar = final_newline && !flags.multiline;
-    let key = (pattern.to_vec(), flags.bits() | (u8::from(dollar) << 7));
+    // Under multiline the final newline matters to `^` instead.
+    let key = (
+        pattern.to_vec(),
+        flags.bits() | (u8::from(final_newline) << 7),
+    );
     if let Some(re) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
         return Ok(re);
     }
-    let mut source = regex_source(pattern, flags.unicode).ok_or("invalid UTF-8 pattern")?;
+    re_syntax::check(pattern, flags.extended, flags.unicode)?;
+    let mut source = regex_source(strip_start_options(pattern), flags.unicode).ok_or(Fault {
+        message: "invalid UTF-8 string",
+        offset: 0,
+    })?;
     if dollar && let Some(rewritten) = dollar_before_final_newline(&source) {
         source = rewritten;
     }
-    let main = match RegexBuilder::new(&source)
-        .case_insensitive(flags.caseless)
-        .multi_line(flags.multiline)
-        .dot_matches_new_line(flags.dotall)
-        .ignore_whitespace(flags.extended)
-        .unicode(flags.unicode)
-        .swap_greed(flags.ungreedy)
-        .build()
+    let mut caret = false;
+    if final_newline
+        && flags.multiline
+        && let Some(rewritten) = caret_not_after_final_newline(&source)
     {
+        source = rewritten;
+        caret = true;
+    }
+    let plain = if caret {
+        // Look-ahead: straight to the backtracking engine.
+        Err(regex::Error::Syntax(String::new()))
+    } else {
+        RegexBuilder::new(&source)
+            .case_insensitive(flags.caseless)
+            .multi_line(flags.multiline)
+            .dot_matches_new_line(flags.dotall)
+            .ignore_whitespace(flags.extended)
+            .unicode(flags.unicode)
+            .swap_greed(flags.ungreedy)
+            .build()
+    };
+    let main = match plain {
         Ok(re) => Automaton::Plain(re),
         Err(plain) => match build_fancy(&source, flags) {
             Ok(re) => Automaton::Fancy(re),
-            Err(_) => return Err(plain.to_string()),
+            Err(_) => return Err(pcre_error(&plain.to_string(), pattern.len())),
         },
     };
     let re = Engine {
@@ -607,7 +695,7 @@ fn compiled(heap: &Heap, t: Term) -> Option<(Vec<u8>, Flags)> {
 }
 
 /// The pattern compiled, for `compile`.
-fn build(pattern: &[u8], flags: Flags) -> Result<Engine, String> {
+fn build(pattern: &[u8], flags: Flags) -> Result<Engine, Fault> {
     build_for(pattern, flags, false)
 }
 
@@ -629,6 +717,12 @@ fn pattern_and_subject(
     let hay = text_bytes(heap, subject, flags.unicode).ok_or(BifError::Badarg)?;
     let re = build_for(&bytes, flags, hay.last() == Some(&b'\n')).map_err(|_| BifError::Badarg)?;
     Ok((re, flags, hay))
+}
+
+/// Why a pattern given as source does not compile, if it does not.
+fn source_fault(heap: &Heap, t: Term, flags: Flags) -> Option<Fault> {
+    let bytes = text_bytes(heap, t, flags.unicode)?;
+    build(&bytes, flags).err()
 }
 
 fn merge(a: Flags, b: Flags) -> Flags {
@@ -742,7 +836,23 @@ fn piece_words(len: usize) -> usize {
 
 fn run(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
     let heap = &ctx.process.heap;
-    let (re, flags, hay) = pattern_and_subject(heap, args[1], args[0], opts.flags)?;
+    let (re, flags, hay) = match pattern_and_subject(heap, args[1], args[0], opts.flags) {
+        Ok(compiled) => compiled,
+        Err(error) => {
+            let fault = opts
+                .report_errors
+                .then(|| source_fault(heap, args[1], opts.flags))
+                .flatten();
+            let Some(fault) = fault else {
+                return Err(error);
+            };
+            ctx.ensure(2 * fault.message.len() + 10, args)?;
+            let inner = fault_term(ctx.heap(), &fault);
+            let h = ctx.heap();
+            let compile = h.tuple(&[Term::atom(Atom::intern("compile")), inner]);
+            return Ok(h.tuple(&[Term::atom(Atom::ERROR), compile]));
+        }
+    };
     if opts.offset > hay.len() {
         return Err(BifError::Badarg);
     }
@@ -1095,21 +1205,25 @@ fn compile(ctx: &mut Context, args: &mut [Term], flags: Flags) -> BifResult {
             ]);
             Ok(h.tuple(&[Term::OK, pattern]))
         }
-        Err(message) => {
-            let (message, at) = pcre_error(&message, source.len());
-            ctx.ensure(2 * message.chars().count() + 10, args)?;
-            let h = ctx.heap();
-            let text = h.string(&message);
-            let inner = h.tuple(&[text, Term::small(at as i64)]);
-            Ok(h.tuple(&[Term::atom(Atom::ERROR), inner]))
+        Err(fault) => {
+            ctx.ensure(2 * fault.message.len() + 10, args)?;
+            let inner = fault_term(ctx.heap(), &fault);
+            Ok(ctx.heap().tuple(&[Term::atom(Atom::ERROR), inner]))
         }
     }
+}
+
+/// `{Message, Offset}` for a compile error; the caller has ensured
+/// `2 * message.len() + 3` words.
+fn fault_term(h: &mut Heap, fault: &Fault) -> Term {
+    let text = h.string(fault.message);
+    h.tuple(&[text, Term::small(fault.offset as i64)])
 }
 
 /// PCRE's words and offset for a `regex` parse error (whose text shows
 /// the pattern with carets under the fault), where the two agree on what
 /// is wrong; else `regex`'s words.
-fn pcre_error(message: &str, len: usize) -> (String, usize) {
+fn pcre_error(message: &str, len: usize) -> Fault {
     let lines: Vec<&str> = message.lines().collect();
     let what = lines
         .last()
@@ -1121,7 +1235,10 @@ fn pcre_error(message: &str, len: usize) -> (String, usize) {
         let first = body.find('^').unwrap_or(0);
         (first, body.rfind('^').unwrap_or(first))
     });
-    let pcre = |text: &str, at: usize| (text.to_string(), at.min(len));
+    let pcre = |message: &'static str, at: usize| Fault {
+        message,
+        offset: at.min(len),
+    };
     match what {
         "unclosed group" => pcre("missing )", len),
         "unopened group" => pcre("unmatched parentheses", first),
@@ -1138,7 +1255,9 @@ fn pcre_error(message: &str, len: usize) -> (String, usize) {
         "duplicate capture group name" => {
             pcre("two named subpatterns have the same name", last + 1)
         }
-        w => (w.to_string(), first),
+        // Something the syntax check let through and neither engine
+        // takes (a feature they lack): PCRE has no words for it.
+        _ => pcre("internal error: unsupported pattern", first),
     }
 }
 

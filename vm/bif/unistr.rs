@@ -23,17 +23,33 @@ fn points(heap: &Heap, t: Term) -> Option<Vec<char>> {
     t.is_nil().then_some(out)
 }
 
-/// A flat list of the characters `map` gives for each input character.
+/// The integers of a proper list of small integers, or `None`.
+fn integers(heap: &Heap, t: Term) -> Option<Vec<i64>> {
+    let mut out = Vec::new();
+    let mut t = t;
+    while t.is_cons() {
+        let (h, tail) = heap.cons_parts(t);
+        out.push(h.as_small()?);
+        t = tail;
+    }
+    t.is_nil().then_some(out)
+}
+
+/// A flat list of the characters `map` gives for each input character;
+/// an integer that is no character passes as it is, as in OTP.
 fn map_chars<I: Iterator<Item = char>>(
     ctx: &mut Context,
     args: &mut [Term],
     map: impl Fn(char) -> I,
 ) -> BifResult {
-    let input = points(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let input = integers(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
     let out: Vec<Term> = input
         .into_iter()
-        .flat_map(map)
-        .map(|c| Term::small(c as i64))
+        .flat_map(|n| match u32::try_from(n).ok().and_then(char::from_u32) {
+            Some(c) => map(c).map(|c| c as i64).collect::<Vec<_>>(),
+            None => vec![n],
+        })
+        .map(Term::small)
         .collect();
     ctx.ensure(2 * out.len() + 2, args)?;
     Ok(ctx.heap().list(&out))
