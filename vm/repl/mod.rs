@@ -555,7 +555,12 @@ impl Session {
             .iter()
             .map(|b| b.module.to_string())
             .collect();
-        modules.extend(["lists", "maps", "string"].map(String::from));
+        // The library modules written in act (stdlib/), loaded when named.
+        modules.extend(
+            crate::runtime::script::STDLIB
+                .iter()
+                .map(|(name, _)| name.to_string()),
+        );
         modules.extend(self.sources.keys().cloned());
         modules.insert(eval::SHELL_MODULE.to_string());
         if let Ok(dir) = std::fs::read_dir(".") {
