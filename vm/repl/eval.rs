@@ -21,7 +21,8 @@
 //! candidate, and those it reports unbound or unsafe at the end are
 //! dropped and the module rebuilt. Each
 //! load makes a new version of `shell_default`; funs made by older inputs
-//! keep their own version (DESIGN.md "Code"), so they keep working after
+//! keep their own version (the fun table of `runtime` names the version
+//! each fun was made in), so they keep working after
 //! a redefinition.
 //!
 //! Invariant: every term in `bindings` and `history` lives on `store` (or
