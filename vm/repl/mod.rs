@@ -454,6 +454,13 @@ impl Session {
             }
             ("c", Some(kind)) => {
                 let file = match kind {
+                    // A module with no source here: erl's c/1 answers
+                    // {error,non_existing} (it looks for the module's
+                    // object code next, and act has none to find).
+                    ExprKind::Atom(a) if !Path::new(&format!("{a}.act")).is_file() => {
+                        out.push_str("{error,non_existing}\n");
+                        return Some(Step::Continue);
+                    }
                     ExprKind::Atom(a) => format!("{a}.act"),
                     ExprKind::String(s) => {
                         let s: String = s.iter().filter_map(|&c| char::from_u32(c)).collect();
@@ -488,19 +495,20 @@ impl Session {
             .remember_immediate(crate::term::Term::atom(Atom::OK));
     }
 
-    /// `c(File)`: compiles and loads a module; `{ok,Mod}` or `error`.
+    /// `c(File)`: compiles and loads a module; its errors and warnings
+    /// as erl's c/1 prints them, then `{ok,Mod}` or `error`.
     fn compile_file(&mut self, file: &str, out: &mut String) {
-        match syntax::with_big_stack(|| crate::runtime::script::compile_file(file)) {
-            Ok(module) => {
+        let (module, report) =
+            syntax::with_big_stack(|| crate::runtime::script::compile_file_reported(file));
+        out.push_str(&report);
+        match module {
+            Some(module) => {
                 let name = module.name.name().to_string();
                 crate::runtime::load(module);
                 self.sources.insert(name.clone(), PathBuf::from(file));
                 out.push_str(&format!("{{ok,{}}}\n", quote(&name)));
             }
-            Err(text) => {
-                out.push_str(&text);
-                out.push_str("error\n");
-            }
+            None => out.push_str("error\n"),
         }
     }
 
