@@ -1552,7 +1552,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.put(dst, v);
     }
 
-    /// The function's BIF argument area (made at its first use).
     // Binary matching.
 
     /// `bs_start`: `helpers::bs_parts` takes the bitstring apart once, and
