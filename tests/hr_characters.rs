@@ -112,3 +112,32 @@ fn hr_a_byte_order_mark_at_the_start_is_skipped_as_escript_does() {
         assert_eq!(out.stdout, "ok\n");
     }
 }
+
+#[test]
+fn hr_hidden_characters_in_the_code_frame_are_shown_as_escapes() {
+    // A right-to-left override, a NUL and an ESC on the line shown: each
+    // appears as an Erlang escape, the caret under the one at fault, and
+    // none of them reaches the terminal raw.
+    let source = "#!/usr/bin/env escript\nmain(_) -> X = \u{202E}1, \"\u{1B}[31m\", ok\0.\n";
+    for args in [&[][..], &["check"][..]] {
+        let out = run("hidden.erl", source, args);
+        assert_ne!(out.status, Some(0), "{}", out.render());
+        assert!(
+            out.stderr
+                .contains("2 │ main(_) -> X = \\x{202E}1, \"\\x{1B}[31m\", ok\\x{00}."),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("                ^^^^^^^^\n"),
+            "the caret covers the escape: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr
+                .contains(['\u{202E}', '\0', '\u{1B}', '\u{FFFD}']),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}

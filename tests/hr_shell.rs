@@ -1,7 +1,8 @@
 //! erl's shell helpers in act's shell: `pwd()`, `cd/1`, `ls/0,1`, `i()`,
 //! `regs()`, `m()`, `h()`, `e(N)`, driven through a pipe (no prompts)
 //! and compared with what erl prints; and, on a pseudo-terminal, Tab
-//! listing several candidates and Ctrl-D inside an unfinished input.
+//! listing several candidates, completing library modules written in act
+//! and their functions, and Ctrl-D inside an unfinished input.
 
 use rexpect::reader::Options;
 use rexpect::session::{PtySession, spawn_with_options};
@@ -225,16 +226,32 @@ fn hr_tab_lists_candidates_and_ctrl_d_drops_an_unfinished_input() {
     p.exp_string("3").expect("one candidate left, completed");
     p.exp_string("2> ").unwrap();
 
+    // Library modules written in act (stdlib/) complete as well as the
+    // built-in ones, and so do their functions.
+    p.send("calend").unwrap();
+    p.send("\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("calendar:")
+        .expect("the module name completed");
+    p.send("is_leap").unwrap();
+    p.send("\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("calendar:is_leap_year(")
+        .expect("the function completed");
+    p.send_line("2024).").unwrap();
+    p.exp_string("true").unwrap();
+    p.exp_string("3> ").unwrap();
+
     // Ctrl-D in the middle of an input: the input goes, the shell stays.
     p.send_line("{dropped,").unwrap();
     p.exp_string(".. ").unwrap();
     p.send_control('d').unwrap();
     p.exp_string("dropped (Ctrl-D)")
         .expect("says what happened");
-    p.exp_string("2> ").expect("a fresh prompt");
+    p.exp_string("3> ").expect("a fresh prompt");
     p.send_line("kept.").unwrap();
     p.exp_string("kept").unwrap();
-    p.exp_string("3> ").unwrap();
+    p.exp_string("4> ").unwrap();
     p.send_control('d').unwrap();
     p.exp_eof().expect("Ctrl-D at an empty prompt leaves");
 }

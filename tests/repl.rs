@@ -118,8 +118,10 @@ fn halt_and_q_leave_with_their_status() {
     let dir = temp_dir("halt");
     let (text, status) = shell_in(&dir, "1.\nhalt(3).\n2.\n");
     assert_eq!((text.as_str(), status), ("1\n", Some(3)));
+    // q() answers ok before leaving, as erl's does (init:stop/0 is
+    // asynchronous there); halt() leaves without a word.
     let (text, status) = shell_in(&dir, "1.\nq().\n2.\n");
-    assert_eq!((text.as_str(), status), ("1\n", Some(0)));
+    assert_eq!((text.as_str(), status), ("1\nok\n", Some(0)));
     let (text, status) = shell_in(&dir, "1.\nhalt().\n2.\n");
     assert_eq!((text.as_str(), status), ("1\n", Some(0)));
 }
@@ -396,4 +398,33 @@ fn h_shows_flat_inputs_as_erl_pp_writes_them() {
     ] {
         assert!(out.contains(line), "{line:?} in {out}");
     }
+}
+
+#[test]
+fn c_reports_warnings_and_errors_as_erls_c_does() {
+    let dir = temp_dir("c_report");
+    std::fs::write(
+        dir.join("w.act"),
+        "-module(w).\n-export([f/0]).\nf() -> X = 1, ok.\ng() -> ok.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("syn.act"), "-module(syn).\nf( -> .\n").unwrap();
+    let (text, status) = shell_in(&dir, "c(nosuch).\nc(\"nosuch\").\nc(w).\nc(syn).\n");
+    assert_eq!(status, Some(0));
+    assert_eq!(
+        text,
+        "{error,non_existing}\n\
+         nosuch.act: no such file or directory\nerror\n\
+         w.act:3:8: Warning: variable 'X' is unused\n\
+         %    3| f() -> X = 1, ok.\n\
+         %     |        ^\n\n\
+         w.act:4:1: Warning: function g/0 is unused\n\
+         %    4| g() -> ok.\n\
+         %     | ^\n\n\
+         {ok,w}\n\
+         syn.act:2:4: syntax error before: '->'\n\
+         %    2| f( -> .\n\
+         %     |    ^\n\n\
+         error\n"
+    );
 }

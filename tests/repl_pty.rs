@@ -1,6 +1,7 @@
 //! The shell on a real pseudo-terminal (rexpect): the counting prompt,
 //! the continuation prompt of multi-line input, tab completion, Ctrl-C
-//! interrupting a running evaluation, Ctrl-D leaving, and the history
+//! interrupting a running evaluation, Ctrl-C at the prompt opening the
+//! BREAK menu, Ctrl-G the user-switch menu, Ctrl-D leaving, and the history
 //! file being read back by the next session. Every expectation has a
 //! timeout, and dropping a session kills its process.
 
@@ -83,11 +84,16 @@ fn prompt_multiline_completion_interrupt_and_history() {
     p.exp_string("43").expect("history recall");
     p.exp_string("10> ").unwrap();
 
-    // Ctrl-C at the prompt drops an unfinished input.
+    // Ctrl-C at the prompt opens erl's BREAK menu and drops an
+    // unfinished input; `c` continues.
     p.send_line("{dropped,").unwrap();
     p.exp_string(".. ").unwrap();
     p.send_control('c').unwrap();
-    p.exp_string("10> ").expect("a fresh prompt after Ctrl-C");
+    p.exp_string("BREAK: (a)bort (A)bort with dump (c)ontinue")
+        .expect("the BREAK menu");
+    p.send_line("c").unwrap();
+    p.exp_string("10> ")
+        .expect("a fresh prompt after continuing");
     p.send_line("kept.").unwrap();
     p.exp_string("kept").unwrap();
     p.exp_string("11> ").unwrap();
@@ -109,5 +115,68 @@ fn prompt_multiline_completion_interrupt_and_history() {
     q.exp_string("kept")
         .expect("a line of the last session, recalled: kept.");
     q.send_line("q().").unwrap();
+    q.exp_string("ok").expect("q() answers ok");
     q.exp_eof().expect("q() leaves");
+}
+
+#[test]
+fn ctrl_g_opens_the_user_switch_menu_and_ctrl_c_the_break_menu() {
+    let dir = temp_dir("menus");
+    let mut p = start(&dir);
+    p.exp_string("1> ").expect("first prompt");
+    p.send_line("X = 1.").unwrap();
+    p.exp_string("2> ").unwrap();
+    p.send_control('g').unwrap();
+    p.exp_string("User switch command")
+        .expect("Ctrl-G opens the menu");
+    p.exp_string(" --> ").unwrap();
+    p.send_line("h").unwrap();
+    p.exp_string("  c [nn]            - connect to job")
+        .expect("h shows erl's help");
+    p.exp_string("  q                 - quit erlang").unwrap();
+    p.exp_string(" --> ").unwrap();
+    p.send_line("j").unwrap();
+    p.exp_string("   1* {shell,start,[init]}")
+        .expect("j lists the job");
+    // A new shell has its own bindings. (The editor redraws the prompt
+    // as keys come, so the end of the echoed line is what tells that the
+    // line was taken: keys sent before that could be read with it.)
+    p.send_line("s").unwrap();
+    p.exp_string("s\r\n").unwrap();
+    p.send_line("c").unwrap();
+    p.exp_string("1> ").expect("the new shell counts from 1");
+    p.send_line("X.").unwrap();
+    p.exp_string("variable 'X' is unbound").unwrap();
+    p.exp_string("2> ").unwrap();
+    // Interrupting job 1 kills its evaluator; its bindings stay.
+    p.send_control('g').unwrap();
+    p.exp_string(" --> ").unwrap();
+    p.send_line("i 1").unwrap();
+    p.exp_string("i 1\r\n").unwrap();
+    p.send_line("c 9").unwrap();
+    p.exp_string("Unknown job").unwrap();
+    p.exp_string(" --> ").unwrap();
+    p.send_line("c 1").unwrap();
+    p.exp_string("** exception exit: killed").unwrap();
+    p.exp_string("2> ").expect("back in job 1");
+    p.send_line("X + 1.").unwrap();
+    p.exp_string("2").expect("job 1 kept X");
+    p.exp_string("3> ").unwrap();
+    // Ctrl-C: the BREAK menu; a letter it does not know shows it again.
+    p.send_control('c').unwrap();
+    p.exp_string("(l)oaded (v)ersion (k)ill (D)b-tables (d)istribution")
+        .expect("the BREAK menu");
+    p.send_line("x").unwrap();
+    p.exp_string("Invalid option 'x'").unwrap();
+    p.exp_string("(d)istribution").expect("the menu again");
+    p.send_line("a").unwrap();
+    p.exp_eof().expect("a aborts");
+
+    // q in the user-switch menu leaves too.
+    let mut q = start(&dir);
+    q.exp_string("1> ").unwrap();
+    q.send_control('g').unwrap();
+    q.exp_string(" --> ").unwrap();
+    q.send_line("q").unwrap();
+    q.exp_eof().expect("q quits");
 }

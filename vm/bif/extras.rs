@@ -584,7 +584,7 @@ pub fn process_info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// The group leader: act has one io server, the runtime itself; it is
 /// named by a pid no process holds (printed `<0.65.0>` as escript's is).
-fn group_leader() -> Term {
+pub(super) fn group_leader() -> Term {
     Term::pid(Pid::from_id(super::fmt::GROUP_LEADER_SLOT).id())
 }
 

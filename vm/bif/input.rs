@@ -31,8 +31,19 @@ pub(super) fn is_stdin(device: Term) -> bool {
     match device.as_atom() {
         Some(Atom::STANDARD_IO) => true,
         Some(a) => a.name() == "user",
-        None => device.is_pid(),
+        None => device.is_pid() && !is_gone(device),
     }
+}
+
+/// Whether `device` is the pid of an io server that has ended: a local
+/// process no longer alive (a closed file's pid, say), other than the
+/// group leader, which no process holds. OTP answers a request to it
+/// with `{error, terminated}` (a read) or raises `terminated` (a write).
+pub(super) fn is_gone(device: Term) -> bool {
+    let Some(pid) = crate::sched::Pid::from_term(device) else {
+        return false;
+    };
+    device != super::extras::group_leader() && !super::process::services(|s| s.is_alive(pid))
 }
 
 /// `'$io':prompt(Device, Prompt)`: writes the prompt of a read from
@@ -115,8 +126,15 @@ pub fn take_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if let Some(file) = super::file::lookup(&ctx.process.heap, device) {
         return take_file(ctx, file, what, args);
     }
-    if !is_stdin(device) {
+    if is_gone(device) {
         return error_reply(ctx, "terminated", args);
+    }
+    if device == super::process::services(|s| s.self_pid()).to_term() {
+        return error_reply(ctx, "calling_self", args);
+    }
+    if !is_stdin(device) {
+        // OTP's io:request to a name nobody has registered.
+        return error_reply(ctx, "arguments", args);
     }
     let heap = &ctx.process.heap;
     match heap.view(what) {
@@ -132,7 +150,17 @@ pub fn take_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 return Err(BifError::Badarg);
             };
             if n == 0 {
-                return stdin_data(ctx, Vec::new(), args);
+                // OTP answers eof at the end of the input and an empty
+                // string before it: look at one byte and put it back.
+                return match take_stdin(Request::Bytes(1)) {
+                    Taken::Data(bytes) => {
+                        stdin::unread(&bytes);
+                        stdin_data(ctx, Vec::new(), args)
+                    }
+                    Taken::Eof => Ok(eof()),
+                    Taken::Error(e) => error_reply(ctx, &e, args),
+                    Taken::Pending => wait(ctx),
+                };
             }
             match take_stdin(Request::Bytes(n)) {
                 Taken::Data(bytes) => stdin_data(ctx, bytes, args),
@@ -319,6 +347,13 @@ fn setopts(ctx: &mut Context, device: Term, options: Term, args: &mut [Term]) ->
         }
         return Ok(Term::OK);
     }
+    if is_gone(device) {
+        return error_reply(ctx, "terminated", args);
+    }
+    if device.is_atom() && !is_stdin(device) {
+        // A name nobody has registered.
+        return error_reply(ctx, "arguments", args);
+    }
     if !is_stdin(device) {
         return Err(BifError::Badarg);
     }
@@ -346,6 +381,10 @@ fn getopts(ctx: &mut Context, device: Term, args: &mut [Term]) -> BifResult {
         Some(file) => {
             let f = file.lock().unwrap_or_else(|e| e.into_inner());
             (f.binary, f.unicode)
+        }
+        None if is_gone(device) => return error_reply(ctx, "terminated", args),
+        None if device.is_atom() && !is_stdin(device) => {
+            return error_reply(ctx, "arguments", args);
         }
         None => (BINARY.load(Ordering::Relaxed), output::unicode()),
     };

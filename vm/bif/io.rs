@@ -9,7 +9,8 @@ use crate::term::view::View;
 use crate::term::{Atom, Term};
 
 /// Writes characters to `device`: standard_io (and `user`, a pid that is
-/// no open file: the group leader), standard_error, or an open file.
+/// no open file: the group leader), standard_error, or an open file; the
+/// pid of an io server that has ended raises `terminated`.
 ///
 /// A process whose group leader is on another node (`dist::gl`) writes
 /// standard_io there, as does output to a pid of another node.
@@ -40,6 +41,13 @@ fn emit(heap: &Heap, device: Term, text: &str) -> Result<(), BifError> {
             match super::file::write_device(heap, device, &chars) {
                 Some(Ok(())) => {}
                 Some(Err(())) => return Err(BifError::Badarg),
+                // An io server that has ended: OTP's io raises terminated.
+                None if super::input::is_gone(device) => {
+                    return Err(BifError::Raise(
+                        crate::process::Class::Error,
+                        Term::atom(Atom::intern("terminated")),
+                    ));
+                }
                 None if device.is_pid() => output::write_text(text),
                 None => return Err(BifError::Badarg),
             }

@@ -31,6 +31,9 @@ pub fn read(ctx: &mut Context, n: Option<usize>, args: &mut [Term]) -> BifResult
     if device == super::process::services(|s| s.self_pid()).to_term() {
         return error(ctx, atom("calling_self"));
     }
+    if super::input::is_gone(device) {
+        return error(ctx, atom("terminated"));
+    }
     if !super::input::is_stdin(device) {
         // OTP's io:request to a name nobody has registered.
         return error(ctx, atom("arguments"));

@@ -19,7 +19,8 @@ pub struct Names {
     pub variables: Vec<String>,
     /// Functions defined at the prompt: `name/arity`.
     pub functions: Vec<(String, u32)>,
-    /// Modules that can be named: loaded, built in, or beside the shell.
+    /// Modules that can be named: loaded, built in (in Rust or in act,
+    /// `stdlib/`), or beside the shell.
     pub modules: BTreeSet<String>,
 }
 

@@ -21,7 +21,8 @@
 //! candidate, and those it reports unbound or unsafe at the end are
 //! dropped and the module rebuilt. Each
 //! load makes a new version of `shell_default`; funs made by older inputs
-//! keep their own version (DESIGN.md "Code"), so they keep working after
+//! keep their own version (the fun table of `runtime` names the version
+//! each fun was made in), so they keep working after
 //! a redefinition.
 //!
 //! Invariant: every term in `bindings` and `history` lives on `store` (or
@@ -29,7 +30,7 @@
 //! module version is); `store` is rebuilt from scratch after each
 //! evaluation, so garbage never accumulates there.
 
-use super::server::{Reply, Server};
+use super::server::{self, Reply, Server};
 use crate::heap::{Heap, MessageBuffer};
 use crate::heap::{copy_term, size_of};
 use crate::process::Process;
@@ -100,8 +101,9 @@ pub struct Shell {
     /// The last results: (command number, value on `store`).
     history: Vec<(u64, Term)>,
     store: Heap,
-    /// The runtime the evaluations run on (started by the first one).
-    server: Option<Server>,
+    /// This shell's job number in the user-switch menu: its evaluator
+    /// on the shared runtime (`server`).
+    job: u32,
     /// Whether the input being evaluated calls `v/1`: then `'$eval'`
     /// takes the results as one more argument and `v/1` is defined.
     with_history: bool,
@@ -134,7 +136,7 @@ impl Shell {
             bindings: Vec::new(),
             history: Vec::new(),
             store: Heap::new(),
-            server: None,
+            job: 1,
             with_history: false,
             counter: 1,
             depth: RESULT_DEPTH,
@@ -414,19 +416,21 @@ impl Shell {
         let module = crate::runtime::load(module);
         let values: Vec<Term> = self.bindings.iter().map(|(_, v)| *v).collect();
         debug_assert_eq!(values.len(), params.len());
-        if let Err(text) = self.server() {
-            return Evaluated::Error(text);
-        }
-        let Some(server) = self.server.as_mut() else {
-            return Evaluated::Error("** the shell has no runtime\n".to_string());
+        let history = self.with_history.then_some(&self.history[..]);
+        let call = server::with_server(|server| {
+            server.call(
+                self.job,
+                module.name,
+                Atom::intern(EVAL_FUNCTION),
+                &self.store,
+                &values,
+                history,
+            )
+        });
+        let reply = match call {
+            Ok(reply) => reply,
+            Err(text) => return Evaluated::Error(text),
         };
-        let reply = server.call(
-            module.name,
-            Atom::intern(EVAL_FUNCTION),
-            &self.store,
-            &values,
-            self.with_history.then_some(&self.history[..]),
-        );
         crate::runtime::output::flush();
         let buffer = match reply {
             Reply::Value(buffer) => buffer,
@@ -486,21 +490,21 @@ impl Shell {
         Evaluated::Value(shown)
     }
 
-    /// The evaluator's runtime, started on first use.
-    fn server(&mut self) -> Result<&mut Server, String> {
-        if self.server.is_none() {
-            self.server = Some(Server::start()?);
-        }
-        self.server
-            .as_mut()
-            .ok_or_else(|| "** the shell has no runtime\n".to_string())
-    }
-
     /// Stops the runtime (q()).
     pub fn quit(&mut self) {
-        if let Some(server) = self.server.as_mut() {
-            server.quit();
-        }
+        server::if_started(Server::quit);
+    }
+
+    /// This shell as job `job` of the user-switch menu.
+    pub fn set_job(&mut self, job: u32) {
+        self.job = job;
+    }
+
+    /// Kills this shell's evaluator (the menu's `k` and `i`): its next
+    /// input runs in a new process, with the bindings kept.
+    pub fn kill_evaluator(&mut self) {
+        let job = self.job;
+        server::if_started(|s| s.kill(job));
     }
 
     /// The result of input `n` (`v(N)` numbering), if it is kept.

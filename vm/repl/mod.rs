@@ -6,13 +6,16 @@
 //! function definition, or an expression sequence to evaluate with the
 //! bindings (`eval`). On a terminal the prompt counts inputs (`1>`), lines
 //! are edited with history (`~/.act_history`, or `$ACT_HISTORY`) and tab
-//! completion, and Ctrl-C interrupts an evaluation. When stdin is not a
+//! completion, Ctrl-C interrupts an evaluation (at the prompt it opens
+//! erl's BREAK menu) and Ctrl-G opens erl's user-switch menu of shell
+//! jobs (`jobs`). When stdin is not a
 //! terminal there is no prompt: each result is printed on its own line,
 //! so the shell can be scripted.
 
 pub mod complete;
 pub mod eval;
 pub mod interrupt;
+pub mod jobs;
 pub mod server;
 
 use crate::syntax::ast::{CallTarget, Expr, ExprKind};
@@ -390,6 +393,11 @@ impl Session {
         match (name.as_str(), arg) {
             ("help", None) => out.push_str(HELP),
             ("q", None) | ("halt", None) => {
+                // erl's q() returns ok (init:stop/0 is asynchronous);
+                // halt() ends at once.
+                if name == "q" {
+                    out.push_str("ok\n");
+                }
                 self.shell.quit();
                 return Some(Step::Exit(0));
             }
@@ -446,6 +454,13 @@ impl Session {
             }
             ("c", Some(kind)) => {
                 let file = match kind {
+                    // A module with no source here: erl's c/1 answers
+                    // {error,non_existing} (it looks for the module's
+                    // object code next, and act has none to find).
+                    ExprKind::Atom(a) if !Path::new(&format!("{a}.act")).is_file() => {
+                        out.push_str("{error,non_existing}\n");
+                        return Some(Step::Continue);
+                    }
                     ExprKind::Atom(a) => format!("{a}.act"),
                     ExprKind::String(s) => {
                         let s: String = s.iter().filter_map(|&c| char::from_u32(c)).collect();
@@ -480,19 +495,20 @@ impl Session {
             .remember_immediate(crate::term::Term::atom(Atom::OK));
     }
 
-    /// `c(File)`: compiles and loads a module; `{ok,Mod}` or `error`.
+    /// `c(File)`: compiles and loads a module; its errors and warnings
+    /// as erl's c/1 prints them, then `{ok,Mod}` or `error`.
     fn compile_file(&mut self, file: &str, out: &mut String) {
-        match syntax::with_big_stack(|| crate::runtime::script::compile_file(file)) {
-            Ok(module) => {
+        let (module, report) =
+            syntax::with_big_stack(|| crate::runtime::script::compile_file_reported(file));
+        out.push_str(&report);
+        match module {
+            Some(module) => {
                 let name = module.name.name().to_string();
                 crate::runtime::load(module);
                 self.sources.insert(name.clone(), PathBuf::from(file));
                 out.push_str(&format!("{{ok,{}}}\n", quote(&name)));
             }
-            Err(text) => {
-                out.push_str(&text);
-                out.push_str("error\n");
-            }
+            None => out.push_str("error\n"),
         }
     }
 
@@ -547,7 +563,12 @@ impl Session {
             .iter()
             .map(|b| b.module.to_string())
             .collect();
-        modules.extend(["lists", "maps", "string"].map(String::from));
+        // The library modules written in act (stdlib/), loaded when named.
+        modules.extend(
+            crate::runtime::script::STDLIB
+                .iter()
+                .map(|(name, _)| name.to_string()),
+        );
         modules.extend(self.sources.keys().cloned());
         modules.insert(eval::SHELL_MODULE.to_string());
         if let Ok(dir) = std::fs::read_dir(".") {
@@ -706,13 +727,21 @@ fn run_terminal() -> i32 {
         let _ = editor.load_history(path);
     }
     interrupt::install();
-    let mut session = Session::new();
-    println!(
-        "act {} shell (help(). for help, q(). or Ctrl-D to leave)",
-        env!("CARGO_PKG_VERSION")
+    // Ctrl-G reaches the editor as a key: it raises `switch` and ends the
+    // line as Ctrl-C does, so the loop below tells the two apart.
+    let switch = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    editor.bind_sequence(
+        rustyline::KeyEvent::ctrl('G'),
+        rustyline::EventHandler::Conditional(Box::new(CtrlG(switch.clone()))),
     );
+    let mut jobs = jobs::Jobs::new(Session::new());
+    println!("{}", jobs::banner());
     let mut buffer = String::new();
     let status = 'outer: loop {
+        let Some(job) = jobs.current() else {
+            break 1;
+        };
+        let session = &mut job.session;
         if let Ok(mut n) = names.lock() {
             *n = session.names();
         }
@@ -752,10 +781,23 @@ fn run_terminal() -> i32 {
                     }
                 }
             }
+            Err(ReadlineError::Interrupted)
+                if switch.swap(false, std::sync::atomic::Ordering::SeqCst) =>
+            {
+                // Ctrl-G: the user-switch menu; the unfinished input goes.
+                buffer.clear();
+                if let Some(status) = user_switch(&mut editor, &mut jobs, &switch) {
+                    break status;
+                }
+            }
             Err(ReadlineError::Interrupted) => {
-                // Ctrl-C at the prompt drops the unfinished input.
+                // Ctrl-C at the prompt: erl's BREAK menu; the unfinished
+                // input goes.
                 buffer.clear();
                 interrupt::clear();
+                if let Some(status) = break_menu(&mut editor) {
+                    break status;
+                }
             }
             Err(ReadlineError::Eof) if !is_blank(&buffer) => {
                 // Ctrl-D inside an unfinished input drops that input and
@@ -770,8 +812,88 @@ fn run_terminal() -> i32 {
             }
         }
     };
+    for session in jobs.sessions() {
+        session.shell.quit();
+    }
     crate::runtime::output::flush();
     status
+}
+
+/// The Ctrl-G key: raises its flag and ends the line being read.
+struct CtrlG(Arc<std::sync::atomic::AtomicBool>);
+
+impl rustyline::ConditionalEventHandler for CtrlG {
+    fn handle(
+        &self,
+        _: &rustyline::Event,
+        _: rustyline::RepeatCount,
+        _: bool,
+        _: &rustyline::EventContext,
+    ) -> Option<rustyline::Cmd> {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        Some(rustyline::Cmd::Interrupt)
+    }
+}
+
+type Editor = rustyline::Editor<ShellHelper, rustyline::history::FileHistory>;
+
+/// erl's user-switch menu, until a job is connected to (`None`) or `q`
+/// (the exit status).
+fn user_switch(
+    editor: &mut Editor,
+    jobs: &mut jobs::Jobs,
+    switch: &std::sync::atomic::AtomicBool,
+) -> Option<i32> {
+    use rustyline::error::ReadlineError;
+    println!("\nUser switch command");
+    loop {
+        let line = match editor.readline(" --> ") {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                switch.store(false, std::sync::atomic::Ordering::SeqCst);
+                continue;
+            }
+            Err(_) => return Some(0),
+        };
+        let mut out = String::new();
+        let step = jobs.switch(&line, &mut out);
+        print!("{out}");
+        match step {
+            jobs::Switch::Stay => {}
+            jobs::Switch::Quit => return Some(0),
+            jobs::Switch::Connect => {
+                let mut out = String::new();
+                jobs.connected(&mut out);
+                print!("{out}");
+                let _ = std::io::stdout().flush();
+                return None;
+            }
+        }
+    }
+}
+
+/// erl's BREAK menu: `None` to go on, or the exit status to leave with.
+fn break_menu(editor: &mut Editor) -> Option<i32> {
+    use rustyline::error::ReadlineError;
+    println!();
+    loop {
+        print!("{}", jobs::BREAK_MENU);
+        let _ = std::io::stdout().flush();
+        let line = match editor.readline("") {
+            Ok(line) => line,
+            // A second Ctrl-C leaves, as in erl.
+            Err(ReadlineError::Interrupted) => return Some(0),
+            Err(_) => return None,
+        };
+        let mut out = String::new();
+        let step = jobs::break_option(&line, &mut out);
+        print!("{out}");
+        match step {
+            jobs::Break::Continue => return None,
+            jobs::Break::Abort => return Some(0),
+            jobs::Break::Again => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,46 +1,62 @@
-//! The shell's evaluator as processes on the scheduler runtime.
+//! The shell's evaluators as processes on the scheduler runtime.
 //!
 //! The runtime runs on a background thread with a *server* process as its
 //! main process; the line editor's thread talks to it through the
-//! `'$shell'` BIFs (`bif::shell`). The server keeps one *evaluator*
-//! process, which runs every input: it is the shell's `self()`, so
-//! `spawn`, `!`, `receive` and `flush()` work across inputs, as in erl.
-//! While an evaluation runs the server polls for Ctrl-C and then kills
-//! the evaluator and starts a new one (a new pid, and an empty mailbox,
-//! as after a crash in erl). An exception is caught inside the evaluator
-//! and reported; the evaluator lives on.
+//! `'$shell'` BIFs (`bif::shell`). There is one runtime per OS process
+//! (the door is one too), shared by every shell job of the user-switch
+//! menu (`jobs`): the server keeps one *evaluator* process per job, which
+//! runs every input of that job: it is the job's `self()`, so `spawn`,
+//! `!`, `receive` and `flush()` work across inputs, as in erl. While an
+//! evaluation runs the server polls for Ctrl-C and then kills the
+//! evaluator and starts a new one (a new pid, and an empty mailbox, as
+//! after a crash in erl). An exception is caught inside the evaluator and
+//! reported; the evaluator lives on. Killing or interrupting a job from
+//! the menu kills its evaluator; the job's next input gets a new one.
 
 use crate::bif::shell as door;
 use crate::heap::{Heap, MessageBuffer};
 use crate::process::Process;
 use crate::term::{Atom, Term};
 use std::sync::mpsc::Receiver;
+use std::sync::{Mutex, MutexGuard};
 
 /// The server and evaluator, in act.
 const SOURCE: &str = r#"
 -module(act_shell).
 -export([start/0]).
 
-start() -> serve(evaluator()).
+start() -> serve(#{}).
 
 evaluator() ->
     Server = self(),
     spawn_monitor(fun() -> evaluate(Server) end).
 
-serve(E) ->
+%% Es maps each job to its evaluator {Pid, MonitorRef}.
+serve(Es) ->
     case '$shell':take() of
         none ->
-            receive after 2 -> serve(E) end;
+            receive after 2 -> serve(Es) end;
         quit ->
             ok;
-        {eval, M, F, Args} ->
-            {Pid, _} = E2 = alive(E),
+        {kill, Job} ->
+            case maps:find(Job, Es) of
+                {ok, {Pid, Ref}} ->
+                    erlang:demonitor(Ref, [flush]),
+                    exit(Pid, kill);
+                error ->
+                    ok
+            end,
+            serve(maps:remove(Job, Es));
+        {eval, Job, M, F, Args} ->
+            {Pid, _} = E = alive(maps:get(Job, Es, none)),
             Pid ! {'$shell_eval', self(), M, F, Args},
-            serve(wait(E2))
+            serve(Es#{Job => wait(E)})
     end.
 
 %% The evaluator, or a new one if it died between inputs (an exit
 %% signal from a linked process).
+alive(none) ->
+    evaluator();
 alive({Pid, Ref} = E) ->
     receive
         {'DOWN', Ref, process, Pid, _} -> evaluator()
@@ -132,12 +148,13 @@ impl Server {
         self.ended
     }
 
-    /// Runs `module:function(Args...)` in the evaluator, `args` being
+    /// Runs `module:function(Args...)` in the evaluator of shell job `job`, `args` being
     /// terms on `heap`, and waits for the outcome. With `history`, one
     /// more argument follows: the list of `{N, Value}` results (on `heap`
     /// too), for `v(N)` inside expressions.
     pub fn call(
         &mut self,
+        job: u32,
         module: Atom,
         function: Atom,
         heap: &Heap,
@@ -176,6 +193,7 @@ impl Server {
         let list = temp.list(&copied);
         let request = temp.tuple(&[
             Term::atom(Atom::intern("eval")),
+            Term::small(i64::from(job)),
             Term::atom(module),
             Term::atom(function),
             list,
@@ -217,5 +235,43 @@ impl Server {
     /// Asks the server to stop (q()).
     pub fn quit(&mut self) {
         door::request(MessageBuffer::immediate(Term::atom(Atom::intern("quit"))));
+    }
+
+    /// Kills the evaluator of shell job `job`, if it has one; its next
+    /// input starts a new one.
+    pub fn kill(&mut self, job: u32) {
+        let mut heap = Heap::new();
+        let request = heap.tuple(&[
+            Term::atom(Atom::intern("kill")),
+            Term::small(i64::from(job)),
+        ]);
+        if let Ok(buffer) = MessageBuffer::copy_from(&heap, request) {
+            door::request(buffer);
+        }
+    }
+}
+
+/// The runtime of this OS process, once started: every shell job uses it.
+fn shared() -> MutexGuard<'static, Option<Server>> {
+    static SERVER: Mutex<Option<Server>> = Mutex::new(None);
+    SERVER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` on the shared runtime, starting it on first use.
+pub fn with_server<R>(f: impl FnOnce(&mut Server) -> R) -> Result<R, String> {
+    let mut server = shared();
+    if server.is_none() {
+        *server = Some(Server::start()?);
+    }
+    match server.as_mut() {
+        Some(s) => Ok(f(s)),
+        None => Err("** the shell has no runtime\n".to_string()),
+    }
+}
+
+/// Runs `f` on the shared runtime if it has been started.
+pub fn if_started(f: impl FnOnce(&mut Server)) {
+    if let Some(s) = shared().as_mut() {
+        f(s);
     }
 }

@@ -537,6 +537,9 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
         _ => s("not an integer"),
     };
     let a = |i: usize| args.get(i).copied().unwrap_or(Term::NIL);
+    if m == "io" && reason == Term::atom(Atom::intern("terminated")) && !args.is_empty() {
+        return vec![s("the device has terminated")];
+    }
     if m == "io" && matches!(f, "format" | "fwrite") && !args.is_empty() {
         let (device, format, data) = match args.len() {
             1 => (None, a(0), Term::NIL),
@@ -751,10 +754,29 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
             ("send", 2) => vec![s("invalid destination")],
             ("send_after" | "start_timer", 3 | 4) => {
                 let dest = a(1);
-                vec![
+                let mut out = vec![
                     time_err(a(0)),
                     must(is_pid(dest) || is_atom(dest), "not a pid or an atom"),
-                ]
+                ];
+                if args.len() == 4 {
+                    // erl_erts_errors explains the options (the fourth
+                    // argument) as argument 3, and so does escript.
+                    let options = a(3);
+                    let valid = bif::erlang::list_elements(heap, options).is_some_and(|items| {
+                        items.iter().all(|&o| match heap.as_tuple(o) {
+                            Some([k, b]) => {
+                                k.as_atom().is_some_and(|k| k.name() == "abs")
+                                    && (*b == Term::TRUE || *b == Term::FALSE)
+                            }
+                            _ => false,
+                        })
+                    });
+                    out.push(must_list(
+                        options,
+                        (!valid).then(|| "invalid option in list".to_string()),
+                    ));
+                }
+                out
             }
             ("cancel_timer" | "read_timer", 1) => vec![s("not a reference")],
             ("size", 1) => vec![s("not tuple or binary")],

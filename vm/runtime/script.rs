@@ -269,6 +269,97 @@ fn compile_file_as(file: &str, shown: Option<&str>) -> Result<crate::code::Modul
     }
 }
 
+/// What erl's `c/1` does with a file: compiles it and reports as the
+/// compiler does with `report`, errors then warnings, each
+/// `FILE:LINE:COL: [Warning: ]MESSAGE` with a quote of the line and a
+/// caret (in OTP's words where act has them), all in the
+/// returned text, which the shell prints before `{ok,Mod}` or `error`. A
+/// missing file is `FILE: no such file or directory`.
+pub fn compile_file_reported(file: &str) -> (Option<crate::code::Module>, String) {
+    use crate::syntax::escript_report;
+    let bytes = match std::fs::read(file) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return (None, format!("{file}: no such file or directory\n"));
+        }
+        Err(e) => {
+            let reason = crate::bif::file::errno_name(&e);
+            return (None, format!("{file}: {reason}\n"));
+        }
+    };
+    let Ok(source) = String::from_utf8(bytes) else {
+        return (None, compile_file(file).err().unwrap_or_default());
+    };
+    let path = Path::new(file);
+    let stem = path
+        .file_stem()
+        .map_or("main".to_string(), |s| s.to_string_lossy().into_owned());
+    let name = path
+        .file_name()
+        .map_or(file.to_string(), |s| s.to_string_lossy().into_owned());
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let mut program = syntax::read_program(&name, file, &source, dir, &stem);
+    let mut diagnostics = std::mem::take(&mut program.diagnostics);
+    if diagnostics[..program.parse_diagnostics]
+        .iter()
+        .any(Diagnostic::is_error)
+    {
+        diagnostics.truncate(program.parse_diagnostics);
+        program.sources.sort(&mut diagnostics);
+        syntax::preprocess::name_macros(&mut diagnostics, &program.expansions);
+        // In OTP's words where act has them, with the quote of the line
+        // as the compiler prints every error.
+        let mut errors: Vec<Diagnostic> = Vec::new();
+        for d in diagnostics.into_iter().filter(Diagnostic::is_error) {
+            if d.escript.is_empty() {
+                errors.push(d);
+                continue;
+            }
+            for (at, words) in &d.escript {
+                let mut said = d.clone();
+                said.message = words.clone();
+                said.span = crate::syntax::span::Span {
+                    start: *at,
+                    end: *at,
+                };
+                said.escript = Vec::new();
+                errors.push(said);
+            }
+        }
+        let listing = escript_report::listing(
+            &errors,
+            &program.sources,
+            file,
+            escript_report::Mode::Compile,
+            None,
+        );
+        return (None, listing.stdout);
+    }
+    diagnostics.extend(syntax::check::check_module(&program.module, &source));
+    escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
+    let listing = escript_report::listing(
+        &diagnostics,
+        &program.sources,
+        file,
+        escript_report::Mode::Compile,
+        None,
+    );
+    if listing.failed {
+        return (None, listing.stdout);
+    }
+    let sources = &program.sources;
+    let compiled = syntax::with_big_stack(|| {
+        crate::compile::compile_module_in(&program.module, &stem, &name, sources)
+    });
+    match compiled {
+        Ok(module) => (Some(module), listing.stdout),
+        Err(e) => {
+            let d = Diagnostic::error(e.message, e.span);
+            (None, syntax::render_sources(&[d], sources))
+        }
+    }
+}
+
 /// Compiles the script of a run, printing its warnings and errors where
 /// and as escript prints them (`syntax::escript_report`): on stdout with
 /// a quote of the line under `-mode(compile)`, one line each on stderr

@@ -158,9 +158,10 @@ fn render_one(
         );
         window_end = clamp_to_char(source, (window_start + MAX_SHOWN_LINE).min(line_end)).max(end);
     }
-    let label_start = start - window_start;
-    let label_end = end - window_start;
-    let shown = visible(&source[window_start..window_end]);
+    let (shown, label) = visible(
+        &source[window_start..window_end],
+        start - window_start..end - window_start,
+    );
     let file = OneLine {
         name: file_name,
         text: &shown,
@@ -170,7 +171,7 @@ fn render_one(
         Severity::Error => CodespanDiagnostic::error(),
         Severity::Warning => CodespanDiagnostic::warning(),
     };
-    let mut codespan = codespan.with_labels(vec![Label::primary((), label_start..label_end)]);
+    let mut codespan = codespan.with_labels(vec![Label::primary((), label)]);
     if let Some(hint) = &hint {
         codespan = codespan.with_notes(vec![format!("hint: {hint}")]);
     }
@@ -185,10 +186,6 @@ fn render_one(
     }
 }
 
-/// `text` with every character that would not show (or would reorder the
-/// line on a terminal: controls, zero-width and bidirectional marks)
-/// replaced by a visible one of the same length in bytes, so that spans
-/// stay valid and carets point at it.
 /// How an unexpected character is named: itself in quotes when it is
 /// plain ASCII, else its code point (`U+00A0`), with its name for the
 /// invisible and look-alike characters that come in from word processors
@@ -278,19 +275,55 @@ pub fn describe_character(c: char) -> (String, Option<&'static str>) {
     (format!("U+{:04X} ({name})", c as u32), advice)
 }
 
-fn visible(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            let hidden = (c.is_control() && c != '\t' && c != '\r')
-                || matches!(c as u32, 0xAD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF);
-            match (hidden, c.len_utf8()) {
-                (false, _) => c,
-                (true, 1) => '?',
-                (true, 2) => '\u{BF}',
-                (true, _) => '\u{FFFD}',
-            }
-        })
-        .collect()
+/// `text` with every character that would not show (or would reorder the
+/// line on a terminal: controls, zero-width and bidirectional marks, line
+/// separators) written as an Erlang escape, `\x{202E}`, and `span` (byte
+/// offsets into `text`) moved onto the same characters of the result, so
+/// the caret falls under the escape of a hidden character.
+fn visible(text: &str, span: std::ops::Range<usize>) -> (String, std::ops::Range<usize>) {
+    let mut out = String::with_capacity(text.len());
+    let (mut start, mut end) = (None, None);
+    for (i, c) in text.char_indices() {
+        if i == span.start {
+            start = Some(out.len());
+        }
+        if i == span.end {
+            end = Some(out.len());
+        }
+        // A carriage return ending the line (a CRLF file) stays as it is.
+        if hidden(c) && !(c == '\r' && i + 1 == text.len()) {
+            out.push_str(&format!("\\x{{{:02X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    let start = start.unwrap_or(out.len());
+    let end = end.unwrap_or(out.len()).max(start);
+    (out, start..end)
+}
+
+/// Whether a terminal would not show `c` as a mark of its own.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\t')
+        || matches!(c as u32, 0xAD | 0x200B..=0x200F | 0x2028..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF)
+}
+
+#[cfg(test)]
+mod visible_tests {
+    use super::visible;
+
+    #[test]
+    fn hidden_characters_are_escaped_and_the_span_follows_them() {
+        let text = "main(_) -> ok\u{200B}.";
+        let at = text.find('\u{200B}').unwrap();
+        let (shown, span) = visible(text, at..at + 3);
+        assert_eq!(shown, "main(_) -> ok\\x{200B}.");
+        assert_eq!(&shown[span], "\\x{200B}");
+        let (shown, span) = visible("a\0b\u{202E}c", 4..5);
+        assert_eq!(shown, "a\\x{00}b\\x{202E}c");
+        assert_eq!(&shown[span], "c");
+        assert_eq!(visible("tab\tok", 0..3), ("tab\tok".to_string(), 0..3));
+    }
 }
 
 /// One line of a file (or a window of it) shown under its true line number.
