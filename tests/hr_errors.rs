@@ -272,7 +272,7 @@ fn files_that_cannot_run_say_why_with_escripts_status() {
         );
         if name.starts_with("zw") || name.starts_with("rlo") {
             assert!(
-                out.stderr.contains("            ^\n"),
+                out.stderr.contains("            ^^^^^^^^\n"),
                 "{name}: {}",
                 out.stderr
             );

@@ -33,6 +33,12 @@ pub struct FunDef {
     pub free: u32,
 }
 
+/// The module the shell's expressions and functions compile into. The
+/// shell evaluates as erl_eval does, where an operator is a call of its
+/// BIF, so its errors carry the operator's frame where compiled code's
+/// float instructions would not (see the interpreter's `arith_fail`).
+pub const SHELL_MODULE: &str = "shell_default";
+
 /// A compiled module. Immutable once built (apart from the call caches
 /// below, which only remember lookups); shared behind an `Arc`.
 ///

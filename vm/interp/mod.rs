@@ -282,6 +282,7 @@ fn interpret(
                 // not in the operator's BIF: no `erlang` frame on top.
                 if $reason == Term::atom(Atom::BADARITH)
                     && matches!($op, "/" | "+" | "-" | "*")
+                    && m.name.name() != crate::code::module::SHELL_MODULE
                     && args.iter().all(|&t| p.heap.is_number(t))
                 {
                     flow!(exception::raise(

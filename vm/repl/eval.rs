@@ -41,7 +41,7 @@ use crate::term::{Atom, Term};
 use std::collections::BTreeSet;
 
 /// The module that holds functions defined at the prompt.
-pub const SHELL_MODULE: &str = "shell_default";
+pub use crate::code::module::SHELL_MODULE;
 /// The function that evaluates one input.
 const EVAL_FUNCTION: &str = "$eval";
 /// The parameter that carries the results for `v(N)` inside expressions.

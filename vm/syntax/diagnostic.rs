@@ -319,7 +319,7 @@ mod visible_tests {
         let (shown, span) = visible(text, at..at + 3);
         assert_eq!(shown, "main(_) -> ok\\x{200B}.");
         assert_eq!(&shown[span], "\\x{200B}");
-        let (shown, span) = visible("a\0b\u{202E}c", 4..5);
+        let (shown, span) = visible("a\0b\u{202E}c", 6..7);
         assert_eq!(shown, "a\\x{00}b\\x{202E}c");
         assert_eq!(&shown[span], "c");
         assert_eq!(visible("tab\tok", 0..3), ("tab\tok".to_string(), 0..3));
