@@ -527,6 +527,12 @@ fn build_fancy(source: &str, flags: Flags) -> Result<fancy_regex::Regex, String>
 /// it), or `None` if it has no such `^`. Only the backtracking engine can
 /// say "not at the end", so a pattern rewritten this way runs on it.
 fn caret_not_after_final_newline(source: &str) -> Option<String> {
+    rewrite_anchor(source, '^', "(?:\\A|^(?!\\z))")
+}
+
+/// The source with each `anchor` outside a character class written as
+/// `with`, or `None` if it has no such anchor.
+fn rewrite_anchor(source: &str, anchor: char, with: &str) -> Option<String> {
     let mut out = String::with_capacity(source.len() + 16);
     let mut chars = source.chars();
     let mut in_class = false;
@@ -551,8 +557,8 @@ fn caret_not_after_final_newline(source: &str) -> Option<String> {
                 in_class = false;
                 out.push(c);
             }
-            '^' if !in_class => {
-                out.push_str("(?:\\A|^(?!\\z))");
+            c if c == anchor && !in_class => {
+                out.push_str(with);
                 changed = true;
             }
             _ => out.push(c),
@@ -588,32 +594,7 @@ fn strip_start_options(mut pattern: &[u8]) -> &[u8] {
 /// (end of subject, or before a newline that ends it), or `None` if it
 /// has no such `$`.
 fn dollar_before_final_newline(source: &str) -> Option<String> {
-    let mut out = String::with_capacity(source.len() + 16);
-    let mut chars = source.chars();
-    let mut in_class = false;
-    let mut changed = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                out.push(c);
-                out.extend(chars.next());
-            }
-            '[' if !in_class => {
-                in_class = true;
-                out.push(c);
-            }
-            ']' if in_class => {
-                in_class = false;
-                out.push(c);
-            }
-            '$' if !in_class => {
-                out.push_str("(?=\\n?\\z)");
-                changed = true;
-            }
-            _ => out.push(c),
-        }
-    }
-    changed.then_some(out)
+    rewrite_anchor(source, '$', "(?=\\n?\\z)")
 }
 
 /// The pattern compiled for a subject: `final_newline` says the subject

@@ -720,12 +720,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// flushing before the instruction after the run (a jump target).
     fn speculate(&mut self, run: &FloatRun) {
         let (s, e) = (run.start - self.start, run.end - self.start);
+        // The guard goes in the run's own block (the way in from before);
+        // `emit` clears what a jump target invalidates, in each version.
         let block = self.blocks[s];
         self.b.switch_to_block(block);
-        if self.targets[s] {
-            self.addrs.clear();
-            self.matches.clear();
-        }
         // A register holding a pending float holds `[]`, not a box.
         let regs: Vec<u16> = run
             .regs
@@ -744,24 +742,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         // and the pending floats (none here) would be lost to a bail-out.
         // Boxing with a full heap would grow it instead (`box_float`).
         if self.pending.is_empty() {
-            let words = (4 * run.ops) as i64;
-            let top = self.load_ctx(off!(htop));
-            let limit = self.load_ctx(off!(hlimit));
-            let free = self.b.ins().isub(limit, top);
-            let enough = self
-                .b
-                .ins()
-                .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, free, words * 8);
-            let collect = self.b.create_block();
-            let go_on = self.b.create_block();
-            self.b.ins().brif(enough, go_on, &[], collect, &[]);
-            self.b.switch_to_block(collect);
-            let w = self.b.ins().iconst(I64, words);
-            let sig = self.sigs.ctx_word;
-            let f = helpers::test_heap as *const () as usize;
-            self.call_or_bail(run.start, sig, f, &[self.ctx, w]);
-            self.b.ins().jump(go_on, &[]);
-            self.b.switch_to_block(go_on);
+            self.test_heap(run.start, (4 * run.ops) as i64);
         }
         let originals = self.blocks[s..e].to_vec();
         let general = self.b.create_block();
@@ -918,20 +899,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// A box of `f` at the heap top, or through the helper when the heap
     /// is full (it grows; no collection between safepoints).
     fn box_float(&mut self, f: Value) -> Value {
-        let top = self.load_ctx(off!(htop));
-        let limit = self.load_ctx(off!(hlimit));
-        let new = self.b.ins().iadd_imm_s(top, 16);
-        let room = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThanOrEqual, new, limit);
-        let fast = self.b.create_block();
         let slow = self.b.create_block();
         let join = self.b.create_block();
         let t = self.b.append_block_param(join, I64);
-        self.b.ins().brif(room, fast, &[], slow, &[]);
-        self.b.switch_to_block(fast);
-        self.store_ctx(new, off!(htop));
+        let top = self.bump_within(crate::heap::FLOAT_WORDS, slow);
         let h = self.konst(header(Kind::Float, 1));
         self.b.ins().store(self.mem.heap, h, top, 0);
         self.b.ins().store(self.mem.heap, f, top, 8);
@@ -1288,6 +1259,44 @@ impl<'a, 'b> Gen<'a, 'b> {
         top
     }
 
+    /// `bump`, when the heap has room for `words`; else to `full`.
+    fn bump_within(&mut self, words: usize, full: Block) -> Value {
+        let top = self.load_ctx(off!(htop));
+        let limit = self.load_ctx(off!(hlimit));
+        let new = self.b.ins().iadd_imm_s(top, words as i64 * 8);
+        let room = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, new, limit);
+        let store = self.b.create_block();
+        self.b.ins().brif(room, store, &[], full, &[]);
+        self.b.switch_to_block(store);
+        self.store_ctx(new, off!(htop));
+        top
+    }
+
+    /// Makes `words` words free on the heap, collecting through the
+    /// helper when they are not (`test_heap`; a failure bails out at `ip`).
+    fn test_heap(&mut self, ip: usize, words: i64) {
+        let top = self.load_ctx(off!(htop));
+        let limit = self.load_ctx(off!(hlimit));
+        let free = self.b.ins().isub(limit, top);
+        let enough = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, free, words * 8);
+        let collect = self.b.create_block();
+        let go_on = self.b.create_block();
+        self.b.ins().brif(enough, go_on, &[], collect, &[]);
+        self.b.switch_to_block(collect);
+        let w = self.b.ins().iconst(I64, words);
+        let sig = self.sigs.ctx_word;
+        let f = helpers::test_heap as *const () as usize;
+        self.call_or_bail(ip, sig, f, &[self.ctx, w]);
+        self.b.ins().jump(go_on, &[]);
+        self.b.switch_to_block(go_on);
+    }
+
     /// The term pointing at heap address `addr` with `tag`.
     fn pointer(&mut self, addr: Value, tag: u64) -> Value {
         let base = self.load_ctx(off!(hbase));
@@ -1344,24 +1353,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 false
             }
             Instr::TestHeap { words, .. } => {
-                let top = self.load_ctx(off!(htop));
-                let limit = self.load_ctx(off!(hlimit));
-                let free = self.b.ins().isub(limit, top);
-                let enough = self.b.ins().icmp_imm_s(
-                    IntCC::SignedGreaterThanOrEqual,
-                    free,
-                    words as i64 * 8,
-                );
-                let collect = self.b.create_block();
-                let go_on = self.b.create_block();
-                self.b.ins().brif(enough, go_on, &[], collect, &[]);
-                self.b.switch_to_block(collect);
-                let w = self.b.ins().iconst(I64, words as i64);
-                let sig = self.sigs.ctx_word;
-                let f = helpers::test_heap as *const () as usize;
-                self.call_or_bail(ip, sig, f, &[self.ctx, w]);
-                self.b.ins().jump(go_on, &[]);
-                self.b.switch_to_block(go_on);
+                self.test_heap(ip, words as i64);
                 true
             }
             Instr::Call { arity, target } => {
@@ -2052,18 +2044,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             let room_check = self.b.create_block();
             self.b.ins().brif(ok, room_check, &[], bail, &[]);
             self.b.switch_to_block(room_check);
-            let words = crate::heap::SUB_BINARY_WORDS as i64;
-            let top = self.load_ctx(off!(htop));
-            let limit = self.load_ctx(off!(hlimit));
-            let new = self.b.ins().iadd_imm_s(top, words * 8);
-            let room = self
-                .b
-                .ins()
-                .icmp(IntCC::UnsignedLessThanOrEqual, new, limit);
-            let store = self.b.create_block();
-            self.b.ins().brif(room, store, &[], bail, &[]);
-            self.b.switch_to_block(store);
-            self.store_ctx(new, off!(htop));
+            let top = self.bump_within(crate::heap::SUB_BINARY_WORDS, bail);
             let h = self.konst(header(Kind::SubBin, 3));
             self.b.ins().store(self.mem.heap, h, top, 0);
             self.b.ins().store(self.mem.heap, parts.base, top, 8);
@@ -3007,17 +2988,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.b.switch_to_block(general);
             return;
         }
-        let top = self.load_ctx(off!(htop));
-        let limit = self.load_ctx(off!(hlimit));
-        let new = self.b.ins().iadd_imm_s(top, 16);
-        let room = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThanOrEqual, new, limit);
-        let store = self.b.create_block();
-        self.b.ins().brif(room, store, &[], general, &[]);
-        self.b.switch_to_block(store);
-        self.store_ctx(new, off!(htop));
+        let top = self.bump_within(crate::heap::FLOAT_WORDS, general);
         let h = self.konst(header(Kind::Float, 1));
         self.b.ins().store(self.mem.heap, h, top, 0);
         self.b.ins().store(self.mem.heap, r, top, 8);

@@ -300,13 +300,7 @@ pub fn compile_file_reported(file: &str) -> (Option<crate::code::Module>, String
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let mut program = syntax::read_program(&name, file, &source, dir, &stem);
     let mut diagnostics = std::mem::take(&mut program.diagnostics);
-    if diagnostics[..program.parse_diagnostics]
-        .iter()
-        .any(Diagnostic::is_error)
-    {
-        diagnostics.truncate(program.parse_diagnostics);
-        program.sources.sort(&mut diagnostics);
-        syntax::preprocess::name_macros(&mut diagnostics, &program.expansions);
+    if stops_at_parse_errors(&program, &mut diagnostics) {
         // In OTP's words where act has them, with the quote of the line
         // as the compiler prints every error.
         let mut errors: Vec<Diagnostic> = Vec::new();
@@ -360,6 +354,22 @@ pub fn compile_file_reported(file: &str) -> (Option<crate::code::Module>, String
     }
 }
 
+/// Whether the parse and preprocessor diagnostics of `program` hold an
+/// error, where escript stops before the checks (and record errors);
+/// then `diagnostics` keeps only those, sorted and with macro names.
+fn stops_at_parse_errors(program: &syntax::Program, diagnostics: &mut Vec<Diagnostic>) -> bool {
+    if !diagnostics[..program.parse_diagnostics]
+        .iter()
+        .any(Diagnostic::is_error)
+    {
+        return false;
+    }
+    diagnostics.truncate(program.parse_diagnostics);
+    program.sources.sort(diagnostics);
+    syntax::preprocess::name_macros(diagnostics, &program.expansions);
+    true
+}
+
 /// Compiles the script of a run, printing its warnings and errors where
 /// and as escript prints them (`syntax::escript_report`): on stdout with
 /// a quote of the line under `-mode(compile)`, one line each on stderr
@@ -378,14 +388,7 @@ fn compile_script_source(
     use crate::syntax::escript_report;
     let mut program = syntax::read_program(name, path, source, dir, default_name);
     let mut diagnostics = std::mem::take(&mut program.diagnostics);
-    if diagnostics[..program.parse_diagnostics]
-        .iter()
-        .any(Diagnostic::is_error)
-    {
-        // escript stops at these, before the checks (and record errors).
-        diagnostics.truncate(program.parse_diagnostics);
-        program.sources.sort(&mut diagnostics);
-        syntax::preprocess::name_macros(&mut diagnostics, &program.expansions);
+    if stops_at_parse_errors(&program, &mut diagnostics) {
         return Err(escript_report::syntax_listing(
             &diagnostics,
             &program.sources,

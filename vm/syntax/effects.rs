@@ -461,25 +461,7 @@ impl Effects<'_> {
     /// Where the operator of `a OP b` is: the first character after `a`
     /// (and any closing parentheses and comments) in the source.
     fn operator_at(&self, a: &Expr, b: &Expr) -> usize {
-        let file = self.sources.file_of(a.span.end);
-        let from = (a.span.end as usize).saturating_sub(file.base);
-        let to = (b.span.start as usize)
-            .saturating_sub(file.base)
-            .min(file.text.len());
-        let bytes = file.text.as_bytes();
-        let mut i = from;
-        while i < to {
-            match bytes[i] {
-                b' ' | b'\t' | b'\r' | b'\n' | b')' => i += 1,
-                b'%' => {
-                    while i < to && bytes[i] != b'\n' {
-                        i += 1;
-                    }
-                }
-                _ => return file.base + i,
-            }
-        }
-        a.span.end as usize
+        self.sources.operator_between(a.span.end, b.span.start)
     }
 }
 

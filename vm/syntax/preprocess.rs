@@ -84,6 +84,31 @@ impl Sources {
         &self.files[i]
     }
 
+    /// Where the operator written between the expression ending at
+    /// `after` and the one starting at `before` is: the first character
+    /// past closing parentheses, blanks and comments.
+    pub fn operator_between(&self, after: u32, before: u32) -> usize {
+        let file = self.file_of(after);
+        let from = (after as usize).saturating_sub(file.base);
+        let to = (before as usize)
+            .saturating_sub(file.base)
+            .min(file.text.len());
+        let bytes = file.text.as_bytes();
+        let mut i = from;
+        while i < to {
+            match bytes[i] {
+                b' ' | b'\t' | b'\r' | b'\n' | b')' => i += 1,
+                b'%' => {
+                    while i < to && bytes[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                _ => return file.base + i,
+            }
+        }
+        after as usize
+    }
+
     /// The 1-based line of `offset` in its own file.
     pub fn line(&self, offset: u32) -> u32 {
         let file = self.file_of(offset);
