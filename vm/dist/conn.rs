@@ -1122,10 +1122,15 @@ pub(super) fn local_pid(p: &EPid) -> Option<Pid> {
 }
 
 /// A message for the local `pid`: this node's group leader's io
-/// requests go to its io server, and the replies to io requests sent
-/// from here are dropped (`gl.rs`).
+/// requests are written here when an act node sent them, else go to its
+/// io server, and the replies to io requests sent from here are dropped
+/// (`gl.rs`).
 fn deliver_to_pid(pid: Pid, payload: &[u8]) -> Result<(), String> {
     if pid == super::gl::local_leader() {
+        if let Some(text) = super::gl::own_put_chars(payload) {
+            rt::print(&text);
+            return Ok(());
+        }
         return deliver_payload(Target::Name(Atom::intern("$dist_io")), payload);
     }
     if super::gl::any() && super::gl::is_own_reply(payload) {

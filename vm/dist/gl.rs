@@ -13,8 +13,10 @@
 //! `{io_request, Self, '$act_io', {put_chars, unicode, Binary}}`, sent
 //! without waiting for the reply: the request travels on the same
 //! connection as anything the process sends afterwards, and the peer's
-//! group leader serves requests in order, so the text still comes out
-//! before whatever the process's later messages cause there. The replies
+//! group leader writes such a request (`own_put_chars`) on the thread
+//! that reads the connection, before it delivers anything that came
+//! after it, so the text comes out before whatever the process's later
+//! messages (or its exit) cause there. The replies
 //! (`{io_reply, '$act_io', _}`) are dropped when they arrive.
 //!
 //! Io requests that other nodes' processes send to this node's group
@@ -177,6 +179,29 @@ fn put_chars_to(me: Pid, gl: EPid, text: &str) {
     }
     let ctrl = control(vec![tag(2), atom(""), ETerm::from(gl)]);
     queue(peer, &ctrl, &payload);
+}
+
+/// The text of `payload` when it is an io request as an act node sends
+/// one (`{io_request, _, '$act_io', {put_chars, unicode, Binary}}`),
+/// whose sender does not wait for the reply.
+pub(super) fn own_put_chars(payload: &[u8]) -> Option<String> {
+    let ETerm::Tuple(t) = ETerm::decode(payload).ok()? else {
+        return None;
+    };
+    let [ETerm::Atom(io), _, ETerm::Atom(reply_as), ETerm::Tuple(req)] = t.elements.as_slice()
+    else {
+        return None;
+    };
+    if io.name != "io_request" || reply_as.name.as_bytes() != REPLY_AS {
+        return None;
+    }
+    let [ETerm::Atom(put), ETerm::Atom(enc), ETerm::Binary(b)] = req.elements.as_slice() else {
+        return None;
+    };
+    if put.name != "put_chars" || enc.name != "unicode" {
+        return None;
+    }
+    String::from_utf8(b.bytes.clone()).ok()
 }
 
 /// Whether `payload` is the reply to an io request sent from here

@@ -301,6 +301,14 @@ pub fn resume(pid: Pid) {
     }
 }
 
+/// Writes what a process of another node printed here (its group
+/// leader is this node's) on the connection's own thread, so the text
+/// is out before any later message from that node is delivered.
+pub fn print(text: &str) {
+    super::output::write_text(text);
+    super::output::flush();
+}
+
 /// The program ends: what is queued for other nodes goes out first
 /// (for a few seconds at most).
 pub fn flush() {
