@@ -64,7 +64,7 @@ impl Atomics {
         if self.signed || bits <= i64::MAX as u64 {
             Number::Int(bits as i64)
         } else {
-            Number::Big(BigInt::from(bits))
+            Number::from_big(BigInt::from(bits))
         }
     }
 

@@ -714,13 +714,15 @@ impl Heap {
             return t;
         }
         let (sign, limbs) = i.to_u64_digits();
-        let kind = if sign == Sign::Minus {
-            Kind::NegBig
-        } else {
-            Kind::PosBig
-        };
+        self.bignum(sign == Sign::Minus, &limbs)
+    }
+
+    /// A bignum from its sign and magnitude (little-endian limbs, no zero
+    /// limb on top, outside the small range): `1 + limbs.len()` words.
+    pub fn bignum(&mut self, negative: bool, limbs: &[u64]) -> Term {
+        let kind = if negative { Kind::NegBig } else { Kind::PosBig };
         let at = self.alloc(&[header(kind, limbs.len())]);
-        self.words.extend(limbs.into_iter().map(Term));
+        self.words.extend(limbs.iter().map(|&l| Term(l)));
         Term::heap_pointer(TAG_BOXED, at)
     }
 

@@ -1,5 +1,6 @@
 //! Arithmetic with Erlang's semantics: small integers on a fast path,
-//! bignums through num-bigint, floats that never become inf or NaN.
+//! bignums worked in place (`bignum`, with num-bigint for the rest),
+//! floats that never become inf or NaN.
 //!
 //! The operations read their operands from a heap and return a `Number`,
 //! a value not yet placed anywhere; the caller ensures `number.words()`
@@ -10,10 +11,12 @@
 //! integers, returning `None` when the slow path is needed.
 
 use super::Term;
+use super::bignum;
 use crate::heap::{self, Heap, budget};
 use crate::term::view::View;
-use num_bigint::BigInt;
+use num_bigint::{BigInt, Sign};
 use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
+use std::cmp::Ordering;
 
 /// Why an arithmetic operation failed; maps to the Erlang error atom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,8 +34,16 @@ pub enum ArithError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Number {
     Int(i64),
-    Big(BigInt),
+    Big(Bignum),
     Float(f64),
+}
+
+/// An integer outside the i64 range: its sign and magnitude (`bignum`
+/// limbs, no zero limb on top), as the heap stores it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bignum {
+    pub negative: bool,
+    pub limbs: Vec<u64>,
 }
 
 /// Integers larger than this many bits are a system limit.
@@ -43,7 +54,7 @@ impl Number {
     pub fn words(&self) -> usize {
         match self {
             Number::Int(i) => heap::words_for_int(*i),
-            Number::Big(b) => heap::words_for_bigint(b),
+            Number::Big(b) => 1 + b.limbs.len(),
             Number::Float(_) => heap::FLOAT_WORDS,
         }
     }
@@ -56,10 +67,23 @@ impl Number {
         }
     }
 
-    fn from_big(b: BigInt) -> Number {
+    /// A num-bigint value, normalised.
+    pub fn from_big(b: BigInt) -> Number {
         match b.to_i64() {
             Some(i) => Number::Int(i),
-            None => Number::Big(b),
+            None => {
+                Number::from_magnitude(b.sign() == Sign::Minus, bignum::from_biguint(b.magnitude()))
+            }
+        }
+    }
+
+    /// Sign and magnitude, normalised (an i64 if it fits one).
+    fn from_magnitude(negative: bool, limbs: Vec<u64>) -> Number {
+        match limbs.as_slice() {
+            [] => Number::Int(0),
+            &[m] if !negative && m <= i64::MAX as u64 => Number::Int(m as i64),
+            &[m] if negative && m <= 1 << 63 => Number::Int((m as i64).wrapping_neg()),
+            _ => Number::Big(Bignum { negative, limbs }),
         }
     }
 
@@ -77,42 +101,58 @@ impl Heap {
     pub fn number(&mut self, number: &Number) -> Term {
         match number {
             Number::Int(i) => self.int(*i),
-            Number::Big(b) => self.bigint(b),
+            Number::Big(b) => self.bignum(b.negative, &b.limbs),
             Number::Float(f) => self.float(*f),
         }
     }
 }
 
-/// An operand, read from the heap.
-enum Operand {
+/// An operand, read from the heap: a bignum's magnitude is its heap words.
+enum Operand<'a> {
     Int(i64),
-    Big(BigInt),
+    Big(bool, &'a [u64]),
     Float(f64),
 }
 
-fn operand(heap: &Heap, t: Term) -> Result<Operand, ArithError> {
+fn operand(heap: &Heap, t: Term) -> Result<Operand<'_>, ArithError> {
     if let Some(i) = t.as_small() {
         return Ok(Operand::Int(i));
     }
     match heap.view(t) {
         View::Float(f) => Ok(Operand::Float(f)),
-        View::Big(b) => Ok(Operand::Big(b.to_bigint())),
+        View::Big(b) => Ok(Operand::Big(b.negative, b.magnitude())),
         _ => Err(ArithError::Badarith),
     }
 }
 
+/// An integer operand's sign and magnitude; a small one's limb goes in
+/// `buf`. (A float has none: callers have dealt with floats.)
+fn sign_magnitude<'c, 'a: 'c>(o: &Operand<'a>, buf: &'c mut [u64; 1]) -> (bool, &'c [u64]) {
+    match *o {
+        Operand::Int(i) => {
+            buf[0] = i.unsigned_abs();
+            (i < 0, if i == 0 { &[] } else { &buf[..] })
+        }
+        Operand::Big(negative, limbs) => (negative, limbs),
+        Operand::Float(_) => (false, &[]),
+    }
+}
+
 fn to_big(o: &Operand) -> BigInt {
-    match o {
-        Operand::Int(i) => BigInt::from(*i),
-        Operand::Big(b) => b.clone(),
-        Operand::Float(f) => BigInt::from_f64(*f).unwrap_or_default(),
+    match *o {
+        Operand::Int(i) => BigInt::from(i),
+        Operand::Big(negative, limbs) => {
+            let sign = if negative { Sign::Minus } else { Sign::Plus };
+            BigInt::from_biguint(sign, bignum::to_biguint(limbs))
+        }
+        Operand::Float(f) => BigInt::from_f64(f).unwrap_or_default(),
     }
 }
 
 fn to_float(o: &Operand) -> Result<f64, ArithError> {
     let f = match o {
         Operand::Int(i) => *i as f64,
-        Operand::Big(b) => b.to_f64().unwrap_or(f64::INFINITY),
+        Operand::Big(..) => to_big(o).to_f64().unwrap_or(f64::INFINITY),
         Operand::Float(f) => *f,
     };
     if f.is_finite() {
@@ -154,6 +194,40 @@ small_fast_path!(add_small, checked_add);
 small_fast_path!(sub_small, checked_sub);
 small_fast_path!(mul_small, checked_mul);
 
+/// An integer as its sign (negative?) and magnitude.
+type SignMag<'a> = (bool, &'a [u64]);
+
+/// An integer result, or `system_limit` past `MAX_INTEGER_BITS`.
+fn limited(negative: bool, limbs: Vec<u64>) -> Result<Number, ArithError> {
+    if bignum::bits(&limbs) > MAX_INTEGER_BITS {
+        return Err(ArithError::SystemLimit);
+    }
+    Ok(Number::from_magnitude(negative, limbs))
+}
+
+/// `a + b` on signs and magnitudes.
+fn add_signed((an, a): SignMag, (bn, b): SignMag) -> Result<Number, ArithError> {
+    if an == bn {
+        return limited(an, bignum::add(a, b));
+    }
+    match bignum::cmp(a, b) {
+        Ordering::Equal => Ok(Number::Int(0)),
+        Ordering::Greater => limited(an, bignum::sub(a, b)),
+        Ordering::Less => limited(bn, bignum::sub(b, a)),
+    }
+}
+
+fn sub_signed(a: SignMag, (bn, b): SignMag) -> Result<Number, ArithError> {
+    add_signed(a, (!bn, b))
+}
+
+fn mul_signed((an, a): SignMag, (bn, b): SignMag) -> Result<Number, ArithError> {
+    if bignum::bits(a) + bignum::bits(b) > MAX_INTEGER_BITS {
+        return Err(ArithError::SystemLimit);
+    }
+    limited(an != bn, bignum::mul(a, b))
+}
+
 /// Applies an operator that works on ints (i64 first, then bignums) and
 /// on floats when either side is a float.
 fn mixed(
@@ -161,7 +235,7 @@ fn mixed(
     a: Term,
     b: Term,
     int: fn(i64, i64) -> Option<i64>,
-    big: fn(BigInt, BigInt) -> BigInt,
+    big: fn(SignMag, SignMag) -> Result<Number, ArithError>,
     float: fn(f64, f64) -> f64,
 ) -> Result<Number, ArithError> {
     let (x, y) = (operand(heap, a)?, operand(heap, b)?);
@@ -173,33 +247,23 @@ fn mixed(
     {
         return Ok(Number::Int(r));
     }
-    let r = big(to_big(&x), to_big(&y));
-    if r.bits() > MAX_INTEGER_BITS {
-        return Err(ArithError::SystemLimit);
-    }
-    Ok(Number::from_big(r))
+    let (mut bx, mut by) = ([0u64], [0u64]);
+    big(sign_magnitude(&x, &mut bx), sign_magnitude(&y, &mut by))
 }
 
 /// `A + B`
 pub fn add(heap: &Heap, a: Term, b: Term) -> Result<Number, ArithError> {
-    mixed(heap, a, b, i64::checked_add, |x, y| x + y, |x, y| x + y)
+    mixed(heap, a, b, i64::checked_add, add_signed, |x, y| x + y)
 }
 
 /// `A - B`
 pub fn sub(heap: &Heap, a: Term, b: Term) -> Result<Number, ArithError> {
-    mixed(heap, a, b, i64::checked_sub, |x, y| x - y, |x, y| x - y)
+    mixed(heap, a, b, i64::checked_sub, sub_signed, |x, y| x - y)
 }
 
 /// `A * B`
 pub fn mul(heap: &Heap, a: Term, b: Term) -> Result<Number, ArithError> {
-    let (x, y) = (operand(heap, a)?, operand(heap, b)?);
-    if !is_float(&x) && !is_float(&y) {
-        let bits = to_big(&x).bits() + to_big(&y).bits();
-        if bits > MAX_INTEGER_BITS {
-            return Err(ArithError::SystemLimit);
-        }
-    }
-    mixed(heap, a, b, i64::checked_mul, |x, y| x * y, |x, y| x * y)
+    mixed(heap, a, b, i64::checked_mul, mul_signed, |x, y| x * y)
 }
 
 /// `A / B`: always a float; badarith on division by zero.
@@ -212,6 +276,26 @@ pub fn divide(heap: &Heap, a: Term, b: Term) -> Result<Number, ArithError> {
     Number::float(x / y)
 }
 
+/// Quotient (toward zero) and remainder (the sign of `A`) of two
+/// integers, at least one of them big.
+fn divide_integers(heap: &Heap, a: Term, b: Term) -> Result<(Number, Number), ArithError> {
+    let (x, y) = (operand(heap, a)?, operand(heap, b)?);
+    if is_float(&x) || is_float(&y) {
+        return Err(ArithError::Badarith);
+    }
+    let (mut bx, mut by) = ([0u64], [0u64]);
+    let (xn, xm) = sign_magnitude(&x, &mut bx);
+    let (yn, ym) = sign_magnitude(&y, &mut by);
+    if ym.is_empty() {
+        return Err(ArithError::Badarith);
+    }
+    let (q, r) = bignum::divrem(xm, ym);
+    Ok((
+        Number::from_magnitude(xn != yn, q),
+        Number::from_magnitude(xn, r),
+    ))
+}
+
 /// `A div B`: integer division truncating toward zero.
 pub fn int_div(heap: &Heap, a: Term, b: Term) -> Result<Number, ArithError> {
     if let (Some(i), Some(j)) = (a.as_small(), b.as_small()) {
@@ -220,11 +304,7 @@ pub fn int_div(heap: &Heap, a: Term, b: Term) -> Result<Number, ArithError> {
             .map(Number::Int)
             .ok_or(ArithError::Badarith);
     }
-    let (x, y) = (integer(heap, a)?, integer(heap, b)?);
-    if y.is_zero() {
-        return Err(ArithError::Badarith);
-    }
-    Ok(Number::from_big(x / y))
+    Ok(divide_integers(heap, a, b)?.0)
 }
 
 /// `A rem B`: the remainder takes the sign of `A`.
@@ -235,11 +315,7 @@ pub fn rem(heap: &Heap, a: Term, b: Term) -> Result<Number, ArithError> {
             .map(Number::Int)
             .ok_or(ArithError::Badarith);
     }
-    let (x, y) = (integer(heap, a)?, integer(heap, b)?);
-    if y.is_zero() {
-        return Err(ArithError::Badarith);
-    }
-    Ok(Number::from_big(x % y))
+    Ok(divide_integers(heap, a, b)?.1)
 }
 
 fn bitwise(
@@ -321,14 +397,14 @@ pub fn neg(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     match operand(heap, a)? {
         Operand::Int(i) => Ok(i
             .checked_neg()
-            .map_or_else(|| Number::Big(-BigInt::from(i)), Number::Int)),
-        Operand::Big(b) => Ok(Number::from_big(-b)),
+            .map_or_else(|| Number::from_big(-BigInt::from(i)), Number::Int)),
+        Operand::Big(negative, limbs) => Ok(Number::from_magnitude(!negative, limbs.to_vec())),
         Operand::Float(f) => Ok(Number::Float(-f)),
     }
 }
 
 /// A BIF's operand: a non-number is `badarg`.
-fn bif_operand(heap: &Heap, a: Term) -> Result<Operand, ArithError> {
+fn bif_operand(heap: &Heap, a: Term) -> Result<Operand<'_>, ArithError> {
     operand(heap, a).map_err(|_| ArithError::Badarg)
 }
 
@@ -337,8 +413,8 @@ pub fn abs(heap: &Heap, a: Term) -> Result<Number, ArithError> {
     match bif_operand(heap, a)? {
         Operand::Int(i) => Ok(i
             .checked_abs()
-            .map_or_else(|| Number::Big(BigInt::from(i).abs()), Number::Int)),
-        Operand::Big(b) => Ok(Number::from_big(b.abs())),
+            .map_or_else(|| Number::from_big(BigInt::from(i).abs()), Number::Int)),
+        Operand::Big(_, limbs) => Ok(Number::from_magnitude(false, limbs.to_vec())),
         // OTP 25 keeps the sign of -0.0 here.
         Operand::Float(f) => Ok(Number::Float(if f < 0.0 { -f } else { f })),
     }
@@ -362,7 +438,7 @@ fn float_to_int(heap: &Heap, a: Term, f: fn(f64) -> f64) -> Result<Number, Arith
             }
         }
         Operand::Int(i) => Ok(Number::Int(i)),
-        Operand::Big(b) => Ok(Number::Big(b)),
+        Operand::Big(negative, limbs) => Ok(Number::from_magnitude(negative, limbs.to_vec())),
     }
 }
 

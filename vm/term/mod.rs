@@ -24,7 +24,8 @@
 //! - `object`: the header word and the layout of every boxed kind.
 //! - `view`: `View`, what a term is, as `Heap::view` decodes it.
 //! - `literal`: the global literal area (`literal::build(&Constant)`).
-//! - `arith`: Erlang arithmetic, returning `Number`s the caller places.
+//! - `arith`: Erlang arithmetic, returning `Number`s the caller places;
+//!   `bignum`: the bignum magnitudes it works in place.
 //! - `order`: term order, `==` and `=:=` (`compare`, `eq`, `exact_eq`).
 //! - `print`: `~w` and `~p` (`print::write`, `print::print`).
 //! - `format`: the io_lib:format engine (`format::format_term`).
@@ -35,6 +36,7 @@
 
 pub mod arith;
 pub mod atom;
+pub mod bignum;
 pub mod bits;
 pub mod constant;
 pub mod etf;

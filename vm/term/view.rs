@@ -68,7 +68,14 @@ pub struct BigView<'a> {
     pub limbs: &'a [Term],
 }
 
-impl BigView<'_> {
+impl<'a> BigView<'a> {
+    /// The limbs as plain words (what `term::bignum` works on).
+    pub fn magnitude(&self) -> &'a [u64] {
+        // SAFETY: `Term` is a `repr(transparent)` u64, so a slice of terms
+        // is a slice of u64 of the same length and alignment.
+        unsafe { std::slice::from_raw_parts(self.limbs.as_ptr().cast::<u64>(), self.limbs.len()) }
+    }
+
     pub fn to_bigint(&self) -> BigInt {
         // As 32-bit digits, which num-bigint packs straight into its own
         // (from bytes it goes through a general radix conversion).
