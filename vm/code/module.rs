@@ -357,6 +357,17 @@ impl ModuleRef {
         ModuleRef(unsafe { &*Arc::as_ptr(module) })
     }
 
+    /// The module version behind `ptr`, the address of a pinned one
+    /// (native code holds its module version so, as a constant).
+    ///
+    /// # Safety
+    /// `ptr` must be the address of a module version `pin` returned.
+    #[inline]
+    pub unsafe fn from_pinned(ptr: *const Module) -> ModuleRef {
+        // SAFETY: as the caller promises, `PINNED` keeps it for good.
+        ModuleRef(unsafe { &*ptr })
+    }
+
     /// The module's `Arc`, for the places that keep one (a process
     /// between time slices).
     pub fn to_arc(self) -> Arc<Module> {

@@ -765,7 +765,7 @@ fn interpret(
                     } else {
                         CatchKind::Catch
                     };
-                    p.push_catch(kind, handler.0, m);
+                    p.push_catch(kind, handler.0, m, 0);
                 }
                 Instr::TryEnd { .. } | Instr::CatchEnd { .. } => {
                     p.pop_catch();

@@ -355,6 +355,7 @@ struct Sigs {
     ctx_word: SigRef,
     ctx_u32: SigRef,
     ctx_ret: SigRef,
+    push_frame: SigRef,
     native: SigRef,
     remote: SigRef,
     fun: SigRef,
@@ -443,6 +444,10 @@ struct Gen<'a, 'b> {
     epoch: u32,
     /// Where BIF calls put their arguments (see `bif_call`).
     bif_area: Option<cranelift_codegen::ir::StackSlot>,
+    /// Where a body call keeps the caller's Y offset while the callee
+    /// runs: in memory, since a register would be a callee-saved one,
+    /// saved and restored by every call of this function.
+    y_saved: Option<cranelift_codegen::ir::StackSlot>,
     /// Bitstrings taken apart by `bs_start` in this run of fall-through
     /// code (see `BsParts`).
     matches: Vec<BsParts>,
@@ -474,6 +479,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             ctx_word: b.import_signature(sig(&[I64, I64], &[I32])),
             ctx_u32: b.import_signature(sig(&[I64, I32], &[I32])),
             ctx_ret: b.import_signature(sig(&[I64], &[I32])),
+            push_frame: b.import_signature(sig(&[I64, I32, I64, I64, I32], &[I32])),
             native: b.import_signature(native_signature(call_conv)),
             remote: b.import_signature(sig(&[I64, I32], &[I64])),
             fun: b.import_signature(sig(&[I64, I32, I64], &[I64])),
@@ -505,6 +511,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             addrs: Vec::new(),
             epoch: 0,
             bif_area: None,
+            y_saved: None,
             matches: Vec::new(),
             bs_area: None,
             mem,
@@ -2063,6 +2070,17 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.put(pos_dst, next);
     }
 
+    fn y_saved(&mut self) -> cranelift_codegen::ir::StackSlot {
+        *self.y_saved.get_or_insert_with(|| {
+            self.b
+                .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+                    cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+                    8,
+                    3,
+                ))
+        })
+    }
+
     fn bif_args(&mut self) -> cranelift_codegen::ir::StackSlot {
         *self.bif_area.get_or_insert_with(|| {
             self.b
@@ -2340,68 +2358,49 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.store_ctx(len, off!(stack_len));
     }
 
-    /// Pushes the frame of a call that returns to `return_ip`.
-    fn push_frame(&mut self, ip: usize, return_ip: u32) {
-        let len = self.load_ctx(off!(frames_len));
-        let cap = self.load_ctx(off!(frames_cap));
-        let full = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, len, cap);
-        let grow = self.b.create_block();
-        let push = self.b.create_block();
-        self.b.ins().brif(full, grow, &[], push, &[]);
-        self.b.switch_to_block(grow);
-        let sig = self.sigs.ctx_ret;
-        self.call_or_bail(
-            ip,
-            sig,
-            helpers::grow_frames as *const () as usize,
-            &[self.ctx],
-        );
-        self.b.ins().jump(push, &[]);
-        self.b.switch_to_block(push);
-        let frames = self.load_ctx(off!(frames));
-        let len = self.load_ctx(off!(frames_len));
-        let bytes = self.b.ins().imul_imm_s(len, size_of::<Frame>() as i64);
-        let frame = self.b.ins().iadd(frames, bytes);
-        let ret = self.b.ins().iconst(I32, return_ip as i64);
-        self.b.ins().store(
-            self.mem.frames,
-            ret,
-            frame,
-            offset_of!(Frame, return_ip) as i32,
-        );
+    /// The current frame's Y base, as an offset into the Y stack (which
+    /// may move while a callee runs; the offset stays).
+    fn y_offset(&mut self) -> Value {
         let base = self.load_ctx(off!(stack));
         let y = self.load_ctx(off!(y));
         let bytes = self.b.ins().isub(y, base);
-        let y_base = self.b.ins().ushr_imm_s(bytes, 3);
-        let y_base = self.b.ins().ireduce(I32, y_base);
-        self.b.ins().store(
-            self.mem.frames,
-            y_base,
-            frame,
-            offset_of!(Frame, y_base) as i32,
-        );
-        // The caller's module version is this function's (a constant).
-        let module = self
-            .b
-            .ins()
-            .iconst(I64, self.m.get() as *const crate::code::Module as i64);
-        self.b.ins().store(
-            self.mem.frames,
-            module,
-            frame,
-            offset_of!(Frame, module) as i32,
-        );
-        let len = self.b.ins().iadd_imm_s(len, 1);
-        self.store_ctx(len, off!(frames_len));
+        self.b.ins().ushr_imm_s(bytes, 3)
+    }
+
+    /// This function's module version, a constant.
+    fn own_module(&mut self) -> Value {
+        let module = self.m.get() as *const crate::code::Module as i64;
+        self.b.ins().iconst(I64, module)
+    }
+
+    /// Pushes the frame of this function's call at `ip` (the callee not
+    /// entered yet), with its Y slots at `y_offset`, as the code leaves
+    /// for `run` (see `Ctx::lazy`); bails out at the call when the memory
+    /// budget has no room for the frame (see `helpers::push_frame_out`).
+    fn push_frame_at_stop(&mut self, ip: usize, y_offset: Value) {
+        let ret = self.b.ins().iconst(I32, ip as i64 + 1);
+        let module = self.own_module();
+        let strict = self.b.ins().iconst(I32, helpers::STOP as i64);
+        let sig = self.sigs.push_frame;
+        let f = helpers::push_frame_out as *const () as usize;
+        self.call_or_bail(ip, sig, f, &[self.ctx, ret, y_offset, module, strict]);
     }
 
     /// `return`: pops the top frame and returns `RETURNED` to the native
     /// caller (or `run`), with `Ctx::ip` and `Ctx::module` the return
     /// address and its module version; `DONE` when there is no frame.
     fn do_return(&mut self) {
+        // Called straight by native code: no frame to pop (`Ctx::lazy`).
+        let lazy = self.load_ctx(off!(lazy));
+        let straight = self.b.create_block();
+        let popping = self.b.create_block();
+        self.b.ins().brif(lazy, straight, &[], popping, &[]);
+        self.b.switch_to_block(straight);
+        let lazy = self.b.ins().iadd_imm_s(lazy, -1);
+        self.store_ctx(lazy, off!(lazy));
+        let code = self.b.ins().iconst(I32, exit::RETURNED as i64);
+        self.b.ins().return_(&[code]);
+        self.b.switch_to_block(popping);
         let len = self.load_ctx(off!(frames_len));
         let pop = self.b.create_block();
         let done = self.b.create_block();
@@ -2482,8 +2481,20 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Calls native code at entry 0 (the caller checked the machine
-    /// stack has room: `stack_room`) and goes on as `after_call` says.
+    /// stack has room: `stack_room`) and goes on as `after_call` says. A
+    /// body call pushes no frame: it counts in `Ctx::lazy` for the callee.
     fn call_native(&mut self, ip: usize, callee: Callee, tail: bool) {
+        let y_offset = if tail {
+            None
+        } else {
+            let lazy = self.load_ctx(off!(lazy));
+            let lazy = self.b.ins().iadd_imm_s(lazy, 1);
+            self.store_ctx(lazy, off!(lazy));
+            let y_offset = self.y_offset();
+            let slot = self.y_saved();
+            self.b.ins().stack_store(I64, y_offset, slot, 0);
+            Some(slot)
+        };
         let zero = self.b.ins().iconst(I32, 0);
         self.epoch += 1;
         let call = match callee {
@@ -2494,7 +2505,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
         };
         let result = self.b.inst_results(call)[0];
-        self.after_call(ip, tail, result);
+        self.after_call(ip, y_offset, result);
     }
 
     /// Whether the machine stack has room for one more native call
@@ -2563,12 +2574,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(go, hit, &[], slow, &[]);
 
         self.b.switch_to_block(hit);
-        // The frame first: growing it may bail out, which must find the
-        // fun still in its register.
-        match tail {
-            Tail::No => self.push_frame(ip, ip as u32 + 1),
-            Tail::Last => self.deallocate(),
-            Tail::Only => {}
+        if tail == Tail::Last {
+            self.deallocate();
         }
         self.store_ctx(reds, off!(reds));
         // x[arity + i] := captured[i], for i below the site's count.
@@ -2653,21 +2660,54 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().return_(&[code]);
     }
 
-    /// After a native call returned `result`: a tail call returns it, a
-    /// body call goes on after the call when the callee returned to it.
-    fn after_call(&mut self, ip: usize, tail: bool, result: Value) {
-        if tail {
-            self.b.ins().return_(&[result]);
-        } else {
-            let returned = self
-                .b
-                .ins()
-                .icmp_imm_s(IntCC::Equal, result, exit::RETURNED as i64);
-            let up = self.b.create_block();
-            let after = self.block(ip + 1);
-            self.b.ins().brif(returned, after, &[], up, &[]);
-            self.b.switch_to_block(up);
-            self.b.ins().return_(&[result]);
+    /// After a native call returned `result`: a tail call returns it; a
+    /// body call (its Y offset kept in `y_saved`) goes on after the call
+    /// when the callee returned, with its own Y slots and module back,
+    /// and else pushes its frame and passes `result` up.
+    fn after_call(
+        &mut self,
+        ip: usize,
+        y_saved: Option<cranelift_codegen::ir::StackSlot>,
+        result: Value,
+    ) {
+        match y_saved {
+            None => {
+                self.b.ins().return_(&[result]);
+            }
+            Some(slot) => {
+                let returned = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::Equal, result, exit::RETURNED as i64);
+                let back = self.b.create_block();
+                let up = self.b.create_block();
+                self.b.ins().brif(returned, back, &[], up, &[]);
+                self.b.switch_to_block(back);
+                let y_offset = self.b.ins().stack_load(I64, I64, slot, 0);
+                let base = self.load_ctx(off!(stack));
+                let bytes = self.b.ins().ishl_imm_s(y_offset, 3);
+                let y = self.b.ins().iadd(base, bytes);
+                self.store_ctx(y, off!(y));
+                let module = self.own_module();
+                self.store_ctx(module, off!(module));
+                let after = self.block(ip + 1);
+                self.b.ins().jump(after, &[]);
+                self.b.switch_to_block(up);
+                let lazy = self.load_ctx(off!(lazy));
+                let lazy = self.b.ins().iadd_imm_s(lazy, -1);
+                self.store_ctx(lazy, off!(lazy));
+                // The helper hands `result` back (so it needs no register
+                // kept across the call).
+                let y_offset = self.b.ins().stack_load(I64, I64, slot, 0);
+                let ret = self.b.ins().iconst(I32, ip as i64 + 1);
+                let module = self.own_module();
+                let sig = self.sigs.push_frame;
+                let f = helpers::push_frame_out as *const () as usize;
+                let passed = self
+                    .call(sig, f, &[self.ctx, ret, y_offset, module, result])
+                    .expect("status");
+                self.b.ins().return_(&[passed]);
+            }
         }
         // The caller's code goes on in the block of the next instruction,
         // which `function` switches to; make the fall-through a no-op.
@@ -2675,16 +2715,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(dead);
     }
 
-    /// A local call: push a frame (not for tail calls), charge a
-    /// reduction, then call the callee's native code directly, or stop
-    /// at its entry for `run` to go on from.
+    /// A local call: charge a reduction, then call the callee's native
+    /// code directly, or stop at its entry for `run` to go on from (a
+    /// body call pushing its frame first).
     fn local_call(&mut self, ip: usize, arity: u16, target: Label, tail: bool, dealloc: bool) {
         let entry = target.0 + 1;
         if dealloc {
             self.deallocate();
-        }
-        if !tail {
-            self.push_frame(ip, ip as u32 + 1);
         }
         // Reductions: the call is made; a spent slice yields at the callee.
         let reds = self.load_ctx(off!(reds));
@@ -2703,7 +2740,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(yield_block);
         let live = self.b.ins().iconst(I32, arity as i64);
         self.store_ctx(live, off!(live));
-        self.exit_at(entry, exit::YIELD);
+        self.stop_at_callee(ip, entry, tail, exit::YIELD);
         self.b.switch_to_block(go_on);
 
         // A tail call of this very function is a loop.
@@ -2716,7 +2753,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let function = match module.code.get(target.0 as usize) {
             Some(Instr::FuncInfo { function }) => *function,
             _ => {
-                self.exit_at(entry, exit::JUMP);
+                self.stop_at_callee(ip, entry, tail, exit::JUMP);
                 return;
             }
         };
@@ -2736,9 +2773,19 @@ impl<'a, 'b> Gen<'a, 'b> {
         let call_block = self.b.create_block();
         self.b.ins().brif(go, call_block, &[], stop_block, &[]);
         self.b.switch_to_block(stop_block);
-        self.exit_at(entry, exit::JUMP);
+        self.stop_at_callee(ip, entry, tail, exit::JUMP);
         self.b.switch_to_block(call_block);
         self.call_native(ip, callee, tail);
+    }
+
+    /// Leaves for `run` at the callee's `entry` with `code`, the call at
+    /// `ip` made: a body call pushes its frame first.
+    fn stop_at_callee(&mut self, ip: usize, entry: u32, tail: bool, code: u32) {
+        if !tail {
+            let y_offset = self.y_offset();
+            self.push_frame_at_stop(ip, y_offset);
+        }
+        self.exit_at(entry, code);
     }
 
     fn arith(&mut self, ip: usize, op: u32, a: Src, b: Src, fail: Label, dst: Dst) -> bool {

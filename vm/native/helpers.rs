@@ -275,13 +275,47 @@ pub(super) unsafe extern "C" fn grow_stack(ctx: *mut Ctx, slots: u32) -> u32 {
     ok as u32
 }
 
-/// Makes room for one more frame; 0 past the budget.
-pub(super) unsafe extern "C" fn grow_frames(ctx: *mut Ctx) -> u32 {
+/// Pushes the frame of a call native code made without one (`Ctx::lazy`)
+/// as the code leaves for `run`: the call returns to `return_ip` in
+/// `module`, with the caller's Y slots at `y_base`. Frames pushed so come
+/// innermost first; `run` puts them in order (`Ctx::pushed`).
+///
+/// `status`: the exit code the callee left with, handed back (the call
+/// is made, so the frame is pushed all the same past the memory budget,
+/// `push_frame_forced`); or `STOP`, a call about to leave for its callee
+/// through `run`: 0 when the budget has no room for the frame, and the
+/// caller bails out at the call, which the interpreter makes again and
+/// fails with `system_limit` (so runaway recursion in native code is
+/// caught each time it leaves the machine stack), else 1.
+///
+/// # Safety
+/// As `parts`; `module` is a module version's pointer (a `ModuleRef`).
+pub(super) unsafe extern "C" fn push_frame_out(
+    ctx: *mut Ctx,
+    return_ip: u32,
+    y_base: u64,
+    module: *const crate::code::Module,
+    status: u32,
+) -> u32 {
     let (ctx, p, _) = unsafe { parts(ctx) };
-    let ok = p.frames.len() < p.frames.capacity() || p.grow_frames().is_ok();
+    if status == STOP && p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
+        leave(ctx, p);
+        return 0;
+    }
+    // SAFETY: native code passes its own module version, pinned for good.
+    let module = unsafe { ModuleRef::from_pinned(module) };
+    p.push_frame_forced(Frame {
+        return_ip,
+        y_base: y_base as u32,
+        module,
+    });
+    ctx.pushed += 1;
     leave(ctx, p);
-    ok as u32
+    if status == STOP { 1 } else { status }
 }
+
+/// `push_frame_out`'s `status` for a call not made yet.
+pub(super) const STOP: u32 = u32::MAX;
 
 /// What `call_remote` tells native code to do (or a code address).
 pub(super) mod remote {
@@ -501,19 +535,9 @@ fn finish_call(
     tail: Tail,
     live: usize,
 ) -> u64 {
-    match tail {
-        Tail::No => {
-            if p.frames.len() == p.frames.capacity() && p.grow_frames().is_err() {
-                return remote::BAIL;
-            }
-            p.frames.push(Frame {
-                return_ip,
-                y_base: p.y_base,
-                module: ctx.module,
-            });
-        }
-        Tail::Last => p.stack.truncate(p.y_base as usize),
-        Tail::Only => {}
+    let caller = ctx.module;
+    if tail == Tail::Last {
+        p.stack.truncate(p.y_base as usize);
     }
     ctx.reds -= cost::CALL as i64;
     ctx.module = target;
@@ -537,6 +561,16 @@ fn finish_call(
             _ => remote::JUMP,
         }
     };
+    // Native code called straight pushes no frame (see `Ctx::lazy`);
+    // leaving for `run` needs the frame on the stack now.
+    if tail == Tail::No && code <= remote::YIELD {
+        p.push_frame_forced(Frame {
+            return_ip,
+            y_base: p.y_base,
+            module: caller,
+        });
+        ctx.pushed += 1;
+    }
     leave(ctx, p);
     code
 }
@@ -609,7 +643,7 @@ pub(super) unsafe extern "C" fn push_catch(ctx: *mut Ctx, ip: u32) -> u32 {
         Some(&Instr::Catch { handler, .. }) => (CatchKind::Catch, handler),
         _ => return 1,
     };
-    p.push_catch(kind, handler.0, m);
+    p.push_catch(kind, handler.0, m, ctx.lazy as u32);
     leave(ctx, p);
     0
 }

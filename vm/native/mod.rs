@@ -20,12 +20,13 @@
 //!   (native code allocates, pushes and pops frames inline); every helper
 //!   takes them back first (`enter`) and hands them out again after
 //!   (`leave`), so Rust code always sees the process whole.
-//! - A local call pushes a frame and then calls the callee's native code
-//!   directly on the machine stack, at most `NATIVE_STACK` bytes deep; the callee
-//!   returns `RETURNED` when it popped that frame. Any other code goes up
-//!   the machine stack unchanged to `run`, which carries on from
-//!   `process.ip`: the frames are on the process, never on the machine
-//!   stack, so unwinding the machine stack loses nothing.
+//! - A call calls the callee's native code directly on the machine
+//!   stack, at most `NATIVE_STACK` bytes deep, without pushing a frame
+//!   (`Ctx::lazy` counts such calls); the callee returns `RETURNED` and
+//!   the caller goes on. Any other code goes up the machine stack to
+//!   `run`, each caller pushing the frame of its call on the way
+//!   (`Ctx::pushed`), so `run` carries on from `process.ip` with every
+//!   frame on the process: unwinding the machine stack loses nothing.
 //! - Helpers never unwind into native code (they return status codes).
 
 mod codegen;
@@ -87,6 +88,16 @@ pub struct Ctx {
     /// `helpers::leave` forgets it, since a collection may reuse the term.
     pub bs_base: u64,
     pub bs_data: u64,
+    /// Native calls on the machine stack whose frames are not pushed:
+    /// a call between native functions pushes no frame; the callee's
+    /// `return` only counts this down, and the caller restores its own Y
+    /// slots and module. Whenever native code leaves for `run` instead
+    /// (yield, wait, bail-out, a call or return it does not make), each
+    /// caller on the way up pushes its frame (`helpers::push_frame_out`).
+    pub lazy: u64,
+    /// Frames pushed on the way out since `run` last looked: innermost
+    /// first, so `run` reverses them (`order_pushed`).
+    pub pushed: u64,
     /// Set when `helpers::box_float` grew the heap (native code boxes
     /// between safepoints, where it cannot collect); the helper also
     /// spends the time slice, so the process yields at its next call and
@@ -236,6 +247,8 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             self_pid,
             bs_base: 0,
             bs_data: 0,
+            lazy: 0,
+            pushed: 0,
             collect: 0,
         };
         helpers::leave(&mut ctx, p);
@@ -250,6 +263,7 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
                 let f: NativeFn = std::mem::transmute::<usize, NativeFn>(code);
                 f(&mut ctx, entry)
             };
+            order_pushed(&mut ctx);
             // A return past the bottom of the machine stack, or a call
             // native code left to `run`: when native code goes on there,
             // call it with the same context (it is up to date), without
@@ -292,6 +306,21 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             }
         }
     }
+}
+
+/// Puts the frames native code pushed on its way out (`Ctx::pushed`),
+/// which came innermost first, in stack order.
+fn order_pushed(ctx: &mut Ctx) {
+    debug_assert_eq!(ctx.lazy, 0, "native code left with calls pending");
+    let k = ctx.pushed as usize;
+    if k > 1 {
+        let len = ctx.frames_len as usize;
+        // SAFETY: `frames` and `frames_len` are the process's frame stack
+        // as the last helper (`push_frame_out`) left it.
+        let frames = unsafe { std::slice::from_raw_parts_mut(ctx.frames, len) };
+        frames[len - k..].reverse();
+    }
+    ctx.pushed = 0;
 }
 
 /// What the native tier did, for `--engine-stats`.

@@ -221,13 +221,16 @@ impl Process {
 
     /// Enters a `try` or `catch` whose handler is `handler` in `module`:
     /// the entry records the frame and stack depths to unwind to.
+    /// `unpushed`: frames of calls already made but not yet on the frame
+    /// stack (native code's nested calls, `native::Ctx::lazy`), which
+    /// will be under this entry's frames when they are.
     #[inline]
-    pub fn push_catch(&mut self, kind: CatchKind, handler: u32, module: ModuleRef) {
+    pub fn push_catch(&mut self, kind: CatchKind, handler: u32, module: ModuleRef, unpushed: u32) {
         let entry = CatchEntry {
             kind,
             handler,
             module,
-            frames: self.frames.len() as u32,
+            frames: self.frames.len() as u32 + unpushed,
             stack_len: self.stack.len() as u32,
             y_base: self.y_base,
         };
@@ -363,6 +366,18 @@ impl Process {
         budget::release((new - cap) * FRAME_BYTES);
         self.account_stack();
         if reserved { Ok(()) } else { Err(SystemLimit) }
+    }
+
+    /// Pushes `frame` of a call already made, which cannot be refused
+    /// (native code's nested calls push their frames only as they leave
+    /// it, see `native::Ctx::lazy`): past the memory budget the storage
+    /// grows all the same, charged, so the next `grow_frames` says no.
+    pub fn push_frame_forced(&mut self, frame: Frame) {
+        if self.frames.len() == self.frames.capacity() && self.grow_frames().is_err() {
+            self.frames.reserve(1);
+            self.account_stack();
+        }
+        self.frames.push(frame);
     }
 
     /// Makes room for `slots` more Y slots (see `grow_frames`).
