@@ -171,6 +171,10 @@ fn raise_traced(
             trace = heap.cons(entry, trace);
         }
         if let Some(top) = called {
+            let cause = match top {
+                Top::Bif(m, f) => crate::bif::badarg_cause(&p.heap, m, f, &args, reason),
+                Top::Undefined(..) => None,
+            };
             let heap = &mut p.heap;
             let args = heap.list(&args);
             let (m, f, info) = match top {
@@ -185,7 +189,7 @@ fn raise_traced(
                         Term::atom(Atom::intern("module")),
                         Term::atom(Atom::intern(explainer)),
                     )];
-                    if let Some(cause) = crate::bif::take_badarg_cause(f) {
+                    if let Some(cause) = cause {
                         pairs.push((Term::atom(Atom::intern("cause")), Term::atom(cause)));
                     }
                     let map = heap.map(&pairs);
