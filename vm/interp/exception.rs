@@ -60,6 +60,99 @@ const ESCRIPT_FRAMES: [ForeignFrame; 4] = [
     ("init", "do_boot", 3, None),
 ];
 
+/// Functions of act's library written in the shape of OTP's, whose
+/// frames show BEAM's file and line: module, function, arity, the
+/// function called from the frame (`""`: any), OTP 25's file and line.
+/// Only modules act provides (`stdlib/`) are looked up, and only where
+/// the act function has OTP's name and arity.
+const OTP_FRAMES: [(&str, &str, u32, &str, &str, u32); 13] = [
+    ("gen_server", "init_it", 2, "", "gen_server.erl", 851),
+    ("gen_server", "init_it", 6, "", "gen_server.erl", 814),
+    ("gen_server", "try_dispatch", 4, "", "gen_server.erl", 1123),
+    (
+        "gen_server",
+        "try_handle_call",
+        4,
+        "",
+        "gen_server.erl",
+        1149,
+    ),
+    (
+        "gen_server",
+        "handle_msg",
+        6,
+        "try_handle_call",
+        "gen_server.erl",
+        1178,
+    ),
+    (
+        "gen_server",
+        "handle_msg",
+        6,
+        "try_dispatch",
+        "gen_server.erl",
+        1200,
+    ),
+    (
+        "supervisor",
+        "do_start_child_i",
+        3,
+        "",
+        "supervisor.erl",
+        414,
+    ),
+    ("supervisor", "do_start_child", 2, "", "supervisor.erl", 400),
+    (
+        "supervisor",
+        "handle_start_child",
+        2,
+        "",
+        "supervisor.erl",
+        706,
+    ),
+    (
+        "supervisor",
+        "handle_call",
+        3,
+        "do_start_child_i",
+        "supervisor.erl",
+        439,
+    ),
+    (
+        "supervisor",
+        "handle_call",
+        3,
+        "handle_start_child",
+        "supervisor.erl",
+        455,
+    ),
+    ("proc_lib", "init_p", 3, "", "proc_lib.erl", 225),
+    ("proc_lib", "init_p_do_apply", 3, "", "proc_lib.erl", 240),
+];
+
+/// The file and line stack trace entry `k` of `entries` shows: OTP's for
+/// a function in `OTP_FRAMES`, else its own.
+fn frame_location(entries: &[(ModuleRef, u32, u32)], k: usize) -> (&str, u32) {
+    let (m, f, line) = &entries[k];
+    let info = &m.functions[*f as usize];
+    let called = k.checked_sub(1).map(|j| {
+        let (cm, cf, _) = &entries[j];
+        cm.functions[*cf as usize].name
+    });
+    let (module, function) = (m.name.name(), info.name.name());
+    for &(om, of, arity, callee, file, oline) in &OTP_FRAMES {
+        if om == module
+            && of == function
+            && arity == info.arity
+            && (callee.is_empty() || called.is_some_and(|c| c.name() == callee))
+            && crate::runtime::script::is_stdlib(module)
+        {
+            return (file, oline);
+        }
+    }
+    m.location(*line)
+}
+
 fn function_index(m: &crate::code::Module, ip: u32) -> Option<u32> {
     let f = m.function_at(ip)?;
     m.functions
@@ -125,8 +218,8 @@ fn raise_traced(
     // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of
     // one or two (`module`, and the BIF's `cause` when it left one).
     let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2);
-    for (m, _, line) in &entries {
-        words += 5 + 4 + 6 + 2 * m.location(*line).0.chars().count() + 2;
+    for k in 0..entries.len() {
+        words += 5 + 4 + 6 + 2 * frame_location(&entries, k).0.chars().count() + 2;
     }
     words += under * (5 + 4 + 6 + 2 * "escript.erl".len() + 2);
     let used = regs_used(module).min(x.len());
@@ -154,10 +247,10 @@ fn raise_traced(
             ]);
             trace = heap.cons(entry, trace);
         }
-        for (k, (m, f, line)) in entries.iter().enumerate().rev() {
+        for (k, (m, f, _)) in entries.iter().enumerate().rev() {
             let info = &m.functions[*f as usize];
             let heap = &mut p.heap;
-            let (file, line) = m.location(*line);
+            let (file, line) = frame_location(&entries, k);
             let file = heap.string(file);
             let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
             let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
