@@ -60,79 +60,127 @@ const ESCRIPT_FRAMES: [ForeignFrame; 4] = [
     ("init", "do_boot", 3, None),
 ];
 
-/// Functions of act's library written in the shape of OTP's, whose
-/// frames show BEAM's file and line: module, function, arity, the
-/// function called from the frame (`""`: any), OTP 25's file and line.
-/// Only modules act provides (`stdlib/`) are looked up, and only where
-/// the act function has OTP's name and arity.
-const OTP_FRAMES: [(&str, &str, u32, &str, &str, u32); 13] = [
-    ("gen_server", "init_it", 2, "", "gen_server.erl", 851),
-    ("gen_server", "init_it", 6, "", "gen_server.erl", 814),
-    ("gen_server", "try_dispatch", 4, "", "gen_server.erl", 1123),
-    (
-        "gen_server",
-        "try_handle_call",
-        4,
-        "",
-        "gen_server.erl",
-        1149,
-    ),
-    (
-        "gen_server",
-        "handle_msg",
-        6,
-        "try_handle_call",
-        "gen_server.erl",
-        1178,
-    ),
-    (
-        "gen_server",
-        "handle_msg",
-        6,
-        "try_dispatch",
-        "gen_server.erl",
-        1200,
-    ),
-    (
-        "supervisor",
-        "do_start_child_i",
-        3,
-        "",
-        "supervisor.erl",
-        414,
-    ),
-    ("supervisor", "do_start_child", 2, "", "supervisor.erl", 400),
-    (
-        "supervisor",
-        "handle_start_child",
-        2,
-        "",
-        "supervisor.erl",
-        706,
-    ),
-    (
-        "supervisor",
-        "handle_call",
-        3,
-        "do_start_child_i",
-        "supervisor.erl",
-        439,
-    ),
-    (
-        "supervisor",
-        "handle_call",
-        3,
-        "handle_start_child",
-        "supervisor.erl",
-        455,
-    ),
-    ("proc_lib", "init_p", 3, "", "proc_lib.erl", 225),
-    ("proc_lib", "init_p_do_apply", 3, "", "proc_lib.erl", 240),
-];
+/// How a frame of act's library shows in a stack trace, where it stands
+/// for a frame of OTP's: as OTP's function, arity, file and line, or not
+/// at all (a helper of act's that OTP's code has not).
+enum OtpFrame {
+    As(&'static str, u32, &'static str, u32),
+    Hidden,
+}
 
-/// The file and line stack trace entry `k` of `entries` shows: OTP's for
-/// a function in `OTP_FRAMES`, else its own.
-fn frame_location(entries: &[(ModuleRef, u32, u32)], k: usize) -> (&str, u32) {
+/// Frames of functions of act's library written in the shape of OTP's:
+/// module, function, arity, the function called from the frame (`""`:
+/// any), and how it shows. Only modules act provides (`stdlib/`) are
+/// looked up.
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 15] = {
+    use OtpFrame::{As, Hidden};
+    [
+        (
+            "gen_server",
+            "init_it",
+            2,
+            "",
+            As("init_it", 2, "gen_server.erl", 851),
+        ),
+        (
+            "gen_server",
+            "init_it",
+            6,
+            "",
+            As("init_it", 6, "gen_server.erl", 814),
+        ),
+        (
+            "gen_server",
+            "try_dispatch",
+            4,
+            "",
+            As("try_dispatch", 4, "gen_server.erl", 1123),
+        ),
+        (
+            "gen_server",
+            "try_handle_call",
+            4,
+            "",
+            As("try_handle_call", 4, "gen_server.erl", 1149),
+        ),
+        (
+            "gen_server",
+            "handle_msg",
+            6,
+            "try_handle_call",
+            As("handle_msg", 6, "gen_server.erl", 1178),
+        ),
+        (
+            "gen_server",
+            "handle_msg",
+            6,
+            "try_dispatch",
+            As("handle_msg", 6, "gen_server.erl", 1200),
+        ),
+        (
+            "gen_statem",
+            "call_state",
+            5,
+            "",
+            As("loop_state_callback", 11, "gen_statem.erl", 1428),
+        ),
+        ("gen_statem", "event", 3, "", Hidden),
+        (
+            "supervisor",
+            "do_start_child_i",
+            3,
+            "",
+            As("do_start_child_i", 3, "supervisor.erl", 414),
+        ),
+        (
+            "supervisor",
+            "do_start_child",
+            2,
+            "",
+            As("do_start_child", 2, "supervisor.erl", 400),
+        ),
+        (
+            "supervisor",
+            "handle_start_child",
+            2,
+            "",
+            As("handle_start_child", 2, "supervisor.erl", 706),
+        ),
+        (
+            "supervisor",
+            "handle_call",
+            3,
+            "do_start_child_i",
+            As("handle_call", 3, "supervisor.erl", 439),
+        ),
+        (
+            "supervisor",
+            "handle_call",
+            3,
+            "handle_start_child",
+            As("handle_call", 3, "supervisor.erl", 455),
+        ),
+        (
+            "proc_lib",
+            "init_p",
+            3,
+            "",
+            As("init_p", 3, "proc_lib.erl", 225),
+        ),
+        (
+            "proc_lib",
+            "init_p_do_apply",
+            3,
+            "",
+            As("init_p_do_apply", 3, "proc_lib.erl", 240),
+        ),
+    ]
+};
+
+/// What stack trace entry `k` of `entries` shows: `None` for a hidden
+/// frame, else its function, arity, file and line (OTP's, for a frame
+/// of `OTP_FRAMES`).
+fn frame_shown(entries: &[(ModuleRef, u32, u32)], k: usize) -> Option<(Atom, u32, &str, u32)> {
     let (m, f, line) = &entries[k];
     let info = &m.functions[*f as usize];
     let called = k.checked_sub(1).map(|j| {
@@ -140,17 +188,23 @@ fn frame_location(entries: &[(ModuleRef, u32, u32)], k: usize) -> (&str, u32) {
         cm.functions[*cf as usize].name
     });
     let (module, function) = (m.name.name(), info.name.name());
-    for &(om, of, arity, callee, file, oline) in &OTP_FRAMES {
-        if om == module
-            && of == function
-            && arity == info.arity
-            && (callee.is_empty() || called.is_some_and(|c| c.name() == callee))
+    for (om, of, arity, callee, shown) in &OTP_FRAMES {
+        if *om == module
+            && *of == function
+            && *arity == info.arity
+            && (callee.is_empty() || called.is_some_and(|c| c.name() == *callee))
             && crate::runtime::script::is_stdlib(module)
         {
-            return (file, oline);
+            return match *shown {
+                OtpFrame::As(name, arity, file, line) => {
+                    Some((Atom::intern(name), arity, file, line))
+                }
+                OtpFrame::Hidden => None,
+            };
         }
     }
-    m.location(*line)
+    let (file, line) = m.location(*line);
+    Some((info.name, info.arity, file, line))
 }
 
 fn function_index(m: &crate::code::Module, ip: u32) -> Option<u32> {
@@ -219,7 +273,9 @@ fn raise_traced(
     // one or two (`module`, and the BIF's `cause` when it left one).
     let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2);
     for k in 0..entries.len() {
-        words += 5 + 4 + 6 + 2 * frame_location(&entries, k).0.chars().count() + 2;
+        if let Some((_, _, file, _)) = frame_shown(&entries, k) {
+            words += 5 + 4 + 6 + 2 * file.chars().count() + 2;
+        }
     }
     words += under * (5 + 4 + 6 + 2 * "escript.erl".len() + 2);
     let used = regs_used(module).min(x.len());
@@ -247,10 +303,11 @@ fn raise_traced(
             ]);
             trace = heap.cons(entry, trace);
         }
-        for (k, (m, f, _)) in entries.iter().enumerate().rev() {
-            let info = &m.functions[*f as usize];
+        for (k, (m, _, _)) in entries.iter().enumerate().rev() {
+            let Some((name, shown_arity, file, line)) = frame_shown(&entries, k) else {
+                continue;
+            };
             let heap = &mut p.heap;
-            let (file, line) = frame_location(&entries, k);
             let file = heap.string(file);
             let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
             let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
@@ -258,9 +315,9 @@ fn raise_traced(
             let arity = if k == 0 && called.is_none() && (arg_count > 0 || !args.is_empty()) {
                 heap.list(&args)
             } else {
-                Term::small(info.arity as i64)
+                Term::small(shown_arity as i64)
             };
-            let entry = heap.tuple(&[Term::atom(m.name), Term::atom(info.name), arity, location]);
+            let entry = heap.tuple(&[Term::atom(m.name), Term::atom(name), arity, location]);
             trace = heap.cons(entry, trace);
         }
         if let Some(top) = called {
