@@ -61,126 +61,56 @@ const ESCRIPT_FRAMES: [ForeignFrame; 4] = [
 ];
 
 /// How a frame of act's library shows in a stack trace, where it stands
-/// for a frame of OTP's: as OTP's function, arity, file and line, or not
-/// at all (a helper of act's that OTP's code has not).
+/// for a frame of OTP's: at OTP's line (in OTP's file, `MODULE.erl`), as
+/// another function of OTP's (name, arity, line), or not at all (a
+/// helper of act's that OTP's code has not).
 enum OtpFrame {
-    As(&'static str, u32, &'static str, u32),
+    At(u32),
+    As(&'static str, u32, u32),
     Hidden,
 }
 
-/// Frames of functions of act's library written in the shape of OTP's:
+/// Frames of functions of act's library written in the shape of OTP 25's:
 /// module, function, arity, the function called from the frame (`""`:
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 15] = {
-    use OtpFrame::{As, Hidden};
+#[rustfmt::skip]
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 23] = {
+    use OtpFrame::{As, At, Hidden};
     [
-        (
-            "gen_server",
-            "init_it",
-            2,
-            "",
-            As("init_it", 2, "gen_server.erl", 851),
-        ),
-        (
-            "gen_server",
-            "init_it",
-            6,
-            "",
-            As("init_it", 6, "gen_server.erl", 814),
-        ),
-        (
-            "gen_server",
-            "try_dispatch",
-            4,
-            "",
-            As("try_dispatch", 4, "gen_server.erl", 1123),
-        ),
-        (
-            "gen_server",
-            "try_handle_call",
-            4,
-            "",
-            As("try_handle_call", 4, "gen_server.erl", 1149),
-        ),
-        (
-            "gen_server",
-            "handle_msg",
-            6,
-            "try_handle_call",
-            As("handle_msg", 6, "gen_server.erl", 1178),
-        ),
-        (
-            "gen_server",
-            "handle_msg",
-            6,
-            "try_dispatch",
-            As("handle_msg", 6, "gen_server.erl", 1200),
-        ),
-        (
-            "gen_statem",
-            "call_state",
-            5,
-            "",
-            As("loop_state_callback", 11, "gen_statem.erl", 1428),
-        ),
+        ("gen_server", "init_it", 2, "", At(851)),
+        ("gen_server", "init_it", 6, "", At(814)),
+        ("gen_server", "try_dispatch", 4, "", At(1123)),
+        ("gen_server", "try_handle_call", 4, "", At(1149)),
+        ("gen_server", "handle_msg", 6, "try_handle_call", At(1178)),
+        ("gen_server", "handle_msg", 6, "try_dispatch", At(1200)),
+        ("gen_statem", "call_state", 5, "", As("loop_state_callback", 11, 1428)),
         ("gen_statem", "event", 3, "", Hidden),
-        (
-            "supervisor",
-            "do_start_child_i",
-            3,
-            "",
-            As("do_start_child_i", 3, "supervisor.erl", 414),
-        ),
-        (
-            "supervisor",
-            "do_start_child",
-            2,
-            "",
-            As("do_start_child", 2, "supervisor.erl", 400),
-        ),
-        (
-            "supervisor",
-            "handle_start_child",
-            2,
-            "",
-            As("handle_start_child", 2, "supervisor.erl", 706),
-        ),
-        (
-            "supervisor",
-            "handle_call",
-            3,
-            "do_start_child_i",
-            As("handle_call", 3, "supervisor.erl", 439),
-        ),
-        (
-            "supervisor",
-            "handle_call",
-            3,
-            "handle_start_child",
-            As("handle_call", 3, "supervisor.erl", 455),
-        ),
-        (
-            "proc_lib",
-            "init_p",
-            3,
-            "",
-            As("init_p", 3, "proc_lib.erl", 225),
-        ),
-        (
-            "proc_lib",
-            "init_p_do_apply",
-            3,
-            "",
-            As("init_p_do_apply", 3, "proc_lib.erl", 240),
-        ),
+        ("gen_event", "server_update", 4, "", At(802)),
+        ("gen_event", "server_notify", 4, "server_update", At(784)),
+        ("gen_event", "handle_notify", 4, "", As("handle_msg", 6, 526)),
+        ("gen_event", "handle_sync_notify", 5, "", As("handle_msg", 6, 529)),
+        ("gen_event", "handle_info_msg", 4, "", As("handle_msg", 6, 573)),
+        ("gen_event", "call_update", 3, "", As("server_call_update", 3, 925)),
+        ("gen_event", "server_call", 4, "", At(874)),
+        ("gen_event", "decode_msg", 4, "server_call", As("handle_msg", 6, 536)),
+        ("supervisor", "do_start_child_i", 3, "", At(414)),
+        ("supervisor", "do_start_child", 2, "", At(400)),
+        ("supervisor", "handle_start_child", 2, "", At(706)),
+        ("supervisor", "handle_call", 3, "do_start_child_i", At(439)),
+        ("supervisor", "handle_call", 3, "handle_start_child", At(455)),
+        ("proc_lib", "init_p", 3, "", At(225)),
+        ("proc_lib", "init_p_do_apply", 3, "", At(240)),
     ]
 };
 
 /// What stack trace entry `k` of `entries` shows: `None` for a hidden
 /// frame, else its function, arity, file and line (OTP's, for a frame
 /// of `OTP_FRAMES`).
-fn frame_shown(entries: &[(ModuleRef, u32, u32)], k: usize) -> Option<(Atom, u32, &str, u32)> {
+fn frame_shown(
+    entries: &[(ModuleRef, u32, u32)],
+    k: usize,
+) -> Option<(Atom, u32, std::borrow::Cow<'_, str>, u32)> {
     let (m, f, line) = &entries[k];
     let info = &m.functions[*f as usize];
     let called = k.checked_sub(1).map(|j| {
@@ -195,16 +125,16 @@ fn frame_shown(entries: &[(ModuleRef, u32, u32)], k: usize) -> Option<(Atom, u32
             && (callee.is_empty() || called.is_some_and(|c| c.name() == *callee))
             && crate::runtime::script::is_stdlib(module)
         {
+            let file = || format!("{module}.erl").into();
             return match *shown {
-                OtpFrame::As(name, arity, file, line) => {
-                    Some((Atom::intern(name), arity, file, line))
-                }
+                OtpFrame::At(line) => Some((info.name, info.arity, file(), line)),
+                OtpFrame::As(name, arity, line) => Some((Atom::intern(name), arity, file(), line)),
                 OtpFrame::Hidden => None,
             };
         }
     }
     let (file, line) = m.location(*line);
-    Some((info.name, info.arity, file, line))
+    Some((info.name, info.arity, file.into(), line))
 }
 
 fn function_index(m: &crate::code::Module, ip: u32) -> Option<u32> {
@@ -308,7 +238,7 @@ fn raise_traced(
                 continue;
             };
             let heap = &mut p.heap;
-            let file = heap.string(file);
+            let file = heap.string(&file);
             let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
             let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
             let location = heap.list(&[file, line]);
