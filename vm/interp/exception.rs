@@ -75,7 +75,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 23] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 24] = {
     use OtpFrame::{As, At, Hidden};
     [
         ("gen_server", "init_it", 2, "", At(851)),
@@ -101,6 +101,7 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 23] = {
         ("supervisor", "handle_call", 3, "handle_start_child", At(455)),
         ("proc_lib", "init_p", 3, "", At(225)),
         ("proc_lib", "init_p_do_apply", 3, "", At(240)),
+        ("timer", "sleep", 1, "", At(219)),
     ]
 };
 
