@@ -981,6 +981,8 @@ const PROMISED: &[(&str, &[Arities])] = &[
             ("get_state", &[1, 2]),
             ("replace_state", &[2, 3]),
             ("get_status", &[1, 2]),
+            ("suspend", &[1, 2]),
+            ("resume", &[1, 2]),
             ("terminate", &[2, 3]),
         ],
     ),

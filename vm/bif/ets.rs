@@ -3,7 +3,8 @@
 //!
 //! Errors are OTP 25's: `badarg` for a missing table, a table the caller
 //! may not read or write, an object that is not a tuple of at least
-//! `keypos` elements, a bad option. Reads copy objects out of the table
+//! `keypos` elements, a bad option, each with the `cause` BEAM puts in
+//! the error_info (`id`, `access`, `badkey`, `keypos`, ...). Reads copy objects out of the table
 //! onto the caller's heap after one heap test for all of them; writes
 //! copy the object into a buffer of its own before taking the table's
 //! lock, so a lock is never held across an allocation of the caller's.
@@ -27,6 +28,49 @@ fn me() -> Pid {
 
 fn badarg<T>() -> Result<T, BifError> {
     Err(BifError::Badarg)
+}
+
+/// `badarg` with BEAM's `cause` for the error_info of `ets:function`
+/// (`badkey`, `keypos`, ...; see `table_cause` for `id` and `access`).
+fn because<T>(function: &str, cause: &str) -> Result<T, BifError> {
+    super::set_badarg_cause(Atom::intern(function), Atom::intern(cause));
+    badarg()
+}
+
+/// The cause BEAM gives when `ets:f` fails on its first argument's
+/// table: `id` when it names no table, `access` when the caller may not
+/// read it (private) or write it (`f` writes, and it is not public).
+pub fn table_cause(heap: &Heap, f: Atom, args: &[Term]) -> Option<Atom> {
+    let name = f.name();
+    if args.is_empty() || matches!(name, "new" | "whereis" | "all" | "info") {
+        return None;
+    }
+    let Some(table) = ets::resolve(heap, args[0]) else {
+        return Some(atom!("id"));
+    };
+    let writes = matches!(
+        name,
+        "insert"
+            | "insert_new"
+            | "delete"
+            | "delete_object"
+            | "delete_all_objects"
+            | "update_counter"
+            | "update_element"
+            | "take"
+            | "select_delete"
+            | "match_delete"
+            | "select_replace"
+            | "give_away"
+            | "setopts"
+            | "rename"
+    );
+    let allowed = if writes {
+        table.can_write(me)
+    } else {
+        table.can_read(me)
+    };
+    (!allowed).then(|| atom!("access"))
 }
 
 fn no_room(_: heap::SystemLimit) -> BifError {
@@ -164,7 +208,9 @@ pub fn new_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let spec = parse_options(&ctx.process.heap, name, args[1])?;
     let named = spec.named;
     let id = services(|s| s.make_ref());
-    ets::create(spec, id, me()).ok_or(BifError::Badarg)?;
+    if ets::create(spec, id, me()).is_none() {
+        return because("new", "already_exists");
+    }
     if named {
         return Ok(args[0]);
     }
@@ -203,9 +249,13 @@ pub fn give_away_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let to = Pid::from_term(args[1]).ok_or(BifError::Badarg)?;
     let table = match ets::resolve(&ctx.process.heap, args[0]) {
         Some(t) if t.owner() == me => t,
+        Some(t) if t.can_write(|| me) => return because("give_away", "not_owner"),
         _ => return badarg(),
     };
-    if to == me || !services(|s| s.is_alive(to)) {
+    if to == me {
+        return because("give_away", "owner");
+    }
+    if !services(|s| s.is_alive(to)) {
         return badarg();
     }
     let data = MessageBuffer::copy_from(&ctx.process.heap, args[2]).map_err(no_room)?;
@@ -369,10 +419,14 @@ pub fn take_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// A single table of type set or ordered_set, writable (update_counter,
 /// update_element).
-fn settable(ctx: &Context, t: Term) -> Result<Arc<Table>, BifError> {
+/// BEAM's cause for a bag is `table_type`, from `update_counter` only.
+fn settable(ctx: &Context, t: Term, function: &str) -> Result<Arc<Table>, BifError> {
     let table = writable(ctx, t)?;
     if matches!(table.kind, Kind::Bag | Kind::DuplicateBag) {
-        return badarg();
+        return match function {
+            "update_counter" => because(function, "table_type"),
+            _ => badarg(),
+        };
     }
     Ok(table)
 }
@@ -393,7 +447,8 @@ fn counters(heap: &Heap, keypos: usize, op: Term) -> Result<(Vec<Counter>, bool)
     let one = |t: Term| -> Result<Counter, BifError> {
         let es = heap.as_tuple(t).ok_or(BifError::Badarg)?;
         let pos = match es.first().and_then(|p| p.as_small()) {
-            Some(p) if p >= 1 && p as usize != keypos => p as usize,
+            Some(p) if p as usize == keypos => return because("update_counter", "keypos"),
+            Some(p) if p >= 1 => p as usize,
             _ => return badarg(),
         };
         match *es {
@@ -428,7 +483,7 @@ fn counters(heap: &Heap, keypos: usize, op: Term) -> Result<(Vec<Counter>, bool)
 }
 
 fn update_counter(ctx: &mut Context, args: &mut [Term], default: Option<Term>) -> BifResult {
-    let table = settable(ctx, args[0])?;
+    let table = settable(ctx, args[0], "update_counter")?;
     let heap = &ctx.process.heap;
     let (ops, as_list) = counters(heap, table.keypos, args[2])?;
     if let Some(d) = default
@@ -475,12 +530,12 @@ fn update_counter(ctx: &mut Context, args: &mut [Term], default: Option<Term>) -
             elements[table.keypos - 1] = key;
             elements
         }
-        (None, None) => return badarg(),
+        (None, None) => return because("update_counter", "badkey"),
     };
     let mut results = Vec::with_capacity(ops.len());
     for op in &ops {
         let Some(&old) = elements.get(op.pos - 1) else {
-            return badarg();
+            return because("update_counter", "position");
         };
         if !scratch.is_integer(old) {
             return badarg();
@@ -535,7 +590,7 @@ pub fn update_counter_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `ets:update_element(Tab, Key, {Pos, Value} | [{Pos, Value}])`
 pub fn update_element_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let table = settable(ctx, args[0])?;
+    let table = settable(ctx, args[0], "update_element")?;
     let heap = &ctx.process.heap;
     let pairs = match heap.list_to_vec(args[2]) {
         Some(list) => list,
@@ -545,9 +600,10 @@ pub fn update_element_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     for p in pairs {
         match heap.as_tuple(p) {
             Some(&[pos, value]) => match pos.as_small() {
-                Some(n) if n >= 1 && n as usize != table.keypos => {
-                    changes.push((n as usize, value))
+                Some(n) if n as usize == table.keypos => {
+                    return because("update_element", "keypos");
                 }
+                Some(n) if n >= 1 => changes.push((n as usize, value)),
                 _ => return badarg(),
             },
             _ => return badarg(),
@@ -602,7 +658,7 @@ pub fn lookup_element_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let store = table.read();
     let objects = store.lookup(&ctx.process.heap, args[1]);
     if objects.is_empty() {
-        return badarg();
+        return because("lookup_element", "badkey");
     }
     let mut scratch = Heap::new();
     let mut elements = Vec::with_capacity(objects.len());

@@ -27,11 +27,18 @@ const INT_WORDS: usize = 4;
 
 /// A timer's time: a non-negative integer of milliseconds (with
 /// `{abs, true}`, a point on the monotonic clock in milliseconds).
-fn timer_delay(ctx: &Context, t: Term, absolute: bool) -> Result<u64, BifError> {
+/// `badarg` with BEAM's `cause` (`time`, `badopt`) for timer BIF
+/// `function`.
+fn timer_badarg(function: &str, cause: &str) -> BifError {
+    super::set_badarg_cause(Atom::intern(function), Atom::intern(cause));
+    BifError::Badarg
+}
+
+fn timer_delay(ctx: &Context, t: Term, absolute: bool, function: &str) -> Result<u64, BifError> {
+    let bad_time = || timer_badarg(function, "time");
     let ms = match ctx.process.heap.view(t) {
         View::Small(i) => i,
-        View::Big(_) => return Err(BifError::Badarg),
-        _ => return Err(BifError::Badarg),
+        _ => return Err(bad_time()),
     };
     if absolute {
         let now_ms = (services(|s| s.now_ns()) / 1_000_000) as i64;
@@ -47,7 +54,7 @@ fn timer_delay(ctx: &Context, t: Term, absolute: bool) -> Result<u64, BifError> 
             ns.checked_add(now_ns)
                 .is_some_and(|end| end <= i64::MAX as u64)
         })
-        .ok_or(BifError::Badarg)?;
+        .ok_or_else(bad_time)?;
     Ok(after)
 }
 
@@ -61,14 +68,15 @@ fn destination(t: Term) -> Result<Destination, BifError> {
 }
 
 /// `[{abs, Bool}]`: whether the time is absolute.
-fn timer_options(ctx: &Context, t: Term) -> Result<bool, BifError> {
+fn timer_options(ctx: &Context, t: Term, function: &str) -> Result<bool, BifError> {
+    let bad_option = || timer_badarg(function, "badopt");
     let mut absolute = false;
-    for option in list_elements(&ctx.process.heap, t).ok_or(BifError::Badarg)? {
+    for option in list_elements(&ctx.process.heap, t).ok_or_else(bad_option)? {
         match ctx.process.heap.as_tuple(option) {
             Some(&[key, value]) if key == atom("abs") => {
-                absolute = value.as_bool().ok_or(BifError::Badarg)?;
+                absolute = value.as_bool().ok_or_else(bad_option)?;
             }
-            _ => return Err(BifError::Badarg),
+            _ => return Err(bad_option()),
         }
     }
     Ok(absolute)
@@ -76,7 +84,8 @@ fn timer_options(ctx: &Context, t: Term) -> Result<bool, BifError> {
 
 /// Arms a timer; `timeout` wraps the message as `{timeout, TRef, Msg}`.
 fn start(ctx: &mut Context, args: &mut [Term], absolute: bool, timeout: bool) -> BifResult {
-    let after = timer_delay(ctx, args[0], absolute)?;
+    let function = if timeout { "start_timer" } else { "send_after" };
+    let after = timer_delay(ctx, args[0], absolute, function)?;
     let to = destination(args[1])?;
     let id = services(|s| s.make_ref());
     ctx.ensure(heap::REF_WORDS + 4, args)?;
@@ -98,7 +107,7 @@ pub fn send_after_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn send_after_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let absolute = timer_options(ctx, args[3])?;
+    let absolute = timer_options(ctx, args[3], "send_after")?;
     start(ctx, args, absolute, false)
 }
 
@@ -107,7 +116,7 @@ pub fn start_timer_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn start_timer_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let absolute = timer_options(ctx, args[3])?;
+    let absolute = timer_options(ctx, args[3], "start_timer")?;
     start(ctx, args, absolute, true)
 }
 
@@ -658,12 +667,17 @@ fn spawn_with(
 ) -> BifResult {
     let mut link = false;
     let mut monitor = false;
-    for option in list_elements(&ctx.process.heap, options).ok_or(BifError::Badarg)? {
+    // BEAM's cause for an option it does not take.
+    let badopt = || {
+        super::set_badarg_cause(Atom::intern("spawn_opt"), Atom::intern("badopt"));
+        BifError::Badarg
+    };
+    for option in list_elements(&ctx.process.heap, options).ok_or_else(badopt)? {
         if let Some(a) = option.as_atom() {
             match a.name() {
                 "link" => link = true,
                 "monitor" => monitor = true,
-                _ => return Err(BifError::Badarg),
+                _ => return Err(badopt()),
             }
             continue;
         }
@@ -686,9 +700,9 @@ fn spawn_with(
                         value.as_atom().map(Atom::name),
                         Some("off_heap" | "on_heap")
                     ) => {}
-                _ => return Err(BifError::Badarg),
+                _ => return Err(badopt()),
             },
-            _ => return Err(BifError::Badarg),
+            _ => return Err(badopt()),
         }
     }
     let (pid, reference) = process::spawn_child(ctx, what, link, monitor)?;
@@ -941,6 +955,14 @@ pub fn process_flag(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 (atom("size"), zero),
             ])
         }
-        _ => return Err(BifError::Badarg),
+        "priority" | "min_heap_size" | "min_bin_vheap_size" | "message_queue_data"
+        | "sensitive" | "save_calls" | "fullsweep_after" | "max_heap_size" => {
+            return Err(BifError::Badarg);
+        }
+        // A flag BEAM does not know: its cause is `badopt`.
+        _ => {
+            super::set_badarg_cause(Atom::intern("process_flag"), Atom::intern("badopt"));
+            return Err(BifError::Badarg);
+        }
     })
 }

@@ -12,10 +12,11 @@ pub fn write(heap: &Heap, t: Term) -> String {
     print::write(heap, t)
 }
 
-/// `~p` starting at column 1 of an 80-column line.
+/// `~p` at the start of an 80-column line (as the "Error in process"
+/// report prints its exit value).
 pub fn print(heap: &Heap, t: Term) -> String {
     install_namer();
-    print::print(heap, t, 1, 80)
+    print::print(heap, t, 0, 80)
 }
 
 /// `io_lib:format(Format, Args)` flattened to a string; `None` is badarg.

@@ -93,6 +93,26 @@ pub fn take_badarg_cause(function: Atom) -> Option<Atom> {
         .and_then(|(f, cause)| (f == function).then_some(cause))
 }
 
+/// The `cause` of the error_info of BIF `m:f`'s failure with `reason` on
+/// `args`: the one the BIF left, else (ets) what its table tells.
+pub fn badarg_cause(
+    heap: &crate::heap::Heap,
+    m: Atom,
+    f: Atom,
+    args: &[Term],
+    reason: Term,
+) -> Option<Atom> {
+    let left = take_badarg_cause(f);
+    if reason != Term::atom(Atom::BADARG) {
+        return None;
+    }
+    left.or_else(|| {
+        (m.name() == "ets")
+            .then(|| ets::table_cause(heap, f, args))
+            .flatten()
+    })
+}
+
 /// Why a BIF failed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BifError {

@@ -734,6 +734,13 @@ pub fn unlink_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if args[0] != Term::atom(Atom::PROCESS) {
+        // BEAM's cause for a type it does not monitor.
+        if !matches!(
+            args[0].as_atom().map(Atom::name),
+            Some("port" | "time_offset")
+        ) {
+            super::set_badarg_cause(Atom::intern("monitor"), Atom::intern("badtype"));
+        }
         return Err(BifError::Badarg);
     }
     if let Some(reference) = monitor_remote(ctx, args)? {
@@ -864,17 +871,34 @@ pub fn process_flag_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 // ---------------------------------------------------------------------
 // Names and queries.
 
+/// `register(Name, Pid)`; a failure's cause is BEAM's: `notalive` for a
+/// dead process, `registered_name` for one that has a name already,
+/// `none` for anything else (a bad or taken name, not a pid).
 pub fn register_2(_: &mut Context, args: &mut [Term]) -> BifResult {
-    let name = args[0].as_atom().ok_or(BifError::Badarg)?;
-    let pid = pid_of(args[1])?;
+    let fail = |cause: &str| {
+        super::set_badarg_cause(Atom::intern("register"), Atom::intern(cause));
+        Err(BifError::Badarg)
+    };
+    let (Some(name), Ok(pid)) = (args[0].as_atom(), pid_of(args[1])) else {
+        return fail("none");
+    };
+    if name == Atom::UNDEFINED {
+        return fail("none");
+    }
+    if !services(|s| s.is_alive(pid)) {
+        return fail("notalive");
+    }
     // A process has at most one name.
     let named = services(|s| {
         s.registered()
             .into_iter()
             .any(|n| s.whereis(n) == Some(pid))
     });
-    if name == Atom::UNDEFINED || named || !services(|s| s.register(name, pid)) {
-        return Err(BifError::Badarg);
+    if named {
+        return fail("registered_name");
+    }
+    if !services(|s| s.register(name, pid)) {
+        return fail("none");
     }
     Ok(Term::atom(Atom::TRUE))
 }

@@ -227,6 +227,15 @@ fn pair_of(b: &MessageBuffer) -> (Term, Term) {
     }
 }
 
+/// Whether the stored pair `b` is one act's own library keeps here (a
+/// key `{'$act', _}`, as logger's configuration): `get/0` and `info/0`
+/// leave those out, as they list only the program's own terms.
+fn library_entry(b: &MessageBuffer) -> bool {
+    let (k, _) = pair_of(b);
+    let h = crate::runtime::ets::store::heap_of(b);
+    matches!(h.as_tuple(k), Some(&[tag, _]) if tag.as_atom().is_some_and(|a| a.name() == "$act"))
+}
+
 /// The entry for `key`, if any.
 fn find(heap: &Heap, key: Term) -> Option<Arc<MessageBuffer>> {
     let h = hash(heap, key);
@@ -306,6 +315,7 @@ pub fn pt_get_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         .unwrap_or_else(|e| e.into_inner())
         .values()
         .flatten()
+        .filter(|b| !library_entry(b))
         .cloned()
         .collect();
     let mut words = 2 * all.len();
@@ -331,6 +341,7 @@ pub fn pt_info_raw_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         .unwrap_or_else(|e| e.into_inner())
         .values()
         .flatten()
+        .filter(|b| !library_entry(b))
     {
         count += 1;
         let src = crate::runtime::ets::store::heap_of(b);

@@ -60,6 +60,84 @@ const ESCRIPT_FRAMES: [ForeignFrame; 4] = [
     ("init", "do_boot", 3, None),
 ];
 
+/// How a frame of act's library shows in a stack trace, where it stands
+/// for a frame of OTP's: at OTP's line (in OTP's file, `MODULE.erl`), as
+/// another function of OTP's (name, arity, line), or not at all (a
+/// helper of act's that OTP's code has not).
+enum OtpFrame {
+    At(u32),
+    As(&'static str, u32, u32),
+    Hidden,
+}
+
+/// Frames of functions of act's library written in the shape of OTP 25's:
+/// module, function, arity, the function called from the frame (`""`:
+/// any), and how it shows. Only modules act provides (`stdlib/`) are
+/// looked up.
+#[rustfmt::skip]
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 24] = {
+    use OtpFrame::{As, At, Hidden};
+    [
+        ("gen_server", "init_it", 2, "", At(851)),
+        ("gen_server", "init_it", 6, "", At(814)),
+        ("gen_server", "try_dispatch", 4, "", At(1123)),
+        ("gen_server", "try_handle_call", 4, "", At(1149)),
+        ("gen_server", "handle_msg", 6, "try_handle_call", At(1178)),
+        ("gen_server", "handle_msg", 6, "try_dispatch", At(1200)),
+        ("gen_statem", "call_state", 5, "", As("loop_state_callback", 11, 1428)),
+        ("gen_statem", "event", 3, "", Hidden),
+        ("gen_event", "server_update", 4, "", At(802)),
+        ("gen_event", "server_notify", 4, "server_update", At(784)),
+        ("gen_event", "handle_notify", 4, "", As("handle_msg", 6, 526)),
+        ("gen_event", "handle_sync_notify", 5, "", As("handle_msg", 6, 529)),
+        ("gen_event", "handle_info_msg", 4, "", As("handle_msg", 6, 573)),
+        ("gen_event", "call_update", 3, "", As("server_call_update", 3, 925)),
+        ("gen_event", "server_call", 4, "", At(874)),
+        ("gen_event", "decode_msg", 4, "server_call", As("handle_msg", 6, 536)),
+        ("supervisor", "do_start_child_i", 3, "", At(414)),
+        ("supervisor", "do_start_child", 2, "", At(400)),
+        ("supervisor", "handle_start_child", 2, "", At(706)),
+        ("supervisor", "handle_call", 3, "do_start_child_i", At(439)),
+        ("supervisor", "handle_call", 3, "handle_start_child", At(455)),
+        ("proc_lib", "init_p", 3, "", At(225)),
+        ("proc_lib", "init_p_do_apply", 3, "", At(240)),
+        ("timer", "sleep", 1, "", At(219)),
+    ]
+};
+
+/// What stack trace entry `k` of `entries` shows: `None` for a hidden
+/// frame, else its function, arity, file and line (OTP's, for a frame
+/// of `OTP_FRAMES`).
+fn frame_shown(
+    entries: &[(ModuleRef, u32, u32)],
+    k: usize,
+) -> Option<(Atom, u32, std::borrow::Cow<'_, str>, u32)> {
+    let (m, f, line) = &entries[k];
+    let info = &m.functions[*f as usize];
+    let called = k.checked_sub(1).map(|j| {
+        let (cm, cf, _) = &entries[j];
+        cm.functions[*cf as usize].name
+    });
+    let (module, function) = (m.name.name(), info.name.name());
+    for (om, of, arity, callee, shown) in &OTP_FRAMES {
+        if *om == module
+            && *of == function
+            && *arity == info.arity
+            && (callee.is_empty() || called.is_some_and(|c| c.name() == *callee))
+            && crate::runtime::script::is_stdlib(module)
+        {
+            let file = || format!("{module}.erl").into();
+            return match *shown {
+                OtpFrame::At(line) => Some((info.name, info.arity, file(), line)),
+                OtpFrame::As(name, arity, line) => Some((Atom::intern(name), arity, file(), line)),
+                OtpFrame::Hidden => None,
+            };
+        }
+    }
+    let (file, line) = m.location(*line);
+    Some((info.name, info.arity, file.into(), line))
+}
+
 fn function_index(m: &crate::code::Module, ip: u32) -> Option<u32> {
     let f = m.function_at(ip)?;
     m.functions
@@ -125,8 +203,10 @@ fn raise_traced(
     // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of
     // one or two (`module`, and the BIF's `cause` when it left one).
     let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2);
-    for (m, _, line) in &entries {
-        words += 5 + 4 + 6 + 2 * m.location(*line).0.chars().count() + 2;
+    for k in 0..entries.len() {
+        if let Some((_, _, file, _)) = frame_shown(&entries, k) {
+            words += 5 + 4 + 6 + 2 * file.chars().count() + 2;
+        }
     }
     words += under * (5 + 4 + 6 + 2 * "escript.erl".len() + 2);
     let used = regs_used(module).min(x.len());
@@ -154,23 +234,28 @@ fn raise_traced(
             ]);
             trace = heap.cons(entry, trace);
         }
-        for (k, (m, f, line)) in entries.iter().enumerate().rev() {
-            let info = &m.functions[*f as usize];
+        for (k, (m, _, _)) in entries.iter().enumerate().rev() {
+            let Some((name, shown_arity, file, line)) = frame_shown(&entries, k) else {
+                continue;
+            };
             let heap = &mut p.heap;
-            let (file, line) = m.location(*line);
-            let file = heap.string(file);
+            let file = heap.string(&file);
             let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
             let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
             let location = heap.list(&[file, line]);
             let arity = if k == 0 && called.is_none() && (arg_count > 0 || !args.is_empty()) {
                 heap.list(&args)
             } else {
-                Term::small(info.arity as i64)
+                Term::small(shown_arity as i64)
             };
-            let entry = heap.tuple(&[Term::atom(m.name), Term::atom(info.name), arity, location]);
+            let entry = heap.tuple(&[Term::atom(m.name), Term::atom(name), arity, location]);
             trace = heap.cons(entry, trace);
         }
         if let Some(top) = called {
+            let cause = match top {
+                Top::Bif(m, f) => crate::bif::badarg_cause(&p.heap, m, f, &args, reason),
+                Top::Undefined(..) => None,
+            };
             let heap = &mut p.heap;
             let args = heap.list(&args);
             let (m, f, info) = match top {
@@ -185,7 +270,7 @@ fn raise_traced(
                         Term::atom(Atom::intern("module")),
                         Term::atom(Atom::intern(explainer)),
                     )];
-                    if let Some(cause) = crate::bif::take_badarg_cause(f) {
+                    if let Some(cause) = cause {
                         pairs.push((Term::atom(Atom::intern("cause")), Term::atom(cause)));
                     }
                     let map = heap.map(&pairs);
