@@ -504,19 +504,6 @@ impl Checker<'_> {
                         );
                     }
                     for clause in &function.clauses {
-                        if clause.name != function.name
-                            || clause.clause.patterns.len() as u32 != function.arity
-                        {
-                            self.diagnostics.push(
-                                Diagnostic::error("head mismatch", clause.name_span).with_hint(format!(
-                                    "this clause is {}/{}, but its function is {}/{}; end a function with '.' before starting the next",
-                                    clause.name,
-                                    clause.clause.patterns.len(),
-                                    function.name,
-                                    function.arity
-                                )),
-                            );
-                        }
                         self.function_clause(&clause.clause);
                     }
                 }
@@ -1580,7 +1567,10 @@ mod tests {
             messages("f(1) -> ok. g() -> ok. f(2) -> ok."),
             vec!["function f/1 already defined"]
         );
-        assert_eq!(messages("i(1) -> ok; j(2) -> ok."), vec!["head mismatch"]);
+        // A head mismatch is the parser's error (see parser::head_check).
+        let (_, errors) = parse_module("i(1) -> ok; j(2) -> ok.");
+        let errors: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(errors, vec!["head mismatch"]);
         assert_eq!(
             messages("-export([g/2]). f() -> ok."),
             vec!["function g/2 undefined"]

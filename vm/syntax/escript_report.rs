@@ -462,8 +462,9 @@ pub fn redefined_module(module: &Module) -> Vec<Diagnostic> {
 /// attributes `-module(...)` and `-export([main/1])` at line 0, so such a
 /// script without `main/1` is erl_lint's `function main/1 undefined`
 /// there. The error has the empty span at the start of the script, which
-/// `place` reports as line 0.
-pub fn implicit_main_export(module: &Module) -> Vec<Diagnostic> {
+/// `place` reports as line 0. A `main` whose form failed to parse
+/// (`broken`) is not reported again.
+pub fn implicit_main_export(module: &Module, broken: &[String]) -> Vec<Diagnostic> {
     let has_module = matches!(
         module.forms.first(),
         Some(Form::Attribute(Attribute {
@@ -475,7 +476,7 @@ pub fn implicit_main_export(module: &Module) -> Vec<Diagnostic> {
         .forms
         .iter()
         .any(|form| matches!(form, Form::Function(f) if f.name == "main" && f.arity == 1));
-    if has_module || has_main || module.forms.is_empty() {
+    if has_module || has_main || module.forms.is_empty() || broken.iter().any(|b| b == "main") {
         return Vec::new();
     }
     vec![
