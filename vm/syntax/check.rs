@@ -1033,19 +1033,25 @@ impl Checker<'_> {
         env.extend(new);
     }
 
+    /// Where the operator `op` of a map field is: erl_parse gives the
+    /// field the operator's position, so erl_lint reports there. It is
+    /// found between the key and the value when this text holds them (an
+    /// include's does not); otherwise the whole field.
+    fn map_operator(&self, field: &MapField, op: &str) -> Span {
+        let (from, to) = (field.key.span.end as usize, field.value.span.start as usize);
+        match self.source.get(from..to) {
+            Some(between) if between.trim() == op => {
+                let at = from + between.find(op).unwrap_or(0);
+                Span::new(at, at + op.len())
+            }
+            _ => field.span,
+        }
+    }
+
     fn construction_fields(&mut self, fields: &[MapField]) {
         for field in fields {
             if field.exact {
-                // erl_lint places it at the `:=` (found between the key and
-                // the value when this text holds them; an include's does not).
-                let (from, to) = (field.key.span.end as usize, field.value.span.start as usize);
-                let at = match self.source.get(from..to) {
-                    Some(between) if between.trim() == ":=" => {
-                        let op = from + between.find(':').unwrap_or(0);
-                        Span::new(op, op + 2)
-                    }
-                    _ => field.span,
-                };
+                let at = self.map_operator(field, ":=");
                 self.diagnostics.push(
                     Diagnostic::error(
                         "only association operators '=>' are allowed in map construction",
@@ -1157,11 +1163,11 @@ impl Checker<'_> {
             ExprKind::Map(fields) => {
                 for field in fields {
                     if !field.exact {
-                        self.diagnostics.push(
-                            Diagnostic::error("illegal pattern", field.span).with_hint(
+                        let at = self.map_operator(field, "=>");
+                        self.diagnostics
+                            .push(Diagnostic::error("illegal pattern", at).with_hint(
                                 "a map pattern matches keys with ':=', as in #{key := Value}",
-                            ),
-                        );
+                            ));
                     }
                     // A key is an expression of bound variables, not a pattern.
                     self.guard_expr(&field.key, env);
