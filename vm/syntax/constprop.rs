@@ -27,8 +27,9 @@
 //!   variables, its guard none or true), of a function ("this clause for
 //!   f/1 cannot match because ..."), a fun, a `case`, a `receive` or a
 //!   `try ... of` ("this clause cannot match because ..."). A variable is
-//!   taken as unbound only when its name is not written earlier in the
-//!   function clause (a fun's head variables are always new).
+//!   taken as unbound only when its name is written nowhere else in the
+//!   function clause (a fun's head variables are always new); clauses a
+//!   macro wrote are not looked at.
 //!
 //! Invariants: the walk never warns where it does not know; a value is
 //! known only when it is a constant term (numbers, atoms, lists, tuples,
@@ -108,7 +109,7 @@ pub fn warnings(module: &Module, sources: &Sources, expansions: &[Span]) -> Vec<
                 .map(|c| (&c.clause, c.name_span.start))
                 .collect();
             let named = format!(" for {}/{}", function.name, function.arity);
-            walk.shadowed(&clauses, &named, u32::MAX);
+            walk.shadowed(&clauses, &named, false);
             for clause in &function.clauses {
                 let clause = &clause.clause;
                 walk.variables = written_variables(clause);
@@ -145,7 +146,8 @@ fn written_variables(clause: &Clause) -> Vec<(String, u32)> {
 }
 
 /// Whether pattern `p` matches every term: `_`, a variable not in
-/// `earlier` nor already `seen` in the same head, or an alias of such.
+/// `earlier` (names that may be bound) nor already `seen` in the same
+/// head, or an alias of such.
 fn matches_anything<'a>(p: &'a Expr, earlier: &HashSet<&str>, seen: &mut HashSet<&'a str>) -> bool {
     match &p.kind {
         ExprKind::Var(name) if name == "_" => true,
@@ -175,9 +177,20 @@ impl Walk<'_> {
 
     /// Warns each clause after the first that always matches; `clauses`
     /// with the offsets to warn at, `named` what names a function's
-    /// clauses (" for f/1"), `start` where the construct starts: a
-    /// variable written before it may be bound there.
-    fn shadowed(&mut self, clauses: &[(&Clause, u32)], named: &str, start: u32) {
+    /// clauses (" for f/1"). With `scoped`, a variable written in the
+    /// function clause outside the clause itself may be bound there (by
+    /// code before it, or by a comprehension's generator after it) and
+    /// is no catch-all; a function's or fun's head variables are always
+    /// new. Clauses written by a macro are left alone: their tokens all
+    /// sit at the macro's name.
+    fn shadowed(&mut self, clauses: &[(&Clause, u32)], named: &str, scoped: bool) {
+        let in_macro = |at: u32| self.expansions.iter().any(|s| s.start <= at && at <= s.end);
+        if clauses
+            .iter()
+            .any(|&(c, at)| in_macro(at) || in_macro(c.span.start))
+        {
+            return;
+        }
         let mut always: Option<u32> = None;
         for &(clause, at) in clauses {
             if let Some(first) = always {
@@ -191,12 +204,15 @@ impl Walk<'_> {
                 );
                 continue;
             }
-            let earlier: HashSet<&str> = self
-                .variables
-                .iter()
-                .filter(|(_, offset)| *offset < start)
-                .map(|(name, _)| name.as_str())
-                .collect();
+            let outside: HashSet<&str> = if scoped {
+                self.variables
+                    .iter()
+                    .filter(|(_, o)| *o < clause.span.start || *o >= clause.span.end)
+                    .map(|(name, _)| name.as_str())
+                    .collect()
+            } else {
+                HashSet::new()
+            };
             let mut seen = HashSet::new();
             let guard_true =
                 clause.guard.is_empty() || guard_value(&clause.guard, &Env::new()) == Some(true);
@@ -204,7 +220,7 @@ impl Walk<'_> {
                 && clause
                     .patterns
                     .iter()
-                    .all(|p| matches_anything(p, &earlier, &mut seen))
+                    .all(|p| matches_anything(p, &outside, &mut seen))
             {
                 always = Some(at);
             }
@@ -331,7 +347,7 @@ impl Walk<'_> {
                     // A fun's head variables are new whatever came before.
                     let heads: Vec<(&Clause, u32)> =
                         clauses.iter().map(|c| (c, c.span.start)).collect();
-                    self.shadowed(&heads, "", 0);
+                    self.shadowed(&heads, "", false);
                     for c in clauses {
                         let mut inner = env.clone();
                         for p in &c.patterns {
@@ -346,7 +362,7 @@ impl Walk<'_> {
                 Some(Value::Fun)
             }
             ExprKind::Case(subject, clauses) => {
-                self.shadowed(&at_starts(clauses), "", e.span.start);
+                self.shadowed(&at_starts(clauses), "", true);
                 let v = self.expr(subject, env);
                 let mut all_never = true;
                 for c in clauses {
@@ -396,7 +412,7 @@ impl Walk<'_> {
                 None
             }
             ExprKind::Receive(clauses, after) => {
-                self.shadowed(&at_starts(clauses), "", e.span.start);
+                self.shadowed(&at_starts(clauses), "", true);
                 for c in clauses {
                     self.clause_body(c, env, Vec::new());
                 }
@@ -407,7 +423,7 @@ impl Walk<'_> {
                 None
             }
             ExprKind::Try(t) => {
-                self.shadowed(&at_starts(&t.of_clauses), "", e.span.start);
+                self.shadowed(&at_starts(&t.of_clauses), "", true);
                 self.body(&t.body, &mut env.clone());
                 for c in &t.of_clauses {
                     self.clause_body(c, env, Vec::new());
