@@ -408,6 +408,10 @@ fn compile_script_source(
         &program.sources,
         &program.record_uses,
     ));
+    diagnostics.extend(syntax::lint_extra::missing_callbacks(
+        &program.module,
+        &program.sources,
+    ));
     escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
     let mode = escript_report::mode(&program.module, &program.sources);
     let listing = escript_report::listing(&diagnostics, &program.sources, shown, mode, header);

@@ -185,6 +185,10 @@ pub fn check_program(
                 &program.sources,
                 &program.record_uses,
             ));
+            diagnostics.extend(lint_extra::missing_callbacks(
+                &program.module,
+                &program.sources,
+            ));
         }
         escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
         program.sources.sort(&mut diagnostics);
