@@ -190,7 +190,8 @@ fn random_bytes_never_panic() {
 
 #[test]
 fn every_error_of_a_file_is_reported_not_just_the_first() {
-    let source = "a() -> (.\nb() -> ].\nc() -> ok.\nd() -> Unbound.\ne() -> undefined_fn().\n";
+    // A script: main/1 is there, so that only the errors below are.
+    let source = "main(_) -> ok.\na() -> (.\nb() -> ].\nc() -> ok.\nd() -> Unbound.\ne() -> undefined_fn().\n";
     let errors = errors(source);
     assert_eq!(errors.len(), 4, "{errors:?}");
     assert!(errors[2].contains("'Unbound' is unbound"));

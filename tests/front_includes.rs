@@ -87,7 +87,7 @@ fn an_error_in_an_included_file_names_that_file_and_comes_where_it_is_included()
         "{stderr}"
     );
     assert!(
-        errors[1].contains("main.act:3:13: error: record nope undefined"),
+        errors[1].contains("main.act:3:12: error: record nope undefined"),
         "{stderr}"
     );
     // A run stops at the syntax error with escript's line, which names

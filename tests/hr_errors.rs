@@ -228,7 +228,7 @@ fn files_that_cannot_run_say_why_with_escripts_status() {
             "main0.erl",
             "#!/usr/bin/env escript\nmain() -> ok.\n",
             127,
-            "act: the script has no function main/1",
+            "main0.erl:0: function main/1 undefined\n",
         ),
         (
             "eof.erl",

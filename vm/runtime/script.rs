@@ -397,12 +397,20 @@ fn compile_script_source(
     }
     diagnostics.extend(syntax::check::check_module(&program.module, source));
     diagnostics.extend(escript_report::redefined_module(&program.module));
+    diagnostics.extend(escript_report::implicit_main_export(
+        &program.module,
+        &program.broken_functions,
+    ));
     let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
     diagnostics.extend(optimiser);
     diagnostics.extend(syntax::lint_extra::unused_records_and_types(
         &program.module,
         &program.sources,
         &program.record_uses,
+    ));
+    diagnostics.extend(syntax::lint_extra::missing_callbacks(
+        &program.module,
+        &program.sources,
     ));
     escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);
     let mode = escript_report::mode(&program.module, &program.sources);

@@ -89,8 +89,8 @@ pub struct FunctionName {
 }
 
 /// A named function: all clauses of one form (`f(0) -> a; f(N) -> b.`).
-/// The parser groups the clauses of one form; the checker verifies that
-/// they agree on name and arity (`head mismatch`) and that one function's
+/// The parser groups the clauses of one form and verifies that they agree
+/// on name and arity (`head mismatch`); the checker, that one function's
 /// forms are not split apart in the file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Function {

@@ -225,6 +225,194 @@ pub fn is_auto_imported(name: &str, arity: u32) -> bool {
     AUTO_IMPORTED.iter().any(|&(n, a)| n == name && a == arity)
 }
 
+/// The BIFs auto-imported before R14 (erl_internal:old_bif/2): a module
+/// that defines one of these may not call its own unqualified without
+/// `-compile({no_auto_import, [F/A]})`, as erl_lint refuses the call.
+const OLD_BIFS: &[(&str, u32)] = &[
+    ("abs", 1),
+    ("apply", 2),
+    ("apply", 3),
+    ("atom_to_binary", 2),
+    ("atom_to_list", 1),
+    ("binary_to_atom", 2),
+    ("binary_to_existing_atom", 2),
+    ("binary_to_list", 1),
+    ("binary_to_list", 3),
+    ("binary_to_term", 1),
+    ("bit_size", 1),
+    ("bitstring_to_list", 1),
+    ("byte_size", 1),
+    ("check_process_code", 2),
+    ("date", 0),
+    ("delete_module", 1),
+    ("disconnect_node", 1),
+    ("element", 2),
+    ("erase", 0),
+    ("erase", 1),
+    ("exit", 1),
+    ("exit", 2),
+    ("float", 1),
+    ("float_to_list", 1),
+    ("garbage_collect", 0),
+    ("garbage_collect", 1),
+    ("get", 0),
+    ("get", 1),
+    ("get_keys", 1),
+    ("group_leader", 0),
+    ("group_leader", 2),
+    ("halt", 0),
+    ("halt", 1),
+    ("hd", 1),
+    ("integer_to_list", 1),
+    ("iolist_size", 1),
+    ("iolist_to_binary", 1),
+    ("is_alive", 0),
+    ("is_atom", 1),
+    ("is_binary", 1),
+    ("is_bitstring", 1),
+    ("is_boolean", 1),
+    ("is_float", 1),
+    ("is_function", 1),
+    ("is_function", 2),
+    ("is_integer", 1),
+    ("is_list", 1),
+    ("is_number", 1),
+    ("is_pid", 1),
+    ("is_port", 1),
+    ("is_process_alive", 1),
+    ("is_record", 2),
+    ("is_record", 3),
+    ("is_reference", 1),
+    ("is_tuple", 1),
+    ("length", 1),
+    ("link", 1),
+    ("list_to_atom", 1),
+    ("list_to_binary", 1),
+    ("list_to_bitstring", 1),
+    ("list_to_existing_atom", 1),
+    ("list_to_float", 1),
+    ("list_to_integer", 1),
+    ("list_to_pid", 1),
+    ("list_to_tuple", 1),
+    ("load_module", 2),
+    ("make_ref", 0),
+    ("module_loaded", 1),
+    ("monitor_node", 2),
+    ("node", 0),
+    ("node", 1),
+    ("nodes", 0),
+    ("nodes", 1),
+    ("now", 0),
+    ("open_port", 2),
+    ("pid_to_list", 1),
+    ("port_close", 1),
+    ("port_command", 2),
+    ("port_connect", 2),
+    ("port_control", 3),
+    ("pre_loaded", 0),
+    ("process_flag", 2),
+    ("process_flag", 3),
+    ("process_info", 1),
+    ("process_info", 2),
+    ("processes", 0),
+    ("purge_module", 1),
+    ("put", 2),
+    ("register", 2),
+    ("registered", 0),
+    ("round", 1),
+    ("self", 0),
+    ("setelement", 3),
+    ("size", 1),
+    ("spawn", 1),
+    ("spawn", 2),
+    ("spawn", 3),
+    ("spawn", 4),
+    ("spawn_link", 1),
+    ("spawn_link", 2),
+    ("spawn_link", 3),
+    ("spawn_link", 4),
+    ("spawn_monitor", 1),
+    ("spawn_monitor", 3),
+    ("spawn_opt", 2),
+    ("spawn_opt", 3),
+    ("spawn_opt", 4),
+    ("spawn_opt", 5),
+    ("split_binary", 2),
+    ("statistics", 1),
+    ("term_to_binary", 1),
+    ("term_to_binary", 2),
+    ("throw", 1),
+    ("time", 0),
+    ("tl", 1),
+    ("trunc", 1),
+    ("tuple_size", 1),
+    ("tuple_to_list", 1),
+    ("unlink", 1),
+    ("unregister", 1),
+    ("whereis", 1),
+];
+
+/// The BIFs auto-imported since R14 (erl_internal:bif/2 less old_bif/2):
+/// a module's own function of one of these names wins over it, with a
+/// warning at each unqualified call.
+const NEW_BIFS: &[(&str, u32)] = &[
+    ("alias", 0),
+    ("alias", 1),
+    ("atom_to_binary", 1),
+    ("binary_part", 2),
+    ("binary_part", 3),
+    ("binary_to_atom", 1),
+    ("binary_to_existing_atom", 1),
+    ("binary_to_float", 1),
+    ("binary_to_integer", 1),
+    ("binary_to_integer", 2),
+    ("binary_to_term", 2),
+    ("ceil", 1),
+    ("check_old_code", 1),
+    ("check_process_code", 3),
+    ("demonitor", 1),
+    ("demonitor", 2),
+    ("error", 1),
+    ("error", 2),
+    ("error", 3),
+    ("float_to_binary", 1),
+    ("float_to_binary", 2),
+    ("float_to_list", 2),
+    ("floor", 1),
+    ("garbage_collect", 2),
+    ("get_keys", 0),
+    ("halt", 2),
+    ("integer_to_binary", 1),
+    ("integer_to_binary", 2),
+    ("integer_to_list", 2),
+    ("is_map", 1),
+    ("is_map_key", 2),
+    ("list_to_integer", 2),
+    ("list_to_port", 1),
+    ("list_to_ref", 1),
+    ("map_get", 2),
+    ("map_size", 1),
+    ("max", 2),
+    ("min", 2),
+    ("monitor", 2),
+    ("monitor", 3),
+    ("nodes", 2),
+    ("port_command", 3),
+    ("port_to_list", 1),
+    ("ref_to_list", 1),
+    ("spawn_monitor", 2),
+    ("spawn_monitor", 4),
+    ("spawn_request", 1),
+    ("spawn_request", 2),
+    ("spawn_request", 3),
+    ("spawn_request", 4),
+    ("spawn_request", 5),
+    ("spawn_request_abandon", 1),
+    ("term_to_iovec", 1),
+    ("term_to_iovec", 2),
+    ("unalias", 1),
+];
+
 /// Is `name/arity` allowed in a guard?
 pub fn is_guard_bif(name: &str, arity: u32) -> bool {
     GUARD_BIFS.iter().any(|&(n, a)| n == name && a == arity)
@@ -238,6 +426,122 @@ pub struct FunctionTable {
     /// Names of functions whose forms did not parse; see
     /// `check_module_assuming`.
     pub broken: Vec<String>,
+    /// What `-compile(no_auto_import)` or `{no_auto_import, [F/A]}`
+    /// names: a call of the module's own function of that name is not
+    /// ambiguous.
+    pub no_auto_import: NoAutoImport,
+}
+
+/// The functions a module's `-compile` options take out of the
+/// auto-imports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum NoAutoImport {
+    #[default]
+    None,
+    Some(BTreeSet<(String, u32)>),
+    All,
+}
+
+impl NoAutoImport {
+    /// Reads the `-compile` attributes of `module` (their text is in
+    /// `source`).
+    fn of(module: &Module, source: &str) -> NoAutoImport {
+        let mut found = NoAutoImport::None;
+        for form in &module.forms {
+            let Form::Attribute(attribute) = form else {
+                continue;
+            };
+            let compile = match &attribute.kind {
+                AttributeKind::Other(name) => name == "compile",
+                AttributeKind::ExportAll { .. } => true,
+                _ => false,
+            };
+            let text = source
+                .get(attribute.span.start as usize..attribute.span.end as usize)
+                .unwrap_or("");
+            if !compile || !text.contains("no_auto_import") {
+                continue;
+            }
+            let Some(open) = text.find('(') else {
+                continue;
+            };
+            let inner = text[open..].trim_end().trim_end_matches('.');
+            for e in super::parse_exprs(&format!("{inner}.")).unwrap_or_default() {
+                found.read(&e);
+            }
+        }
+        found
+    }
+
+    fn read(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::List(items, _) => items.iter().for_each(|i| self.read(i)),
+            ExprKind::Atom(a) if a == "no_auto_import" => *self = NoAutoImport::All,
+            ExprKind::Tuple(items) => {
+                if let [key, names] = items.as_slice()
+                    && matches!(&key.kind, ExprKind::Atom(k) if k == "no_auto_import")
+                {
+                    self.names(names);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `F/A`, `{F, A}` or a list of them.
+    fn names(&mut self, e: &Expr) {
+        let name = match &e.kind {
+            ExprKind::List(items, _) => return items.iter().for_each(|i| self.names(i)),
+            ExprKind::Tuple(items) => match items.as_slice() {
+                [f, a] => Some((f, a)),
+                _ => None,
+            },
+            ExprKind::BinaryOp(BinaryOp::Div, f, a) => Some((f.as_ref(), a.as_ref())),
+            _ => None,
+        };
+        if let Some((f, a)) = name
+            && let (ExprKind::Atom(f), ExprKind::Integer(a)) = (&f.kind, &a.kind)
+            && let Ok(a) = u32::try_from(a)
+        {
+            match self {
+                NoAutoImport::All => {}
+                NoAutoImport::None => *self = NoAutoImport::Some([(f.clone(), a)].into()),
+                NoAutoImport::Some(set) => {
+                    set.insert((f.clone(), a));
+                }
+            }
+        }
+    }
+
+    /// What erl_lint says of a local call of the module's own
+    /// `name/arity`: nothing, unless it is also an auto-imported BIF that
+    /// the options leave imported; then an error for a BIF imported
+    /// before R14, a warning for a later one.
+    pub fn clash(&self, name: &str, arity: u32) -> Option<Diagnostic> {
+        let named = match self {
+            NoAutoImport::All => true,
+            NoAutoImport::None => false,
+            NoAutoImport::Some(set) => set.contains(&(name.to_string(), arity)),
+        };
+        let is = |table: &[(&str, u32)]| table.iter().any(|&(n, a)| n == name && a == arity);
+        let how = |old: &str| {
+            format!(
+                "ambiguous call of overridden {old}auto-imported BIF {name}/{arity}\n - use \
+                 erlang:{name}/{arity} or \"-compile({{no_auto_import,[{name}/{arity}]}}).\" \
+                 to resolve name clash"
+            )
+        };
+        let span = Span::default();
+        if named {
+            None
+        } else if is(OLD_BIFS) {
+            Some(Diagnostic::error(how("pre R14 "), span))
+        } else if is(NEW_BIFS) {
+            Some(Diagnostic::warning(how(""), span))
+        } else {
+            None
+        }
+    }
 }
 
 /// Levenshtein distance between two short names.
@@ -284,6 +588,7 @@ impl FunctionTable {
         FunctionTable {
             defined,
             broken: Vec::new(),
+            no_auto_import: NoAutoImport::None,
         }
     }
 
@@ -357,6 +662,7 @@ pub fn check_module_assuming(module: &Module, source: &str, broken: &[String]) -
 fn check_here(module: &Module, source: &str, broken: &[String]) -> Vec<Diagnostic> {
     let mut table = FunctionTable::of(module);
     table.broken = broken.to_vec();
+    table.no_auto_import = NoAutoImport::of(module, source);
     let lines = LineIndex::new(source);
     let mut checker = Checker {
         table: &table,
@@ -504,19 +810,6 @@ impl Checker<'_> {
                         );
                     }
                     for clause in &function.clauses {
-                        if clause.name != function.name
-                            || clause.clause.patterns.len() as u32 != function.arity
-                        {
-                            self.diagnostics.push(
-                                Diagnostic::error("head mismatch", clause.name_span).with_hint(format!(
-                                    "this clause is {}/{}, but its function is {}/{}; end a function with '.' before starting the next",
-                                    clause.name,
-                                    clause.clause.patterns.len(),
-                                    function.name,
-                                    function.arity
-                                )),
-                            );
-                        }
                         self.function_clause(&clause.clause);
                     }
                 }
@@ -780,7 +1073,13 @@ impl Checker<'_> {
                             LocalCall::AutoImported => {
                                 self.deprecated("erlang", name, args.len(), e.span)
                             }
-                            LocalCall::Local => {}
+                            LocalCall::Local => {
+                                let arity = args.len() as u32;
+                                if let Some(mut d) = self.table.no_auto_import.clash(name, arity) {
+                                    d.span = *span;
+                                    self.diagnostics.push(d);
+                                }
+                            }
                         }
                     }
                     CallTarget::Remote(m, f) => {
@@ -1046,19 +1345,25 @@ impl Checker<'_> {
         env.extend(new);
     }
 
+    /// Where the operator `op` of a map field is: erl_parse gives the
+    /// field the operator's position, so erl_lint reports there. It is
+    /// found between the key and the value when this text holds them (an
+    /// include's does not); otherwise the whole field.
+    fn map_operator(&self, field: &MapField, op: &str) -> Span {
+        let (from, to) = (field.key.span.end as usize, field.value.span.start as usize);
+        match self.source.get(from..to) {
+            Some(between) if between.trim() == op => {
+                let at = from + between.find(op).unwrap_or(0);
+                Span::new(at, at + op.len())
+            }
+            _ => field.span,
+        }
+    }
+
     fn construction_fields(&mut self, fields: &[MapField]) {
         for field in fields {
             if field.exact {
-                // erl_lint places it at the `:=` (found between the key and
-                // the value when this text holds them; an include's does not).
-                let (from, to) = (field.key.span.end as usize, field.value.span.start as usize);
-                let at = match self.source.get(from..to) {
-                    Some(between) if between.trim() == ":=" => {
-                        let op = from + between.find(':').unwrap_or(0);
-                        Span::new(op, op + 2)
-                    }
-                    _ => field.span,
-                };
+                let at = self.map_operator(field, ":=");
                 self.diagnostics.push(
                     Diagnostic::error(
                         "only association operators '=>' are allowed in map construction",
@@ -1170,11 +1475,11 @@ impl Checker<'_> {
             ExprKind::Map(fields) => {
                 for field in fields {
                     if !field.exact {
-                        self.diagnostics.push(
-                            Diagnostic::error("illegal pattern", field.span).with_hint(
+                        let at = self.map_operator(field, "=>");
+                        self.diagnostics
+                            .push(Diagnostic::error("illegal pattern", at).with_hint(
                                 "a map pattern matches keys with ':=', as in #{key := Value}",
-                            ),
-                        );
+                            ));
                     }
                     // A key is an expression of bound variables, not a pattern.
                     self.guard_expr(&field.key, env);
@@ -1580,7 +1885,10 @@ mod tests {
             messages("f(1) -> ok. g() -> ok. f(2) -> ok."),
             vec!["function f/1 already defined"]
         );
-        assert_eq!(messages("i(1) -> ok; j(2) -> ok."), vec!["head mismatch"]);
+        // A head mismatch is the parser's error (see parser::head_check).
+        let (_, errors) = parse_module("i(1) -> ok; j(2) -> ok.");
+        let errors: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(errors, vec!["head mismatch"]);
         assert_eq!(
             messages("-export([g/2]). f() -> ok."),
             vec!["function g/2 undefined"]

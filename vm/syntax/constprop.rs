@@ -22,7 +22,14 @@
 //!   constants: "this clause cannot match because its guard evaluates to
 //!   'false'", at the clause; the `if` clauses after one whose guard is
 //!   always true: "this clause cannot match because a previous clause at
-//!   line N always matches".
+//!   line N always matches";
+//! - the clauses after one that always matches (its patterns unbound
+//!   variables, its guard none or true), of a function ("this clause for
+//!   f/1 cannot match because ..."), a fun, a `case`, a `receive` or a
+//!   `try ... of` ("this clause cannot match because ..."). A variable is
+//!   taken as unbound only when its name is written nowhere else in the
+//!   function clause (a fun's head variables are always new); clauses a
+//!   macro wrote are not looked at.
 //!
 //! Invariants: the walk never warns where it does not know; a value is
 //! known only when it is a constant term (numbers, atoms, lists, tuples,
@@ -74,6 +81,9 @@ struct Walk<'a> {
     local: HashSet<(String, usize)>,
     expansions: &'a [Span],
     warnings: Vec<Diagnostic>,
+    /// The variables written in the function clause being walked, with
+    /// their offsets (see `shadowed`).
+    variables: Vec<(String, u32)>,
 }
 
 /// The optimiser's warnings about code that must fail or never runs.
@@ -89,11 +99,20 @@ pub fn warnings(module: &Module, sources: &Sources, expansions: &[Span]) -> Vec<
         local,
         expansions,
         warnings: Vec::new(),
+        variables: Vec::new(),
     };
     for form in &module.forms {
         if let Form::Function(function) = form {
+            let clauses: Vec<(&Clause, u32)> = function
+                .clauses
+                .iter()
+                .map(|c| (&c.clause, c.name_span.start))
+                .collect();
+            let named = format!(" for {}/{}", function.name, function.arity);
+            walk.shadowed(&clauses, &named, false);
             for clause in &function.clauses {
                 let clause = &clause.clause;
+                walk.variables = written_variables(clause);
                 let mut env = Env::new();
                 if guard_value(&clause.guard, &env) == Some(false) {
                     walk.warn(GUARD_FALSE.into(), clause.span.start as usize);
@@ -104,6 +123,40 @@ pub fn warnings(module: &Module, sources: &Sources, expansions: &[Span]) -> Vec<
     }
     walk.warnings.sort_by_key(|d| d.span.start);
     walk.warnings
+}
+
+/// Clauses with the offsets their warnings are given at (their starts).
+fn at_starts(clauses: &[Clause]) -> Vec<(&Clause, u32)> {
+    clauses.iter().map(|c| (c, c.span.start)).collect()
+}
+
+/// Every variable written in `clause` (patterns, guard, body, nested
+/// funs too), with its offset.
+fn written_variables(clause: &Clause) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&Expr> = Vec::new();
+    super::walk::clause_exprs(clause, &mut stack);
+    while let Some(e) = stack.pop() {
+        if let ExprKind::Var(name) = &e.kind {
+            out.push((name.clone(), e.span.start));
+        }
+        super::walk::children(e, &mut stack);
+    }
+    out
+}
+
+/// Whether pattern `p` matches every term: `_`, a variable not in
+/// `earlier` (names that may be bound) nor already `seen` in the same
+/// head, or an alias of such.
+fn matches_anything<'a>(p: &'a Expr, earlier: &HashSet<&str>, seen: &mut HashSet<&'a str>) -> bool {
+    match &p.kind {
+        ExprKind::Var(name) if name == "_" => true,
+        ExprKind::Var(name) => !earlier.contains(name.as_str()) && seen.insert(name.as_str()),
+        ExprKind::Match(a, b) => {
+            matches_anything(a, earlier, seen) && matches_anything(b, earlier, seen)
+        }
+        _ => false,
+    }
 }
 
 const GUARD_FALSE: &str = "this clause cannot match because its guard evaluates to 'false'";
@@ -119,6 +172,58 @@ impl Walk<'_> {
         if !inside {
             self.warnings
                 .push(Diagnostic::warning(message, Span::new(at, at + 1)));
+        }
+    }
+
+    /// Warns each clause after the first that always matches; `clauses`
+    /// with the offsets to warn at, `named` what names a function's
+    /// clauses (" for f/1"). With `scoped`, a variable written in the
+    /// function clause outside the clause itself may be bound there (by
+    /// code before it, or by a comprehension's generator after it) and
+    /// is no catch-all; a function's or fun's head variables are always
+    /// new. Clauses written by a macro are left alone: their tokens all
+    /// sit at the macro's name.
+    fn shadowed(&mut self, clauses: &[(&Clause, u32)], named: &str, scoped: bool) {
+        let in_macro = |at: u32| self.expansions.iter().any(|s| s.start <= at && at <= s.end);
+        if clauses
+            .iter()
+            .any(|&(c, at)| in_macro(at) || in_macro(c.span.start))
+        {
+            return;
+        }
+        let mut always: Option<u32> = None;
+        for &(clause, at) in clauses {
+            if let Some(first) = always {
+                let line = self.sources.line(first);
+                self.warn(
+                    format!(
+                        "this clause{named} cannot match because a previous clause at line \
+                         {line} always matches"
+                    ),
+                    at as usize,
+                );
+                continue;
+            }
+            let outside: HashSet<&str> = if scoped {
+                self.variables
+                    .iter()
+                    .filter(|(_, o)| *o < clause.span.start || *o >= clause.span.end)
+                    .map(|(name, _)| name.as_str())
+                    .collect()
+            } else {
+                HashSet::new()
+            };
+            let mut seen = HashSet::new();
+            let guard_true =
+                clause.guard.is_empty() || guard_value(&clause.guard, &Env::new()) == Some(true);
+            if guard_true
+                && clause
+                    .patterns
+                    .iter()
+                    .all(|p| matches_anything(p, &outside, &mut seen))
+            {
+                always = Some(at);
+            }
         }
     }
 
@@ -239,6 +344,10 @@ impl Walk<'_> {
             ExprKind::Call(target, args) => self.call(e, target, args, env),
             ExprKind::Fun(fun) => {
                 if let Fun::Anonymous(clauses) | Fun::Named(_, clauses) = fun.as_ref() {
+                    // A fun's head variables are new whatever came before.
+                    let heads: Vec<(&Clause, u32)> =
+                        clauses.iter().map(|c| (c, c.span.start)).collect();
+                    self.shadowed(&heads, "", false);
                     for c in clauses {
                         let mut inner = env.clone();
                         for p in &c.patterns {
@@ -253,6 +362,7 @@ impl Walk<'_> {
                 Some(Value::Fun)
             }
             ExprKind::Case(subject, clauses) => {
+                self.shadowed(&at_starts(clauses), "", true);
                 let v = self.expr(subject, env);
                 let mut all_never = true;
                 for c in clauses {
@@ -302,6 +412,7 @@ impl Walk<'_> {
                 None
             }
             ExprKind::Receive(clauses, after) => {
+                self.shadowed(&at_starts(clauses), "", true);
                 for c in clauses {
                     self.clause_body(c, env, Vec::new());
                 }
@@ -312,6 +423,7 @@ impl Walk<'_> {
                 None
             }
             ExprKind::Try(t) => {
+                self.shadowed(&at_starts(&t.of_clauses), "", true);
                 self.body(&t.body, &mut env.clone());
                 for c in &t.of_clauses {
                     self.clause_body(c, env, Vec::new());

@@ -275,6 +275,15 @@ fn place<'a>(
             None => rest,
         }
     };
+    if d.span == LINE_ZERO && d.is_error() {
+        return Placed {
+            file: main,
+            line: 0,
+            column: 0,
+            text: "",
+            diagnostic: d,
+        };
+    }
     let text = match header {
         Some(header) if file.base == 0 && line == 1 => header,
         Some(_) if file.base == 0 => line_text(line - 1),
@@ -290,6 +299,15 @@ fn place<'a>(
 }
 
 impl Placed<'_> {
+    /// `FILE:LINE:COL`, or `FILE:0` for no line.
+    fn position(&self) -> String {
+        if self.line == 0 {
+            format!("{}:0", self.file)
+        } else {
+            format!("{}:{}:{}", self.file, self.line, self.column)
+        }
+    }
+
     fn head(&self) -> String {
         let warning = if self.diagnostic.severity == Severity::Warning {
             "Warning: "
@@ -297,8 +315,9 @@ impl Placed<'_> {
             ""
         };
         format!(
-            "{}:{}:{}: {warning}{}\n",
-            self.file, self.line, self.column, self.diagnostic.message
+            "{}: {warning}{}\n",
+            self.position(),
+            self.diagnostic.message
         )
     }
 
@@ -310,6 +329,9 @@ impl Placed<'_> {
     /// in a field of four, a caret under the column (tabs kept, so that it
     /// lines up), then a blank line.
     fn excerpt(&self) -> String {
+        if self.line == 0 {
+            return String::new();
+        }
         let number: String = self.line.to_string().chars().take(4).collect();
         let mut out = format!("% {number:>4}| {}\n%     | ", self.text);
         let mut n = 1;
@@ -378,10 +400,9 @@ pub fn listing(
     if listing.failed {
         for p in &errors {
             if let Some(hint) = &p.diagnostic.hint {
-                listing.stderr.push_str(&format!(
-                    "{}:{}:{}: hint: {hint}\n",
-                    p.file, p.line, p.column
-                ));
+                listing
+                    .stderr
+                    .push_str(&format!("{}: hint: {hint}\n", p.position()));
             }
         }
         listing
@@ -436,6 +457,36 @@ pub fn redefined_module(module: &Module) -> Vec<Diagnostic> {
     }
     out
 }
+
+/// escript gives a script whose first form is not `-module` the
+/// attributes `-module(...)` and `-export([main/1])` at line 0, so such a
+/// script without `main/1` is erl_lint's `function main/1 undefined`
+/// there. The error has the empty span at the start of the script, which
+/// `place` reports as line 0. A `main` whose form failed to parse
+/// (`broken`) is not reported again.
+pub fn implicit_main_export(module: &Module, broken: &[String]) -> Vec<Diagnostic> {
+    let has_module = matches!(
+        module.forms.first(),
+        Some(Form::Attribute(Attribute {
+            kind: AttributeKind::Module(_),
+            ..
+        }))
+    );
+    let has_main = module
+        .forms
+        .iter()
+        .any(|form| matches!(form, Form::Function(f) if f.name == "main" && f.arity == 1));
+    if has_module || has_main || module.forms.is_empty() || broken.iter().any(|b| b == "main") {
+        return Vec::new();
+    }
+    vec![
+        Diagnostic::error("function main/1 undefined", LINE_ZERO)
+            .with_hint("a script starts in main/1: define main(Args)"),
+    ]
+}
+
+/// The span of an error about no line of the script (erl_lint's line 0).
+const LINE_ZERO: Span = Span { start: 0, end: 0 };
 
 /// `function f/1 undefined` -> `("f", 1)`.
 fn undefined_function(message: &str) -> Option<(&str, u32)> {

@@ -458,9 +458,10 @@ impl Expander {
                     self.error("illegal record info".to_string(), span);
                     return Some(placeholder(span));
                 };
+                // erl_lint reports an undefined record here at the call.
                 let Some(def) = self.record(&Name {
                     name: record.clone(),
-                    span: args[1].span,
+                    span,
                 }) else {
                     return Some(placeholder(span));
                 };

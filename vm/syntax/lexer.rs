@@ -718,11 +718,10 @@ fn escape(text: &str) -> (Option<u32>, usize) {
                 (None, 1)
             }
         }
+        // erl_scan takes any character after `\^` and keeps its low five
+        // bits (`$\^?` is 31, `$\^@` is 0).
         '^' => match text[1..].chars().next() {
-            Some(k) if k.is_ascii_alphabetic() || "@[\\]^_".contains(k) => {
-                (Some((k as u32) & 31), 2)
-            }
-            Some(k) => (None, 1 + k.len_utf8()),
+            Some(k) => (Some((k as u32) & 31), 1 + k.len_utf8()),
             None => (None, 1),
         },
         other => (Some(other as u32), other.len_utf8()),

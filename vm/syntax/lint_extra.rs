@@ -1,5 +1,6 @@
 //! The warnings of erl_lint about a module as a whole rather than one
-//! function: records and types defined but never used, and calls to
+//! function: records and types defined but never used, callbacks of a
+//! `-behaviour` of OTP's that the module does not export, and calls to
 //! functions OTP 25 marks deprecated or removed.
 //!
 //! As erl_lint: a record counts as used when any form names it (`#r`,
@@ -169,6 +170,92 @@ fn second_argument_atom(tokens: &[Spanned]) -> Option<String> {
         }
     }
     None
+}
+
+/// The callbacks an OTP 25 behaviour requires (its behaviour_info
+/// callbacks less the optional ones), in its order.
+const BEHAVIOURS: &[(&str, &[(&str, u32)])] = &[
+    (
+        "gen_server",
+        &[("init", 1), ("handle_call", 3), ("handle_cast", 2)],
+    ),
+    ("supervisor", &[("init", 1)]),
+    ("gen_statem", &[("init", 1), ("callback_mode", 0)]),
+    (
+        "gen_event",
+        &[("init", 1), ("handle_event", 2), ("handle_call", 2)],
+    ),
+    ("application", &[("start", 2), ("stop", 1)]),
+    ("supervisor_bridge", &[("init", 1), ("terminate", 2)]),
+];
+
+/// erl_lint's `undefined callback function f/N (behaviour 'b')` for each
+/// required callback of each `-behaviour(b)` (or `-behavior`) of OTP's
+/// that the module does not export, at the attribute's name. A script
+/// without `-module` exports only `main/1` (escript's own attribute).
+/// Behaviours act does not know are not looked at.
+pub fn missing_callbacks(module: &Module, sources: &Sources) -> Vec<Diagnostic> {
+    let mut exported: BTreeSet<(String, u32)> = BTreeSet::new();
+    let mut export_all = false;
+    if !matches!(
+        module.forms.first(),
+        Some(Form::Attribute(a)) if matches!(a.kind, AttributeKind::Module(_))
+    ) {
+        exported.insert(("main".to_string(), 1));
+    }
+    for form in &module.forms {
+        if let Form::Attribute(attribute) = form {
+            match &attribute.kind {
+                AttributeKind::Export(names) => {
+                    exported.extend(names.iter().map(|n| (n.name.clone(), n.arity)));
+                }
+                AttributeKind::ExportAll { .. } => export_all = true,
+                _ => {}
+            }
+        }
+    }
+    let defined: BTreeSet<(String, u32)> = module
+        .forms
+        .iter()
+        .filter_map(|form| match form {
+            Form::Function(f) => Some((f.name.clone(), f.arity)),
+            _ => None,
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    for form in &module.forms {
+        let Form::Attribute(attribute) = form else {
+            continue;
+        };
+        let AttributeKind::Other(kind) = &attribute.kind else {
+            continue;
+        };
+        if kind != "behaviour" && kind != "behavior" {
+            continue;
+        }
+        let tokens = attribute_tokens(sources, attribute.span);
+        let Some((_, Token::Atom(name), _)) = tokens.get(3) else {
+            continue;
+        };
+        let Some((_, required)) = BEHAVIOURS.iter().find(|(b, _)| b == name) else {
+            continue;
+        };
+        for &(f, arity) in required.iter() {
+            let key = (f.to_string(), arity);
+            let has = if export_all {
+                defined.contains(&key)
+            } else {
+                exported.contains(&key) && defined.contains(&key)
+            };
+            if !has {
+                warnings.push(Diagnostic::warning(
+                    format!("undefined callback function {f}/{arity} (behaviour '{name}')"),
+                    attribute_name(attribute.span, kind),
+                ));
+            }
+        }
+    }
+    warnings
 }
 
 /// Where erl_lint places a message about an attribute: at its name.

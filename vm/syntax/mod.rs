@@ -173,6 +173,10 @@ pub fn check_program(
             &program.broken_functions,
         ));
         diagnostics.extend(escript_report::redefined_module(&program.module));
+        diagnostics.extend(escript_report::implicit_main_export(
+            &program.module,
+            &program.broken_functions,
+        ));
         if program.broken_functions.is_empty() {
             let optimiser = escript_report::optimiser_warnings(&program, &diagnostics);
             diagnostics.extend(optimiser);
@@ -180,6 +184,10 @@ pub fn check_program(
                 &program.module,
                 &program.sources,
                 &program.record_uses,
+            ));
+            diagnostics.extend(lint_extra::missing_callbacks(
+                &program.module,
+                &program.sources,
             ));
         }
         escript_report::apply_options(&mut diagnostics, &program.module, &program.sources);

@@ -536,8 +536,33 @@ fn parse_one_form(form: &FormTokens) -> Result<Form, Vec<Diagnostic>> {
     let parser = grammar::FormParser::new();
     let result = parser.parse(form.tokens.iter().cloned());
     match result {
-        Ok(form) => depth_check(form).map_err(|d| vec![d]),
+        Ok(form) => depth_check(form).and_then(head_check).map_err(|d| vec![d]),
         Err(error) => Err(vec![parse_error_to_diagnostic(error, form)]),
+    }
+}
+
+/// As erl_parse builds a function: every clause must have the first
+/// clause's name and arity, or the form is `head mismatch` at the first
+/// clause that does not (a syntax error, so escript stops before it lints).
+fn head_check(form: Form) -> Result<Form, Diagnostic> {
+    let Form::Function(function) = &form else {
+        return Ok(form);
+    };
+    let bad = function.clauses.iter().find(|clause| {
+        clause.name != function.name || clause.clause.patterns.len() as u32 != function.arity
+    });
+    match bad {
+        None => Ok(form),
+        Some(clause) => Err(Diagnostic::error("head mismatch", clause.name_span)
+            .with_hint(format!(
+                "this clause is {}/{}, but its function is {}/{}; end a function with '.' \
+                 before starting the next",
+                clause.name,
+                clause.clause.patterns.len(),
+                function.name,
+                function.arity
+            ))
+            .escript_says("head mismatch")),
     }
 }
 
