@@ -476,8 +476,25 @@ fn line_at(text: &str, offset: usize) -> u32 {
     1 + text[..offset.min(text.len())].matches('\n').count() as u32
 }
 
-/// Parses one term ending in a full stop (`{a, 1}.`).
+/// Parses one term ending in a full stop (`{a, 1}.`). Text that the end
+/// of input cut off before its full stop fails as erl_parse fails on the
+/// tokens it has: at the first token that cannot go on a term, else
+/// "before: []" on the line of the last token.
 pub fn parse_term(text: &str) -> Result<Constant, TermError> {
+    if stdin::term_end(text.as_bytes()).is_none() && !text.trim_end().ends_with('.') {
+        let last_token = text.trim_end().len().saturating_sub(1);
+        let cut_off = TermError::Syntax(line_at(text, last_token), String::new());
+        return match parse_dotted(&format!("{text}\n.")) {
+            Err(TermError::Syntax(line, token)) if line <= line_at(text, last_token) => {
+                Err(TermError::Syntax(line, token))
+            }
+            _ => Err(cut_off),
+        };
+    }
+    parse_dotted(text)
+}
+
+fn parse_dotted(text: &str) -> Result<Constant, TermError> {
     match crate::syntax::parser::parse_exprs(text) {
         Ok(exprs) => {
             let line = exprs
