@@ -566,8 +566,18 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
         match format_problem(heap, &text, &items) {
             Some((true, why)) => out.push(Some(why)),
             Some((false, why)) => out.extend([None, Some(why)]),
-            // Format and arguments are fine: the device was at fault (an
-            // unregistered name, a dead process).
+            // Format and arguments look fine, yet formatting fails (a
+            // negative width where OTP takes none, say).
+            None if crate::term::format::format(
+                heap,
+                &text.chars().collect::<Vec<_>>(),
+                &items,
+            )
+            .is_err() =>
+            {
+                out.push(s("failed to format string"))
+            }
+            // The device was at fault (an unregistered name, a dead process).
             None if device.is_some() => out[0] = s("the device does not exist"),
             None => {}
         }
