@@ -673,7 +673,9 @@ fn fixed_decimals(f: f64, decimals: usize) -> String {
     if af > (1u64 << 53) as f64 || decimals >= 19 {
         return format!("{f:.decimals$}");
     }
-    let sign = if f < 0.0 { "-" } else { "" };
+    // The sign bit, as C's printf: -0.0 and values that round to zero
+    // keep their minus ("-0.00").
+    let sign = if f.is_sign_negative() { "-" } else { "" };
     if decimals == 0 {
         return format!("{sign}{}", af.round() as u64);
     }

@@ -208,7 +208,7 @@ fn fread_stdin(ctx: &mut Context, format: &[char], args: &mut [Term]) -> BifResu
         }
         let text: Vec<char> = pending.iter().map(|&b| b as char).collect();
         match fread(format, &text, at_eof) {
-            Fread::More => continue,
+            Fread::More | Fread::Suspended(..) => continue,
             Fread::Done(values, used) => {
                 // A bare newline left over is dropped, as OTP's io
                 // server does; anything else is read next.
@@ -284,7 +284,7 @@ fn take_file(
                     return Ok(eof());
                 }
                 match fread(&format, &text, at_eof) {
-                    Fread::More => continue,
+                    Fread::More | Fread::Suspended(..) => continue,
                     Fread::Done(values, _) => {
                         drop(f);
                         return fread_reply(ctx, values, args);
@@ -476,8 +476,25 @@ fn line_at(text: &str, offset: usize) -> u32 {
     1 + text[..offset.min(text.len())].matches('\n').count() as u32
 }
 
-/// Parses one term ending in a full stop (`{a, 1}.`).
+/// Parses one term ending in a full stop (`{a, 1}.`). Text that the end
+/// of input cut off before its full stop fails as erl_parse fails on the
+/// tokens it has: at the first token that cannot go on a term, else
+/// "before: []" on the line of the last token.
 pub fn parse_term(text: &str) -> Result<Constant, TermError> {
+    if stdin::term_end(text.as_bytes()).is_none() && !text.trim_end().ends_with('.') {
+        let last_token = text.trim_end().len().saturating_sub(1);
+        let cut_off = TermError::Syntax(line_at(text, last_token), String::new());
+        return match parse_dotted(&format!("{text}\n.")) {
+            Err(TermError::Syntax(line, token)) if line <= line_at(text, last_token) => {
+                Err(TermError::Syntax(line, token))
+            }
+            _ => Err(cut_off),
+        };
+    }
+    parse_dotted(text)
+}
+
+fn parse_dotted(text: &str) -> Result<Constant, TermError> {
     match crate::syntax::parser::parse_exprs(text) {
         Ok(exprs) => {
             let line = exprs
@@ -685,12 +702,25 @@ enum Fread {
     Done(Vec<Value>, usize),
     /// The text ended before the format did (and more may come).
     More,
+    /// `io_lib:fread/2`'s string ended where a directive or a literal
+    /// wanted more: the format from there, the characters used and the
+    /// values so far.
+    Suspended(usize, usize, Vec<Value>),
     /// A directive failed: what it wanted (`integer`, `float`, ...).
     Fail(&'static str),
 }
 
 /// io_lib:fread's reading of `text` by `format`.
 fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
+    fread_text(format, text, at_eof, false)
+}
+
+/// `fread`, where `string` says the text is `io_lib:fread/2`'s string:
+/// as io_lib_fread does, a directive or a literal that finds the string
+/// used up suspends (`{more, ...}`), while one that finds only white
+/// space reads an empty string or atom, and a fixed-width field the
+/// string cannot fill fails.
+fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fread {
     let mut values = Vec::new();
     let mut pos = 0;
     let mut i = 0;
@@ -710,6 +740,9 @@ fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
             continue;
         }
         if c != '~' {
+            if string && pos == text.len() {
+                return Fread::Suspended(i - 1, pos, values);
+            }
             if pos == text.len() {
                 return if at_eof {
                     Fread::Fail("input")
@@ -723,6 +756,7 @@ fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
             pos += 1;
             continue;
         }
+        let directive = i - 1;
         let suppress = format.get(i) == Some(&'*');
         if suppress {
             i += 1;
@@ -739,6 +773,12 @@ fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
             return fail_format();
         };
         i += 1;
+        if string && control != 'l' && pos == text.len() {
+            return Fread::Suspended(directive, pos, values);
+        }
+        if string && width.is_some_and(|w| pos + w > text.len()) {
+            return Fread::Fail(name_of(control));
+        }
         if control == '~' {
             if text.get(pos) != Some(&'~') {
                 return Fread::Fail("input");
@@ -754,6 +794,16 @@ fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
         }
         if control != 'c' {
             skip_white(&mut pos);
+            if string && pos == text.len() && matches!(control, 's' | 'a') {
+                if !suppress {
+                    values.push(if control == 's' {
+                        Value::Text(String::new())
+                    } else {
+                        Value::Atom(String::new())
+                    });
+                }
+                continue;
+            }
             if pos == text.len() {
                 return if at_eof {
                     Fread::Fail(name_of(control))
@@ -918,8 +968,9 @@ fn fread_reply(ctx: &mut Context, values: Vec<Value>, args: &mut [Term]) -> BifR
 }
 
 /// `io_lib:fread(Format, String)`: the same directives as `io:fread` on a
-/// string. The string is all the input there is, so a format that wants
-/// more than the string holds fails as at end of file.
+/// string: `{ok, Values, Rest}`, `{error, {fread, What}}`, or, where the
+/// string ends before the format does, `{more, RestFormat, Used,
+/// ValuesSoFarReversed}` (what `io_lib:fread/3` would go on from).
 pub fn lib_fread_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let heap = &ctx.process.heap;
     let format: Vec<char> = super::erlang::char_list(heap, args[0])
@@ -930,7 +981,18 @@ pub fn lib_fread_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         .ok_or(BifError::Badarg)?
         .chars()
         .collect();
-    match fread(&format, &text, true) {
+    match fread_text(&format, &text, true, true) {
+        Fread::Suspended(at, used, mut values) => {
+            values.reverse();
+            let rest: String = format[at..].iter().collect();
+            let ok = fread_reply(ctx, values, args)?;
+            let mut keep = [ok];
+            ctx.ensure(2 * rest.chars().count() + 5, &mut keep)?;
+            let h = ctx.heap();
+            let values = h.tuple_elements(keep[0])[1];
+            let rest = h.string(&rest);
+            Ok(h.tuple(&[atom("more"), rest, Term::small(used as i64), values]))
+        }
         Fread::Done(values, used) => {
             let rest: String = text[used..].iter().collect();
             let ok = fread_reply(ctx, values, args)?;

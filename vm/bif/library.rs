@@ -21,7 +21,7 @@ pub fn binary_to_term_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         .heap
         .binary_bytes(args[0])
         .ok_or(BifError::Badarg)?;
-    let buffer = crate::term::etf::binary_to_term(bytes).map_err(|_| BifError::Badarg)?;
+    let (buffer, _) = crate::term::etf::decode_prefix(bytes).map_err(|_| BifError::Badarg)?;
     // Make room first (with the live registers as roots), so taking the
     // buffer in cannot collect.
     ctx.ensure(buffer.words(), args)?;

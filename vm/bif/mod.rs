@@ -636,6 +636,8 @@ bifs! {
         "split", 3 => re::split_3;
         "compile", 1 => re::compile_1;
         "compile", 2 => re::compile_2;
+        "inspect", 2 => re::inspect_2;
+        "version", 0 => re::version_0;
     }
     // The library completeness work (helper `lib`).
     "erl_scan" => {

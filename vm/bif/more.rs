@@ -83,16 +83,36 @@ pub fn binary_part_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     super::library::binary_part_3(ctx, &mut three)
 }
 
-pub fn term_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    if ctx.process.heap.list_length(args[1]).is_none() {
-        return Err(BifError::Badarg);
+/// The minor version `term_to_binary/2`'s options ask for; `badarg` for
+/// an option OTP 25 does not know. `compressed` is accepted and ignored:
+/// act writes terms uncompressed (OTP's output would need zlib's exact
+/// deflate to match byte for byte).
+fn encoding_minor(ctx: &Context, options: Term) -> Result<u8, BifError> {
+    let heap = &ctx.process.heap;
+    let mut minor = crate::term::etf::DEFAULT_MINOR_VERSION;
+    for option in list_elements(heap, options).ok_or(BifError::Badarg)? {
+        match heap.view(option) {
+            View::Atom(a) if matches!(a.name(), "compressed" | "deterministic") => {}
+            View::Tuple(&[key, value]) => match (key.as_atom().map(|a| a.name()), value.as_small())
+            {
+                (Some("compressed"), Some(0..=9)) => {}
+                (Some("minor_version"), Some(m @ 0..=2)) => minor = m as u8,
+                _ => return Err(BifError::Badarg),
+            },
+            _ => return Err(BifError::Badarg),
+        }
     }
-    super::library::term_to_binary_1(ctx, &mut args[..1])
+    Ok(minor)
 }
 
-/// `erlang:external_size(Term)`: the size in bytes of `term_to_binary(Term)`
-/// (options of the two-argument form do not change it: act does not
-/// compress).
+pub fn term_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let minor = encoding_minor(ctx, args[1])?;
+    let bytes = crate::term::etf::term_to_binary_minor(&ctx.process.heap, args[0], minor)
+        .map_err(|_| BifError::Badarg)?;
+    make_binary(ctx, bytes, args)
+}
+
+/// `erlang:external_size(Term)`: the size in bytes of `term_to_binary(Term)`.
 pub fn external_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let bytes = crate::term::etf::term_to_binary(&ctx.process.heap, args[0])
         .map_err(|_| BifError::Badarg)?;
@@ -100,17 +120,33 @@ pub fn external_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn external_size_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    if ctx.process.heap.list_length(args[1]).is_none() {
-        return Err(BifError::Badarg);
-    }
-    external_size_1(ctx, &mut args[..1])
+    let minor = encoding_minor(ctx, args[1])?;
+    let bytes = crate::term::etf::term_to_binary_minor(&ctx.process.heap, args[0], minor)
+        .map_err(|_| BifError::Badarg)?;
+    Ok(Term::small(bytes.len() as i64))
 }
 
+/// `binary_to_term(Bin, Opts)`: `used` returns `{Term, BytesUsed}`;
+/// `safe` is accepted but does not refuse new atoms (which atoms exist
+/// is not the same set as in a BEAM node, so it could not match anyway).
 pub fn binary_to_term_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    if ctx.process.heap.list_length(args[1]).is_none() {
-        return Err(BifError::Badarg);
+    let heap = &ctx.process.heap;
+    let mut used = false;
+    for option in list_elements(heap, args[1]).ok_or(BifError::Badarg)? {
+        match option.as_atom().map(|a| a.name()) {
+            Some("safe") => {}
+            Some("used") => used = true,
+            _ => return Err(BifError::Badarg),
+        }
     }
-    super::library::binary_to_term_1(ctx, &mut args[..1])
+    if !used {
+        return super::library::binary_to_term_1(ctx, &mut args[..1]);
+    }
+    let bytes = heap.binary_bytes(args[0]).ok_or(BifError::Badarg)?;
+    let (buffer, count) = crate::term::etf::decode_prefix(bytes).map_err(|_| BifError::Badarg)?;
+    ctx.ensure(buffer.words() + 3, args)?;
+    let term = ctx.process.heap.take_buffer(buffer);
+    Ok(ctx.heap().tuple(&[term, Term::small(count as i64)]))
 }
 
 /// `erase()`: the whole dictionary as `get()` gives it, then empty.

@@ -1,5 +1,5 @@
-//! The `re` module: `run/2,3`, `replace/3,4`, `split/2,3`, `compile/1,2`
-//! on the `regex` crate, and on `fancy-regex` (a backtracking engine)
+//! The `re` module: `run/2,3`, `replace/3,4`, `split/2,3`, `compile/1,2`,
+//! `inspect/2` and `version/0`, on the `regex` crate, and on `fancy-regex` (a backtracking engine)
 //! for the patterns `regex` cannot express: back-references,
 //! look-ahead and look-behind, atomic groups, conditionals.
 //!
@@ -1240,6 +1240,38 @@ fn pcre_error(message: &str, len: usize) -> Fault {
         // takes (a feature they lack): PCRE has no words for it.
         _ => pcre("internal error: unsupported pattern", first),
     }
+}
+
+/// `re:version()`: the PCRE release OTP 25 is built with (act's engines
+/// aim at its behaviour).
+pub fn version_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    super::erlang::make_binary(ctx, b"8.44 2020-02-12".to_vec(), args)
+}
+
+/// `re:inspect(MP, namelist)`: `{namelist, Names}`, the pattern's named
+/// groups as binaries in alphabetical order, as PCRE's name table has them.
+pub fn inspect_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let (pattern, flags) = compiled(heap, args[0]).ok_or(BifError::Badarg)?;
+    if atom_name(args[1]) != Some("namelist") {
+        return Err(BifError::Badarg);
+    }
+    let re = build(&pattern, flags).map_err(|_| BifError::Badarg)?;
+    let mut names: Vec<String> = re.capture_names().into_iter().flatten().collect();
+    names.sort();
+    names.dedup();
+    let words: usize = names
+        .iter()
+        .map(|n| heap::words_for_binary(n.len()) + 2)
+        .sum();
+    ctx.ensure(words + 3, args)?;
+    let h = ctx.heap();
+    let binaries: Vec<Term> = names
+        .iter()
+        .map(|n| h.binary_from_vec(n.as_bytes().to_vec()))
+        .collect();
+    let list = h.list(&binaries);
+    Ok(h.tuple(&[Term::atom(Atom::intern("namelist")), list]))
 }
 
 pub fn compile_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {

@@ -566,8 +566,18 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
         match format_problem(heap, &text, &items) {
             Some((true, why)) => out.push(Some(why)),
             Some((false, why)) => out.extend([None, Some(why)]),
-            // Format and arguments are fine: the device was at fault (an
-            // unregistered name, a dead process).
+            // Format and arguments look fine, yet formatting fails (a
+            // negative width where OTP takes none, say).
+            None if crate::term::format::format(
+                heap,
+                &text.chars().collect::<Vec<_>>(),
+                &items,
+            )
+            .is_err() =>
+            {
+                out.push(s("failed to format string"))
+            }
+            // The device was at fault (an unregistered name, a dead process).
             None if device.is_some() => out[0] = s("the device does not exist"),
             None => {}
         }
@@ -825,7 +835,7 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
                     e.to_vec()
                 }
             }
-            ("subtract" | "--" | "++", 2) => vec![must_list(a(0), None), must_list(a(1), None)],
+            // OTP 25's erl_erts_errors explains neither `++` nor `--`.
             ("tuple_size" | "tuple_to_list", 1) => vec![s("not a tuple")],
             ("whereis", 1) => vec![s("not an atom")],
             ("unregister", 1) => vec![s("not a pid")],

@@ -23,6 +23,9 @@ use num_bigint::{BigInt, Sign};
 
 const VERSION: u8 = 131;
 const NEW_FLOAT_EXT: u8 = 70;
+const FLOAT_EXT: u8 = 99;
+/// The bytes of a FLOAT_EXT's text.
+const FLOAT_TEXT_LEN: usize = 31;
 const NEW_PID_EXT: u8 = 88;
 const PID_EXT: u8 = 103;
 const NEWER_REFERENCE_EXT: u8 = 90;
@@ -66,8 +69,18 @@ impl From<SystemLimit> for EtfError {
 
 /// `term_to_binary(T)`.
 pub fn term_to_binary(heap: &Heap, t: Term) -> Result<Vec<u8>, EtfError> {
+    term_to_binary_minor(heap, t, DEFAULT_MINOR_VERSION)
+}
+
+/// OTP 25's `minor_version` when `term_to_binary/2` is given none.
+pub const DEFAULT_MINOR_VERSION: u8 = 1;
+
+/// `term_to_binary(T, [{minor_version, Minor}])`: 0 writes floats as
+/// text (FLOAT_EXT), 1 and up as IEEE bytes; 2 writes every atom in
+/// UTF-8, below that atoms that fit Latin-1 are written as Latin-1.
+pub fn term_to_binary_minor(heap: &Heap, t: Term, minor: u8) -> Result<Vec<u8>, EtfError> {
     let mut out = vec![VERSION];
-    encode(heap, t, &mut out, 0)?;
+    encode(heap, t, &mut out, minor, 0)?;
     Ok(out)
 }
 
@@ -76,17 +89,18 @@ pub fn term_to_binary(heap: &Heap, t: Term) -> Result<Vec<u8>, EtfError> {
 const FUN_NESTING: usize = 1000;
 
 /// Appends the encoding of `t`; `funs` is how many funs enclose it.
-fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), EtfError> {
+fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, minor: u8, funs: usize) -> Result<(), EtfError> {
     let mut stack = vec![t];
     while let Some(t) = stack.pop() {
         match heap.view(t) {
             View::Small(i) => encode_integer(out, &BigInt::from(i)),
             View::Big(b) => encode_integer(out, &b.to_bigint()),
+            View::Float(f) if minor == 0 => encode_text_float(out, f),
             View::Float(f) => {
                 out.push(NEW_FLOAT_EXT);
                 out.extend_from_slice(&f.to_bits().to_be_bytes());
             }
-            View::Atom(a) => encode_atom(out, a),
+            View::Atom(a) => encode_atom(out, minor, a),
             View::Nil => out.push(NIL_EXT),
             View::Cons(..) => {
                 if let Some(bytes) = byte_string(heap, t) {
@@ -155,24 +169,24 @@ fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), Et
                 arity,
             } => {
                 out.push(EXPORT_EXT);
-                encode_atom(out, module);
-                encode_atom(out, function);
+                encode_atom(out, minor, module);
+                encode_atom(out, minor, function);
                 out.push(SMALL_INTEGER_EXT);
                 out.push(arity as u8);
             }
             View::Pid(id) => {
                 let this = node::this_node();
-                encode_pid(out, this.name, this.creation, id);
+                encode_pid(out, minor, this.name, this.creation, id);
             }
             View::ExtPid { node, id } => {
                 let entry = node::entry(node);
-                encode_pid(out, entry.name, entry.creation, id);
+                encode_pid(out, minor, entry.name, entry.creation, id);
             }
             View::Ref(id) => {
                 let this = node::this_node();
                 out.push(NEWER_REFERENCE_EXT);
                 out.extend_from_slice(&2u16.to_be_bytes());
-                encode_atom(out, this.name);
+                encode_atom(out, minor, this.name);
                 out.extend_from_slice(&this.creation.to_be_bytes());
                 out.extend_from_slice(&(id as u32).to_be_bytes());
                 out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
@@ -181,13 +195,13 @@ fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), Et
                 let entry = node::entry(node);
                 out.push(NEWER_REFERENCE_EXT);
                 out.extend_from_slice(&(len as u16).to_be_bytes());
-                encode_atom(out, entry.name);
+                encode_atom(out, minor, entry.name);
                 out.extend_from_slice(&entry.creation.to_be_bytes());
                 for w in &words[..len as usize] {
                     out.extend_from_slice(&w.to_be_bytes());
                 }
             }
-            View::Fun { index, captured } => encode_fun(heap, index, captured, out, funs)?,
+            View::Fun { index, captured } => encode_fun(heap, index, captured, out, minor, funs)?,
             View::NotAValue => return Err(EtfError::Unsupported),
         }
     }
@@ -195,9 +209,9 @@ fn encode(heap: &Heap, t: Term, out: &mut Vec<u8>, funs: usize) -> Result<(), Et
 }
 
 /// NEW_PID_EXT: node name, id, serial, creation.
-fn encode_pid(out: &mut Vec<u8>, name: Atom, creation: u32, id: u64) {
+fn encode_pid(out: &mut Vec<u8>, minor: u8, name: Atom, creation: u32, id: u64) {
     out.push(NEW_PID_EXT);
-    encode_atom(out, name);
+    encode_atom(out, minor, name);
     out.extend_from_slice(&(id as u32).to_be_bytes());
     out.extend_from_slice(&((id >> 32) as u32).to_be_bytes());
     out.extend_from_slice(&creation.to_be_bytes());
@@ -229,6 +243,7 @@ fn encode_fun(
     index: u32,
     captured: &[Term],
     out: &mut Vec<u8>,
+    minor: u8,
     funs: usize,
 ) -> Result<(), EtfError> {
     if funs >= FUN_NESTING {
@@ -246,15 +261,15 @@ fn encode_fun(
     out.extend_from_slice(&hash.to_be_bytes());
     out.extend_from_slice(&entry.fun.to_be_bytes());
     out.extend_from_slice(&(captured.len() as u32).to_be_bytes());
-    encode_atom(out, module);
+    encode_atom(out, minor, module);
     encode_integer(out, &BigInt::from(entry.fun));
     encode_integer(out, &BigInt::from((hash & 0x07ff_ffff) as i64));
     // The creator's pid: act's funs do not keep it.
     out.push(NEW_PID_EXT);
-    encode_atom(out, Atom::NONODE);
+    encode_atom(out, minor, Atom::NONODE);
     out.extend_from_slice(&[0; 12]);
     for &c in captured {
-        encode(heap, c, out, funs + 1)?;
+        encode(heap, c, out, minor, funs + 1)?;
     }
     let size = u32::try_from(out.len() - start - 1).map_err(|_| EtfError::SystemLimit)?;
     out[start + 1..start + 5].copy_from_slice(&size.to_be_bytes());
@@ -378,10 +393,28 @@ fn encode_integer(out: &mut Vec<u8>, i: &BigInt) {
     }
 }
 
-/// Latin-1 atoms as ATOM_EXT (OTP 25's choice), others in UTF-8.
-fn encode_atom(out: &mut Vec<u8>, atom: Atom) {
+/// FLOAT_EXT: the float as C's `%.20e` writes it, NUL-padded to 31 bytes.
+fn encode_text_float(out: &mut Vec<u8>, f: f64) {
+    // Rust's `{:e}` rounds as C's does but writes the exponent bare
+    // (`e-1`); C writes a sign and at least two digits (`e-01`).
+    let text = format!("{f:.20e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let (sign, digits) = match exponent.strip_prefix('-') {
+        Some(d) => ('-', d),
+        None => ('+', exponent),
+    };
+    let c_text = format!("{mantissa}e{sign}{digits:0>2}");
+    let mut field = [0u8; FLOAT_TEXT_LEN];
+    field[..c_text.len()].copy_from_slice(c_text.as_bytes());
+    out.push(FLOAT_EXT);
+    out.extend_from_slice(&field);
+}
+
+/// Below minor version 2, Latin-1 atoms as ATOM_EXT (OTP 25's default);
+/// others, and every atom from minor version 2 on, in UTF-8.
+fn encode_atom(out: &mut Vec<u8>, minor: u8, atom: Atom) {
     let name = atom.name();
-    if name.chars().all(|c| (c as u32) < 256) {
+    if minor < 2 && name.chars().all(|c| (c as u32) < 256) {
         out.push(ATOM_EXT);
         out.extend_from_slice(&(name.chars().count() as u16).to_be_bytes());
         out.extend(name.chars().map(|c| c as u8));
@@ -458,8 +491,19 @@ enum Pending {
     },
 }
 
-/// `binary_to_term(B)`: the term, in a buffer of its own.
+/// A whole binary as one external term (bytes after the term are an
+/// error), in a buffer of its own.
 pub fn binary_to_term(bytes: &[u8]) -> Result<MessageBuffer, EtfError> {
+    match decode_prefix(bytes)? {
+        (buffer, used) if used == bytes.len() => Ok(buffer),
+        _ => Err(EtfError::Badarg),
+    }
+}
+
+/// `binary_to_term(B)` as OTP's BIF does it: the term at the start of
+/// `bytes`, in a buffer of its own, and how many bytes it took (the BIF
+/// ignores any after it; `[used]` returns the count).
+pub fn decode_prefix(bytes: &[u8]) -> Result<(MessageBuffer, usize), EtfError> {
     let mut input = Input { bytes, at: 0 };
     if input.u8()? != VERSION {
         return Err(EtfError::Badarg);
@@ -475,10 +519,7 @@ pub fn binary_to_term(bytes: &[u8]) -> Result<MessageBuffer, EtfError> {
         // many containers as it finishes.
         loop {
             let Some(top) = stack.last_mut() else {
-                if input.at != bytes.len() {
-                    return Err(EtfError::Badarg);
-                }
-                return Ok(MessageBuffer::from_heap(heap, value));
+                return Ok((MessageBuffer::from_heap(heap, value), input.at));
             };
             match top {
                 Pending::Tuple { tuple, next, arity } => {
@@ -526,7 +567,7 @@ pub fn binary_to_term(bytes: &[u8]) -> Result<MessageBuffer, EtfError> {
 }
 
 /// The heap words decoding `bytes` (after the version byte) needs, at
-/// most; `Badarg` if the input is not a complete term. Items are counted
+/// most; `Badarg` if the input does not start with a complete term. Items are counted
 /// down from one: each item read adds the items it contains.
 fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
     let mut input = Input { bytes, at: 1 };
@@ -548,6 +589,7 @@ fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
                 (1 + n.div_ceil(8), 0)
             }
             NEW_FLOAT_EXT => (input.take(8).map(|_| heap::FLOAT_WORDS)?, 0),
+            FLOAT_EXT => (input.take(FLOAT_TEXT_LEN).map(|_| heap::FLOAT_WORDS)?, 0),
             ATOM_EXT | ATOM_UTF8_EXT => {
                 let n = input.u16()?;
                 (input.take(n).map(|_| 0)?, 0)
@@ -617,9 +659,6 @@ fn heap_words(bytes: &[u8]) -> Result<usize, EtfError> {
         words = words.checked_add(own).ok_or(EtfError::SystemLimit)?;
         pending = pending.checked_add(children).ok_or(EtfError::Badarg)?;
     }
-    if input.at != bytes.len() {
-        return Err(EtfError::Badarg);
-    }
     Ok(words)
 }
 
@@ -649,6 +688,18 @@ fn decode_one(
                 let i =
                     BigInt::from_bytes_le(if sign == 0 { Sign::Plus } else { Sign::Minus }, digits);
                 heap.bigint(&i)
+            }
+            FLOAT_EXT => {
+                let field = input.take(FLOAT_TEXT_LEN)?;
+                let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+                let f: f64 = std::str::from_utf8(&field[..end])
+                    .ok()
+                    .and_then(|text| text.trim().parse().ok())
+                    .ok_or(EtfError::Badarg)?;
+                if !f.is_finite() {
+                    return Err(EtfError::Badarg);
+                }
+                heap.float(f)
             }
             NEW_FLOAT_EXT => {
                 let b = input.take(8)?;
