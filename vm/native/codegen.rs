@@ -1412,12 +1412,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             // (the deterministic clock counts them).
             Instr::Bif { bif, dst, .. } if Some(bif) == inline_bifs().self_ => {
                 let v = self.load_ctx(off!(self_pid));
-                let reds = self.load_ctx(off!(reds));
-                let reds = self
-                    .b
-                    .ins()
-                    .iadd_imm_s(reds, -(crate::interp::cost::BIF as i64));
-                self.store_ctx(reds, off!(reds));
+                self.charge_bif();
                 self.put(dst, v);
                 true
             }
@@ -2094,12 +2089,27 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// `element(I, T)` (two operands) or `tuple_size(T)` (one) inline on
     /// a tuple; anything else takes the BIF's own path.
+    /// Charges the reductions of a BIF call made inline, as the
+    /// interpreter charges every BIF (the deterministic clock counts them).
+    fn charge_bif(&mut self) {
+        let reds = self.load_ctx(off!(reds));
+        let reds = self
+            .b
+            .ins()
+            .iadd_imm_s(reds, -(crate::interp::cost::BIF as i64));
+        self.store_ctx(reds, off!(reds));
+    }
+
     fn tuple_bif(&mut self, ip: usize, fail: Label, operands: &[Src], dst: Dst) {
         let tuple_src = *operands.last().expect("a tuple operand");
         let vt = self.get(tuple_src);
         let vi = (operands.len() == 2).then(|| self.get(operands[0]));
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, I64);
+        // The inline answers pass here to be charged; the general path
+        // charges in the BIF call.
+        let inline_done = self.b.create_block();
+        let inline_result = self.b.append_block_param(inline_done, I64);
         let general = self.b.create_block();
         let check = self.b.create_block();
         let boxed = self.tag_is(vt, TAG_BOXED);
@@ -2131,16 +2141,19 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let bytes = self.b.ins().ishl_imm_s(i, 3);
                 let at = self.b.ins().iadd(addr, bytes);
                 let e = self.b.ins().load(I64, self.mem.heap, at, 0);
-                self.b.ins().jump(done, &[BlockArg::Value(e)]);
+                self.b.ins().jump(inline_done, &[BlockArg::Value(e)]);
             }
             None => {
                 let shifted = self.b.ins().ishl_imm_s(arity, 3);
                 let n = self.b.ins().bor_imm_s(shifted, TAG_SMALL as i64);
                 self.b
                     .ins()
-                    .brif(is_tuple, done, &[BlockArg::Value(n)], general, &[]);
+                    .brif(is_tuple, inline_done, &[BlockArg::Value(n)], general, &[]);
             }
         }
+        self.b.switch_to_block(inline_done);
+        self.charge_bif();
+        self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
         self.b.switch_to_block(general);
         self.bif_call(ip, fail);
         let v = self.get(dst.src());
@@ -2169,6 +2182,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let fits = self.b.create_block();
         self.b.ins().brif(ordered, fits, &[], general, &[]);
         self.b.switch_to_block(fits);
+        self.charge_bif();
         let (t, rf, isf) = if dst.is_y() {
             let t = self.box_float(r);
             let zero = self.b.ins().f64const(0.0);
