@@ -88,8 +88,8 @@ fn hr_flooding_a_mailbox_is_system_limit_in_the_sender() {
 #[test]
 fn hr_a_caught_flood_gives_its_memory_back_when_the_mailbox_goes() {
     let source = "#!/usr/bin/env escript\n\
-        main(_) ->\n    [round(Kind) || Kind <- [atoms, lists, busy, own, atoms, lists]],\n    io:format(\"done~n\").\n\
-        round(Kind) ->\n\
+        main(_) ->\n    [flood_round(Kind) || Kind <- [atoms, lists, busy, own, atoms, lists]],\n    io:format(\"done~n\").\n\
+        flood_round(Kind) ->\n\
         \x20   P = spawn(fun() -> case Kind of busy -> spin(0); _ -> receive never -> ok end end end),\n\
         \x20   R = try flood(Kind, P) catch error:Reason -> Reason end,\n\
         \x20   exit(P, kill),\n\
