@@ -2092,12 +2092,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// Charges the reductions of a BIF call made inline, as the
     /// interpreter charges every BIF (the deterministic clock counts them).
     fn charge_bif(&mut self) {
-        let reds = self.load_ctx(off!(reds));
-        let reds = self
-            .b
-            .ins()
-            .iadd_imm_s(reds, -(crate::interp::cost::BIF as i64));
-        self.store_ctx(reds, off!(reds));
+        self.spend(crate::interp::cost::BIF);
     }
 
     fn tuple_bif(&mut self, ip: usize, fail: Label, operands: &[Src], dst: Dst) {
@@ -2387,17 +2382,33 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().iconst(I64, module)
     }
 
-    /// Pushes the frame of this function's call at `ip` (the callee not
-    /// entered yet), with its Y slots at `y_offset`, as the code leaves
-    /// for `run` (see `Ctx::lazy`); bails out at the call when the memory
-    /// budget has no room for the frame (see `helpers::push_frame_out`).
-    fn push_frame_at_stop(&mut self, ip: usize, y_offset: Value) {
+    /// Pushes the frame of this function's call at `ip`, with its Y
+    /// slots at `y_offset`, as the code leaves for `run` (see `Ctx::lazy`;
+    /// `helpers::push_frame_out`): `status` is the callee's exit code,
+    /// handed back, or `helpers::STOP` before the callee is entered, when
+    /// the call bails out if the memory budget has no room for the frame.
+    fn push_frame_out(&mut self, ip: usize, y_offset: Value, status: Value) -> Value {
         let ret = self.b.ins().iconst(I32, ip as i64 + 1);
         let module = self.own_module();
-        let strict = self.b.ins().iconst(I32, helpers::STOP as i64);
         let sig = self.sigs.push_frame;
         let f = helpers::push_frame_out as *const () as usize;
-        self.call_or_bail(ip, sig, f, &[self.ctx, ret, y_offset, module, strict]);
+        self.call(sig, f, &[self.ctx, ret, y_offset, module, status])
+            .expect("status")
+    }
+
+    /// Counts native calls pending without a frame up or down.
+    fn count_lazy(&mut self, by: i64) {
+        let lazy = self.load_ctx(off!(lazy));
+        let lazy = self.b.ins().iadd_imm_s(lazy, by);
+        self.store_ctx(lazy, off!(lazy));
+    }
+
+    /// Spends `reductions` and returns what is left.
+    fn spend(&mut self, reductions: usize) -> Value {
+        let reds = self.load_ctx(off!(reds));
+        let reds = self.b.ins().iadd_imm_s(reds, -(reductions as i64));
+        self.store_ctx(reds, off!(reds));
+        reds
     }
 
     /// `return`: pops the top frame and returns `RETURNED` to the native
@@ -2410,8 +2421,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let popping = self.b.create_block();
         self.b.ins().brif(lazy, straight, &[], popping, &[]);
         self.b.switch_to_block(straight);
-        let lazy = self.b.ins().iadd_imm_s(lazy, -1);
-        self.store_ctx(lazy, off!(lazy));
+        self.count_lazy(-1);
         let code = self.b.ins().iconst(I32, exit::RETURNED as i64);
         self.b.ins().return_(&[code]);
         self.b.switch_to_block(popping);
@@ -2501,9 +2511,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let y_offset = if tail {
             None
         } else {
-            let lazy = self.load_ctx(off!(lazy));
-            let lazy = self.b.ins().iadd_imm_s(lazy, 1);
-            self.store_ctx(lazy, off!(lazy));
+            self.count_lazy(1);
             let y_offset = self.y_offset();
             let slot = self.y_saved();
             self.b.ins().stack_store(I64, y_offset, slot, 0);
@@ -2707,19 +2715,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let after = self.block(ip + 1);
                 self.b.ins().jump(after, &[]);
                 self.b.switch_to_block(up);
-                let lazy = self.load_ctx(off!(lazy));
-                let lazy = self.b.ins().iadd_imm_s(lazy, -1);
-                self.store_ctx(lazy, off!(lazy));
+                self.count_lazy(-1);
                 // The helper hands `result` back (so it needs no register
                 // kept across the call).
                 let y_offset = self.b.ins().stack_load(I64, I64, slot, 0);
-                let ret = self.b.ins().iconst(I32, ip as i64 + 1);
-                let module = self.own_module();
-                let sig = self.sigs.push_frame;
-                let f = helpers::push_frame_out as *const () as usize;
-                let passed = self
-                    .call(sig, f, &[self.ctx, ret, y_offset, module, result])
-                    .expect("status");
+                let passed = self.push_frame_out(ip, y_offset, result);
                 self.b.ins().return_(&[passed]);
             }
         }
@@ -2738,12 +2738,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.deallocate();
         }
         // Reductions: the call is made; a spent slice yields at the callee.
-        let reds = self.load_ctx(off!(reds));
-        let reds = self
-            .b
-            .ins()
-            .iadd_imm_s(reds, -(crate::interp::cost::CALL as i64));
-        self.store_ctx(reds, off!(reds));
+        let reds = self.spend(crate::interp::cost::CALL);
         let spent = self
             .b
             .ins()
@@ -2797,7 +2792,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn stop_at_callee(&mut self, ip: usize, entry: u32, tail: bool, code: u32) {
         if !tail {
             let y_offset = self.y_offset();
-            self.push_frame_at_stop(ip, y_offset);
+            let stop = self.b.ins().iconst(I32, helpers::STOP as i64);
+            let pushed = self.push_frame_out(ip, y_offset, stop);
+            let refused = self.b.ins().icmp_imm_s(IntCC::Equal, pushed, 0);
+            self.bail_if(refused, ip);
         }
         self.exit_at(entry, code);
     }

@@ -304,14 +304,24 @@ pub(super) unsafe extern "C" fn push_frame_out(
     }
     // SAFETY: native code passes its own module version, pinned for good.
     let module = unsafe { ModuleRef::from_pinned(module) };
-    p.push_frame_forced(Frame {
-        return_ip,
-        y_base: y_base as u32,
-        module,
-    });
-    ctx.pushed += 1;
+    push_out(
+        ctx,
+        p,
+        Frame {
+            return_ip,
+            y_base: y_base as u32,
+            module,
+        },
+    );
     leave(ctx, p);
     if status == STOP { 1 } else { status }
+}
+
+/// Pushes the frame of a call native code made, on its way out to `run`,
+/// which orders such frames (`Ctx::pushed`).
+fn push_out(ctx: &mut Ctx, p: &mut Process, frame: Frame) {
+    p.push_frame_forced(frame);
+    ctx.pushed += 1;
 }
 
 /// `push_frame_out`'s `status` for a call not made yet.
@@ -564,12 +574,16 @@ fn finish_call(
     // Native code called straight pushes no frame (see `Ctx::lazy`);
     // leaving for `run` needs the frame on the stack now.
     if tail == Tail::No && code <= remote::YIELD {
-        p.push_frame_forced(Frame {
-            return_ip,
-            y_base: p.y_base,
-            module: caller,
-        });
-        ctx.pushed += 1;
+        let y_base = p.y_base;
+        push_out(
+            ctx,
+            p,
+            Frame {
+                return_ip,
+                y_base,
+                module: caller,
+            },
+        );
     }
     leave(ctx, p);
     code

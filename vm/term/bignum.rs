@@ -14,7 +14,7 @@
 //! empty slice and two equal values have equal slices. Every function
 //! returns its result so trimmed.
 
-use num_bigint::{BigUint, ToBigUint};
+use num_bigint::BigUint;
 use std::cmp::Ordering;
 
 /// From this many limbs in both factors on, products go to num-bigint.
@@ -29,7 +29,7 @@ fn trim(mut v: Vec<u64>) -> Vec<u64> {
 }
 
 /// The magnitude of a machine integer.
-pub fn of_u64(u: u64) -> Vec<u64> {
+fn of_u64(u: u64) -> Vec<u64> {
     if u == 0 { Vec::new() } else { vec![u] }
 }
 
@@ -244,11 +244,6 @@ pub fn to_biguint(a: &[u64]) -> BigUint {
 /// num-bigint's magnitude as limbs.
 pub fn from_biguint(b: &BigUint) -> Vec<u64> {
     trim(b.to_u64_digits())
-}
-
-/// A machine integer as num-bigint's magnitude.
-pub fn biguint_of(u: u64) -> BigUint {
-    u.to_biguint().unwrap_or_default()
 }
 
 #[cfg(test)]
