@@ -907,6 +907,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// is full (it grows; no collection between safepoints).
     fn box_float(&mut self, f: Value) -> Value {
         let slow = self.b.create_block();
+        self.b.set_cold_block(slow);
         let join = self.b.create_block();
         let t = self.b.append_block_param(join, I64);
         let top = self.bump_within(crate::heap::FLOAT_WORDS, slow);
@@ -995,6 +996,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// A block that bails out at `ip`, made without leaving the current one.
     fn bail_block(&mut self, ip: u32) -> Block {
         let bail = self.b.create_block();
+        self.b.set_cold_block(bail);
         let here = self.b.current_block();
         self.b.switch_to_block(bail);
         self.exit_at(ip, exit::BAIL);
@@ -1008,6 +1010,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// and goes on in a fresh block otherwise.
     fn bail_if(&mut self, cond: Value, ip: usize) {
         let bail = self.b.create_block();
+        self.b.set_cold_block(bail);
         let go_on = self.b.create_block();
         self.b.ins().brif(cond, bail, &[], go_on, &[]);
         self.b.switch_to_block(bail);
@@ -1039,6 +1042,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let off = self.b.ins().ushr_imm_s(v, 4);
         let heap = self.b.create_block();
         let literal = self.b.create_block();
+        self.b.set_cold_block(literal);
         let join = self.b.create_block();
         let addr = self.b.append_block_param(join, I64);
         self.b.ins().brif(lit, literal, &[], heap, &[]);
@@ -1293,6 +1297,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             .ins()
             .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, free, words * 8);
         let collect = self.b.create_block();
+        self.b.set_cold_block(collect);
         let go_on = self.b.create_block();
         self.b.ins().brif(enough, go_on, &[], collect, &[]);
         self.b.switch_to_block(collect);
@@ -2331,6 +2336,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let new = self.b.ins().iadd_imm_s(len, slots as i64);
         let full = self.b.ins().icmp(IntCC::UnsignedGreaterThan, new, cap);
         let grow = self.b.create_block();
+        self.b.set_cold_block(grow);
         let push = self.b.create_block();
         self.b.ins().brif(full, grow, &[], push, &[]);
         self.b.switch_to_block(grow);
@@ -2703,6 +2709,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     .icmp_imm_s(IntCC::Equal, result, exit::RETURNED as i64);
                 let back = self.b.create_block();
                 let up = self.b.create_block();
+                self.b.set_cold_block(up);
                 self.b.ins().brif(returned, back, &[], up, &[]);
                 self.b.switch_to_block(back);
                 let y_offset = self.b.ins().stack_load(I64, I64, slot, 0);
