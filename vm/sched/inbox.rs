@@ -168,6 +168,7 @@ impl<T> Inbox<T> {
                 }
             }
             *self.tail.get() = next;
+            prefetch(next);
             // `tail` is a node (not the stub) we have passed: take it.
             Some(tail.cast::<Node<T>>())
         }
@@ -197,6 +198,26 @@ impl<T> Inbox<T> {
             tail == self.stub && (*tail).next.load(Ordering::Acquire).is_null()
         }
     }
+}
+
+/// Asks the processor to fetch the node `link` (the next one `unlink`
+/// takes) while the caller deals with the one just taken. A node was
+/// written by its sender on another core or long ago, so reading its
+/// `next` missed the cache on nearly every pop: a quarter of big-bang's
+/// time went to that one load. Two cache lines: a node with an inline
+/// message fills a 128-byte block.
+#[inline(always)]
+fn prefetch(link: *mut Link) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults, even on an
+    // address that is not mapped.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(link.cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(link.cast::<i8>().wrapping_add(64));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = link;
 }
 
 impl<T> Inbox<T> {
