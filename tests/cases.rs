@@ -35,6 +35,10 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 const ESCRIPT_LOGGER_TO_STDERR: &str =
     "ERL_FLAGS=-kernel logger [{handler,default,logger_std_h,#{config=>#{type=>standard_error}}}]";
 
+/// Keeps escript from writing `erl_crash.dump` when a case halts with a
+/// slogan (`halt("...")`): BEAM then only prints the slogan.
+const NO_CRASH_DUMP: &str = "ERL_CRASH_DUMP_SECONDS=0";
+
 struct Case {
     path: PathBuf,
     name: String,
@@ -96,10 +100,16 @@ impl Case {
 
     /// Runs escript with logger's default handler on standard_error, where
     /// act writes its logger output and crash reports (escript's default
-    /// is standard_io, which would mix them into the compared stdout).
+    /// is standard_io, which would mix them into the compared stdout), and
+    /// without crash dumps.
     fn run_escript(&self) -> Output {
         let path = self.path.to_string_lossy().into_owned();
-        let mut argv = vec![ESCRIPT_LOGGER_TO_STDERR, "escript", path.as_str()];
+        let mut argv = vec![
+            ESCRIPT_LOGGER_TO_STDERR,
+            NO_CRASH_DUMP,
+            "escript",
+            path.as_str(),
+        ];
         argv.extend(self.args());
         run_with_timeout("env", &argv, &self.stdin(), None, TIMEOUT)
     }

@@ -820,20 +820,63 @@ pub fn halt_0(_: &mut Context, _: &mut [Term]) -> BifResult {
     Err(BifError::Halt(0))
 }
 
+/// `halt(Status)`: a non-negative integer exits with its low byte,
+/// `abort` with 134 (SIGABRT), and a string is a crash slogan.
 pub fn halt_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    if let Some(i) = args[0].as_small() {
-        if i >= 0 {
-            return Err(BifError::Halt((i & 0xff) as i32));
+    match halt_status(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)? {
+        HaltStatus::Code(code) => Err(BifError::Halt(code)),
+        HaltStatus::Slogan(text) => {
+            // BEAM writes the slogan as it starts a crash dump (act writes
+            // none), after what the program printed, and exits with 1.
+            crate::runtime::output::write_stderr(&text);
+            Err(BifError::Halt(1))
         }
-        return Err(BifError::Badarg);
     }
-    if args[0] == Term::atom(Atom::intern("abort")) {
-        return Err(BifError::Halt(134));
+}
+
+pub enum HaltStatus {
+    Code(i32),
+    /// The bytes BEAM writes on stderr for `halt(String)`.
+    Slogan(Vec<u8>),
+}
+
+/// The longest slogan, in characters, BEAM reads from `halt(String)`:
+/// the rest of the list is not looked at.
+const SLOGAN_CHARS: usize = 1023;
+
+/// What `halt/1,2` does with `status`, or `None` if it is invalid.
+pub fn halt_status(heap: &Heap, status: Term) -> Option<HaltStatus> {
+    if let Some(i) = status.as_small() {
+        return (i >= 0).then_some(HaltStatus::Code((i & 0xff) as i32));
     }
-    if char_list(&ctx.process.heap, args[0]).is_some() {
-        return Err(BifError::Halt(1));
+    if let Some(big) = heap.to_bigint(status) {
+        let low = big.iter_u64_digits().next().unwrap_or(0) & 0xff;
+        return (big.sign() != num_bigint::Sign::Minus).then_some(HaltStatus::Code(low as i32));
     }
-    Err(BifError::Badarg)
+    if status == Term::atom(Atom::intern("abort")) {
+        return Some(HaltStatus::Code(134));
+    }
+    // The slogan: its first characters in UTF-8, each newline (the one
+    // ending it too) written as CR LF.
+    let mut text = Vec::new();
+    let mut rest = status;
+    let mut count = 0;
+    while rest.is_cons() && count < SLOGAN_CHARS {
+        let (head, tail) = heap.cons_parts(rest);
+        let c = char::from_u32(u32::try_from(head.as_small()?).ok()?)?;
+        if c == '\n' {
+            text.push(b'\r');
+        }
+        let mut buf = [0u8; 4];
+        text.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        rest = tail;
+        count += 1;
+    }
+    if count < SLOGAN_CHARS && !rest.is_nil() {
+        return None;
+    }
+    text.extend_from_slice(b"\r\n");
+    Some(HaltStatus::Slogan(text))
 }
 
 /// `A andalso B` with a non-boolean A: `{badarg, A}`.

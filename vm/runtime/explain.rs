@@ -676,6 +676,22 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
                     vec![s("not a fun")]
                 }
             }
+            ("halt", 1) => vec![s("invalid status")],
+            // The options are checked first, then the status.
+            ("halt", 2) => {
+                let flush = Term::atom(Atom::intern("flush"));
+                let valid = bif::erlang::list_elements(heap, a(1)).is_some_and(|options| {
+                    options.iter().all(|&o| {
+                        heap.as_tuple(o).is_some_and(|e| {
+                            e.len() == 2 && e[0] == flush && e[1].as_bool().is_some()
+                        })
+                    })
+                });
+                match must_list(a(1), (!valid).then(|| "invalid option in list".to_string())) {
+                    None => vec![s("invalid status")],
+                    bad => vec![None, bad],
+                }
+            }
             ("hd" | "tl", 1) => vec![s("not a nonempty list")],
             ("integer_to_list" | "integer_to_binary", 1) => vec![s("not an integer")],
             ("integer_to_list" | "integer_to_binary", 2) => {
