@@ -280,6 +280,7 @@ bifs! {
         "link", 1 => process::link_1, auto;
         "unlink", 1 => process::unlink_1, auto;
         "monitor", 2 => process::monitor_2, auto;
+        "monitor", 3 => process::monitor_3, auto;
         "demonitor", 1 => process::demonitor_1, auto;
         "demonitor", 2 => process::demonitor_2, auto;
         "exit", 2 => process::exit_2, auto;

@@ -63,6 +63,9 @@ pub trait Services {
     /// The monitor `reference` was asked for by registered `name`: its
     /// 'DOWN' names `{Name, Node}` instead of the pid, as in Erlang.
     fn name_monitor(&mut self, _reference: u64, _name: Atom) {}
+    /// `monitor/3`'s `{tag, Tag}`: the monitor `reference`'s 'DOWN' has
+    /// `tag` where 'DOWN' would be.
+    fn tag_monitor(&mut self, _reference: u64, _tag: MessageBuffer) {}
     /// `demonitor(Ref)`: whether the monitor was still active.
     fn demonitor(&mut self, reference: u64) -> bool;
     /// An exit signal to `to` as if from `from` (`exit(Pid, Reason)` has
@@ -733,6 +736,30 @@ pub fn unlink_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    monitor(ctx, args, None)
+}
+
+/// `monitor(Type, Item, Options)`: `[]` is monitor/2; `{tag, Tag}` (the
+/// last one counts) puts Tag where the 'DOWN' message has 'DOWN'. An
+/// `{alias, _}` is not supported (badarg), nor a tag on a monitor of
+/// another node's process.
+pub fn monitor_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let badopt = || {
+        super::set_badarg_cause(Atom::intern("monitor"), Atom::intern("badopt"));
+        BifError::Badarg
+    };
+    let options = super::erlang::list_elements(&ctx.process.heap, args[2]).ok_or_else(badopt)?;
+    let mut tag = None;
+    for option in options {
+        match ctx.process.heap.as_tuple(option) {
+            Some(&[key, value]) if key == Term::atom(Atom::intern("tag")) => tag = Some(value),
+            _ => return Err(badopt()),
+        }
+    }
+    monitor(ctx, &mut args[..2], tag)
+}
+
+fn monitor(ctx: &mut Context, args: &mut [Term], tag: Option<Term>) -> BifResult {
     if args[0] != Term::atom(Atom::PROCESS) {
         // BEAM's cause for a type it does not monitor.
         if !matches!(
@@ -741,6 +768,10 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         ) {
             super::set_badarg_cause(Atom::intern("monitor"), Atom::intern("badtype"));
         }
+        return Err(BifError::Badarg);
+    }
+    let tag = tag.map(|t| copy_out(ctx, t)).transpose()?;
+    if tag.is_some() && remote_target(ctx, args[1]) {
         return Err(BifError::Badarg);
     }
     if let Some(reference) = monitor_remote(ctx, args)? {
@@ -763,7 +794,21 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if let Some(name) = name {
         services(|s| s.name_monitor(id, name));
     }
+    if let Some(tag) = tag {
+        services(|s| s.tag_monitor(id, tag));
+    }
     reference(ctx, args, id)
+}
+
+/// The monitor target is a process of another node.
+fn remote_target(ctx: &Context, item: Term) -> bool {
+    match ctx.process.heap.view(item) {
+        View::ExtPid { .. } => true,
+        View::Tuple(&[_, node]) => node.as_atom().is_some_and(|node| {
+            node != Atom::NONODE && node != crate::term::node::this_node().name
+        }),
+        _ => false,
+    }
 }
 
 /// `monitor(process, RemotePid | {Name, OtherNode})`: `None` when the
@@ -811,9 +856,8 @@ pub fn demonitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             let Some(t) = heap.as_tuple(m) else {
                 return true;
             };
-            !(t.len() == 5
-                && t[0] == Term::atom(Atom::DOWN)
-                && reference_id(heap, t[1]) == Some(id))
+            // Any first element: a `{tag, Tag}` monitor's 'DOWN' has Tag.
+            !(t.len() == 5 && reference_id(heap, t[1]) == Some(id))
         });
         ctx.process.save = 0;
     }

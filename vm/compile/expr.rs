@@ -334,7 +334,7 @@ impl<'a> Fc<'a> {
     }
 
     /// Delivers `value` according to `ctx`.
-    fn deliver(&mut self, value: Src, ctx: Ctx) -> Src {
+    pub(super) fn deliver(&mut self, value: Src, ctx: Ctx) -> Src {
         match ctx {
             Ctx::Tail => {
                 self.ret(value);
@@ -452,7 +452,7 @@ impl<'a> Fc<'a> {
             ExprKind::Receive(clauses, after) => {
                 return self.receive(clauses, after.as_deref(), ctx);
             }
-            ExprKind::Try(t) => self.try_expr(t, hint)?,
+            ExprKind::Try(t) => return self.try_expr(t, ctx),
             ExprKind::Catch(body) => self.catch_expr(body, hint)?,
             ExprKind::Block(body) => return self.body(body, ctx),
             ExprKind::ListComprehension(head, quals) => {

@@ -460,11 +460,20 @@ impl Fc<'_> {
         Ok(dst.src())
     }
 
-    pub fn try_expr(&mut self, t: &ast::Try, hint: Option<Dst>) -> Result<Src> {
-        let result = self.new_y();
+    /// try ... end. With no `after`, the `of` and `catch` clause bodies
+    /// run outside the protected region, so in tail position they are
+    /// compiled as tail (a call there is a tail call, as on BEAM); with
+    /// `after`, nothing inside is in tail position.
+    pub fn try_expr(&mut self, t: &ast::Try, ctx: Ctx) -> Result<Src> {
         let floor = self.x_floor;
+        if t.after.is_empty() && ctx == Ctx::Tail {
+            self.try_of_catch(t, None)?;
+            self.x_floor = floor;
+            return Ok(Src::x(0));
+        }
+        let result = self.new_y();
         if t.after.is_empty() {
-            self.try_of_catch(t, result)?;
+            self.try_of_catch(t, Some(result))?;
         } else {
             // try ... after A end: A runs on every way out, so the whole
             // try/of/catch sits in an outer try whose handler runs A and
@@ -477,7 +486,7 @@ impl Fc<'_> {
                 handler,
             });
             self.try_depth += 1;
-            self.try_of_catch(t, result)?;
+            self.try_of_catch(t, Some(result))?;
             self.try_depth -= 1;
             self.m.emit(Instr::TryEnd {
                 slot: slot.index() as u32,
@@ -502,13 +511,12 @@ impl Fc<'_> {
             self.m.bind(end);
         }
         self.x_floor = floor;
-        let dst = hint.unwrap_or_else(|| self.temp());
-        self.mov(result.src(), dst);
-        Ok(dst.src())
+        Ok(self.deliver(result.src(), ctx))
     }
 
-    /// try Body of Clauses catch CatchClauses end, result to `result`.
-    fn try_of_catch(&mut self, t: &ast::Try, result: Dst) -> Result<()> {
+    /// try Body of Clauses catch CatchClauses end, result to `result`
+    /// (None: in tail position, each clause body returns).
+    fn try_of_catch(&mut self, t: &ast::Try, result: Option<Dst>) -> Result<()> {
         let slot = self.new_y();
         let handler = self.m.new_label();
         let end = self.m.new_label();
@@ -528,8 +536,10 @@ impl Fc<'_> {
         });
         let mut after_bound = None;
         if t.of_clauses.is_empty() {
-            self.mov(value.src(), result);
-            self.m.emit(Instr::Jump { to: end });
+            self.deliver(value.src(), Self::branch_ctx(result));
+            if result.is_some() {
+                self.m.emit(Instr::Jump { to: end });
+            }
             merge_bound(&mut after_bound, &self.bound);
         } else {
             let body_bound = self.bound.clone();
@@ -539,8 +549,10 @@ impl Fc<'_> {
                 let next = self.m.new_label();
                 self.pattern(&c.patterns[0], value.src(), next)?;
                 self.guard(&c.guard, next)?;
-                self.body(&c.body, Ctx::Value(Some(result)))?;
-                self.m.emit(Instr::Jump { to: end });
+                self.body(&c.body, Self::branch_ctx(result))?;
+                if result.is_some() {
+                    self.m.emit(Instr::Jump { to: end });
+                }
                 merge_bound(&mut after_bound, &self.bound);
                 self.m.bind(next);
             }
@@ -570,8 +582,10 @@ impl Fc<'_> {
                 self.pattern(&var, saved[2].src(), next)?;
             }
             self.guard(&c.guard, next)?;
-            self.body(&c.body, Ctx::Value(Some(result)))?;
-            self.m.emit(Instr::Jump { to: end });
+            self.body(&c.body, Self::branch_ctx(result))?;
+            if result.is_some() {
+                self.m.emit(Instr::Jump { to: end });
+            }
             merge_bound(&mut after_bound, &self.bound);
             self.m.bind(next);
         }

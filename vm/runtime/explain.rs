@@ -865,11 +865,15 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
                     vec![s("not a pid")]
                 }
             }
-            ("monitor", 2) => match a(0).as_atom().map(|x| x.name()) {
-                Some("process") => vec![
-                    None,
-                    must(is_pid(a(1)) || is_atom(a(1)) || is_tuple(a(1)), "not a pid"),
-                ],
+            ("monitor", 2 | 3) => match a(0).as_atom().map(|x| x.name()) {
+                Some("process") if !(is_pid(a(1)) || is_atom(a(1)) || is_tuple(a(1))) => {
+                    vec![None, s("not a pid")]
+                }
+                Some("process") if args.len() == 3 => vec![None, None, s("invalid option in list")],
+                Some("process") => vec![None, None],
+                // No ports here: a pid (or other non-atom) is not one.
+                Some("port") if !is_atom(a(1)) => vec![None, s("not a port")],
+                Some("time_offset") => vec![None, None],
                 _ => vec![s("invalid monitor type")],
             },
             ("demonitor", 1) => vec![s("not a reference")],

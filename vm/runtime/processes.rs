@@ -64,6 +64,9 @@ struct Cold {
     /// Monitors asked for by registered name: reference -> name (their
     /// 'DOWN' says `{Name, Node}`).
     named: Vec<(u64, Atom)>,
+    /// Monitors made with `{tag, Tag}`: reference -> Tag (their 'DOWN'
+    /// has Tag in place of 'DOWN').
+    tagged: Vec<(u64, MessageBuffer)>,
     /// The processes this one sent a `kill` exit signal (the last 64 still
     /// in the process table): dead to its `is_process_alive/1` at once, as
     /// BEAM delivers a process's own signals before answering, though the
@@ -133,6 +136,11 @@ impl Actor {
 fn take_name(cold: &mut Cold, reference: u64) -> Option<Atom> {
     let i = cold.named.iter().position(|&(r, _)| r == reference)?;
     Some(cold.named.swap_remove(i).1)
+}
+
+fn take_tag(cold: &mut Cold, reference: u64) -> Option<MessageBuffer> {
+    let i = cold.tagged.iter().position(|(r, _)| *r == reference)?;
+    Some(cold.tagged.swap_remove(i).1)
 }
 
 impl Drop for Actor {
@@ -376,10 +384,35 @@ impl Actor {
                         continue;
                     }
                     let name = self.cold.as_mut().and_then(|c| take_name(c, reference));
-                    let Ok(r) = take_in(&mut self.process, x, &reason) else {
+                    let tag = self.cold.as_mut().and_then(|c| take_tag(c, reference));
+                    // [reason, the tag or 'DOWN']: the tag comes in
+                    // first and stays rooted while the reason does.
+                    let mut rooted = [Term::NIL, Term::atom(Atom::DOWN)];
+                    if let Some(tag) = tag {
+                        let Ok(t) = take_in(&mut self.process, x, &tag) else {
+                            return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
+                        };
+                        rooted[1] = t;
+                    }
+                    let (heap, [stack, first, older, newer, dictionary, exception]) =
+                        self.process.heap_and_roots();
+                    let taken = heap.receive_buffer_ref(
+                        &reason,
+                        &mut [
+                            x,
+                            &mut rooted,
+                            stack,
+                            first,
+                            older,
+                            newer,
+                            dictionary,
+                            exception,
+                        ],
+                    );
+                    let Ok(r) = taken else {
                         return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                     };
-                    let mut rooted = [r];
+                    rooted[0] = r;
                     if self
                         .process
                         .ensure_heap(crate::heap::REF_WORDS + 6 + 3, x, &mut rooted)
@@ -396,7 +429,7 @@ impl Actor {
                         None => from.to_term(),
                     };
                     let t = self.process.heap.tuple(&[
-                        Term::atom(Atom::DOWN),
+                        rooted[1],
                         reference,
                         Term::atom(Atom::PROCESS),
                         who,
@@ -959,6 +992,10 @@ impl Services for ActorServices<'_, '_> {
         self.cold().named.push((reference, name));
     }
 
+    fn tag_monitor(&mut self, reference: u64, tag: MessageBuffer) {
+        self.cold().tagged.push((reference, tag));
+    }
+
     fn monitor(&mut self, pid: Pid) -> u64 {
         let me = self.ctx.pid();
         let reference = self.ctx.make_ref();
@@ -990,6 +1027,7 @@ impl Services for ActorServices<'_, '_> {
             return false;
         };
         take_name(c, reference);
+        take_tag(c, reference);
         let Some(target) = c.monitors.remove(reference) else {
             return false;
         };
