@@ -229,10 +229,21 @@ fn atom_buffer(a: Atom) -> MessageBuffer {
 /// Moves a buffer into the process heap with every root of the process
 /// and the registers `x`.
 fn take_in(p: &mut Process, x: &mut [Term], buffer: &MessageBuffer) -> Result<Term, ()> {
+    take_in_rooted(p, x, &mut [], buffer)
+}
+
+/// `take_in`, with the terms `extra` (parts of a message being built)
+/// kept as roots too.
+fn take_in_rooted(
+    p: &mut Process,
+    x: &mut [Term],
+    extra: &mut [Term],
+    buffer: &MessageBuffer,
+) -> Result<Term, ()> {
     let (heap, [stack, first, older, newer, dictionary, exception]) = p.heap_and_roots();
     heap.receive_buffer_ref(
         buffer,
-        &mut [x, stack, first, older, newer, dictionary, exception],
+        &mut [x, extra, stack, first, older, newer, dictionary, exception],
     )
     .map_err(|_| ())
 }
@@ -338,12 +349,7 @@ impl Actor {
                             return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                         };
                         let mut e = [Term::atom(Atom::EXIT_UPPER), f, Term::NIL];
-                        let (heap, [stack, first, older, newer, dictionary, exception]) =
-                            self.process.heap_and_roots();
-                        let taken = heap.receive_buffer_ref(
-                            &reason,
-                            &mut [x, &mut e, stack, first, older, newer, dictionary, exception],
-                        );
+                        let taken = take_in_rooted(&mut self.process, x, &mut e, &reason);
                         let Ok(r) = taken else {
                             return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                         };
@@ -394,21 +400,7 @@ impl Actor {
                         };
                         rooted[1] = t;
                     }
-                    let (heap, [stack, first, older, newer, dictionary, exception]) =
-                        self.process.heap_and_roots();
-                    let taken = heap.receive_buffer_ref(
-                        &reason,
-                        &mut [
-                            x,
-                            &mut rooted,
-                            stack,
-                            first,
-                            older,
-                            newer,
-                            dictionary,
-                            exception,
-                        ],
-                    );
+                    let taken = take_in_rooted(&mut self.process, x, &mut rooted, &reason);
                     let Ok(r) = taken else {
                         return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT));
                     };
