@@ -283,18 +283,21 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// A message to the local `pid`.
 fn send_local(ctx: &mut Context, pid: Pid, msg: Term) -> Result<(), BifError> {
-    if pid == services(|s| s.self_pid()) {
-        // To itself: the term is on this heap already, and a process's
-        // signals to itself arrive in order, so it goes straight in,
-        // charged as any message (see `heap::MESSAGE_BYTES`).
-        heap::budget::charge(heap::MESSAGE_BYTES).map_err(|_| BifError::SystemLimit)?;
-        ctx.process.mailbox.push_charged(msg);
-        return Ok(());
-    }
-    let buffer =
-        MessageBuffer::for_send(&ctx.process.heap, msg).map_err(|_| BifError::SystemLimit)?;
-    services(|s| s.send(pid, buffer));
-    Ok(())
+    // One visit to the services for the test and the send.
+    services(|s| {
+        if pid == s.self_pid() {
+            // To itself: the term is on this heap already, and a process's
+            // signals to itself arrive in order, so it goes straight in,
+            // charged as any message (see `heap::MESSAGE_BYTES`).
+            heap::budget::charge(heap::MESSAGE_BYTES).map_err(|_| BifError::SystemLimit)?;
+            ctx.process.mailbox.push_charged(msg);
+            return Ok(());
+        }
+        let buffer =
+            MessageBuffer::for_send(&ctx.process.heap, msg).map_err(|_| BifError::SystemLimit)?;
+        s.send(pid, buffer);
+        Ok(())
+    })
 }
 
 /// A send to anything but a local pid: a name, `{Name, Node}`, a port,
