@@ -75,7 +75,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 24] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 27] = {
     use OtpFrame::{As, At, Hidden};
     [
         ("gen_server", "init_it", 2, "", At(851)),
@@ -86,6 +86,9 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 24] = {
         ("gen_server", "handle_msg", 6, "try_dispatch", At(1200)),
         ("gen_statem", "call_state", 5, "", As("loop_state_callback", 11, 1428)),
         ("gen_statem", "event", 3, "", Hidden),
+        ("gen_fsm", "catch_call", 3, "", Hidden),
+        ("gen_fsm", "init_it", 6, "catch_call", At(333)),
+        ("gen_fsm", "decode_msg", 6, "catch_call", As("handle_msg", 8, 479)),
         ("gen_event", "server_update", 4, "", At(802)),
         ("gen_event", "server_notify", 4, "server_update", At(784)),
         ("gen_event", "handle_notify", 4, "", As("handle_msg", 6, 526)),
