@@ -220,7 +220,16 @@ fn sha512(msg: &[u8], is384: bool) -> Vec<u8> {
                 .wrapping_add(w[i]);
             let s0 = a.rotate_right(28) ^ a.rotate_right(34) ^ a.rotate_right(39);
             let maj = (a & b) ^ (a & c) ^ (b & c);
-            v = [t1.wrapping_add(s0.wrapping_add(maj)), a, b, c, d.wrapping_add(t1), e, f, g];
+            v = [
+                t1.wrapping_add(s0.wrapping_add(maj)),
+                a,
+                b,
+                c,
+                d.wrapping_add(t1),
+                e,
+                f,
+                g,
+            ];
         }
         for (x, y) in h.iter_mut().zip(v) {
             *x = x.wrapping_add(y);

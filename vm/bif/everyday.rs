@@ -154,7 +154,11 @@ pub fn gethostname_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     // within it.
     let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
     let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let name = if ok { String::from_utf8_lossy(&buf[..len]).into_owned() } else { String::new() };
+    let name = if ok {
+        String::from_utf8_lossy(&buf[..len]).into_owned()
+    } else {
+        String::new()
+    };
     let name = make_string(ctx, &name, args)?;
     let mut keep = [name];
     ctx.ensure(3, &mut keep)?;

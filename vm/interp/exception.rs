@@ -129,9 +129,8 @@ fn io_site(m: Atom, f: Atom, reason: Term, args: &[Term]) -> Option<IoSite> {
                 _ => None,
             };
             let known = device.is_none_or(|d| {
-                d.as_atom().is_none_or(|a| {
-                    matches!(a.name(), "standard_io" | "standard_error" | "user")
-                })
+                d.as_atom()
+                    .is_none_or(|a| matches!(a.name(), "standard_io" | "standard_error" | "user"))
             });
             if known {
                 Some(("io.erl", 99, Some(("device", "put_chars"))))
