@@ -423,7 +423,7 @@ fn directive_shape(heap: &Heap, d: &Directive, text: &str) -> Option<Deep> {
             let body = match heap.view(arg) {
                 View::Atom(_) => return None,
                 View::Binary(_) => chars(
-                    &format::chardata(heap, arg, true)
+                    &format::string_arg(heap, arg, true)
                         .ok()?
                         .into_iter()
                         .collect::<String>(),

@@ -1,8 +1,9 @@
 //! Message digests and checksums: `erlang:md5/1` and its incremental
 //! `md5_init/0`, `md5_update/2`, `md5_final/1` (on the `md-5` crate),
 //! `erlang:crc32/1`, `erlang:adler32/1` and `crypto:hash/2` (md5, sha,
-//! sha224, sha256; the SHAs written from FIPS 180-4, the checksums from
-//! ISO 3309 and RFC 1950).
+//! sha224, sha256, sha384, sha512; the SHAs written from FIPS 180-4, the
+//! checksums from ISO 3309 and RFC 1950). HMAC and the incremental hash
+//! API are built on `hash/2` in stdlib/crypto.act.
 
 use super::erlang::make_binary;
 use super::{BifError, BifResult, Context};
@@ -164,6 +165,80 @@ fn sha2(msg: &[u8], is224: bool) -> Vec<u8> {
     out[..if is224 { 28 } else { 32 }].to_vec()
 }
 
+/// The low 64 bits of a root of `p << shift` (FIPS 180-4's constants are
+/// the first 64 fractional bits of square and cube roots of primes).
+fn root_bits(p: u64, cube: bool) -> u64 {
+    use num_bigint::BigUint;
+    let n: BigUint = BigUint::from(p) << if cube { 192u32 } else { 128u32 };
+    let r = if cube { n.cbrt() } else { n.sqrt() };
+    r.iter_u64_digits().next().unwrap_or(0)
+}
+
+/// SHA-512, or SHA-384 (other initial values, first 48 bytes).
+fn sha512(msg: &[u8], is384: bool) -> Vec<u8> {
+    let primes: Vec<u64> = (2u64..)
+        .filter(|n| (2..*n).take_while(|d| d * d <= *n).all(|d| n % d != 0))
+        .take(80)
+        .collect();
+    let k: Vec<u64> = primes.iter().map(|&p| root_bits(p, true)).collect();
+    // Initial values: square roots of the first eight primes, or of the
+    // ninth to sixteenth for SHA-384 (FIPS 180-4, 5.3.4 and 5.3.5).
+    let first = if is384 { 8 } else { 0 };
+    let mut h = [0u64; 8];
+    for (x, &p) in h.iter_mut().zip(&primes[first..first + 8]) {
+        *x = root_bits(p, false);
+    }
+    let bits = (msg.len() as u128).wrapping_mul(8);
+    let mut m = msg.to_vec();
+    m.push(0x80);
+    while m.len() % 128 != 112 {
+        m.push(0);
+    }
+    m.extend_from_slice(&bits.to_be_bytes());
+    for chunk in m.chunks(128) {
+        let mut w = [0u64; 80];
+        for (i, b) in chunk.chunks(8).enumerate() {
+            w[i] = u64::from_be_bytes(b.try_into().expect("8 bytes"));
+        }
+        for i in 16..80 {
+            let s0 = w[i - 15].rotate_right(1) ^ w[i - 15].rotate_right(8) ^ (w[i - 15] >> 7);
+            let s1 = w[i - 2].rotate_right(19) ^ w[i - 2].rotate_right(61) ^ (w[i - 2] >> 6);
+            w[i] = w[i - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[i - 7])
+                .wrapping_add(s1);
+        }
+        let mut v = h;
+        for i in 0..80 {
+            let [a, b, c, d, e, f, g, hh] = v;
+            let s1 = e.rotate_right(14) ^ e.rotate_right(18) ^ e.rotate_right(41);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(k[i])
+                .wrapping_add(w[i]);
+            let s0 = a.rotate_right(28) ^ a.rotate_right(34) ^ a.rotate_right(39);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            v = [
+                t1.wrapping_add(s0.wrapping_add(maj)),
+                a,
+                b,
+                c,
+                d.wrapping_add(t1),
+                e,
+                f,
+                g,
+            ];
+        }
+        for (x, y) in h.iter_mut().zip(v) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let out: Vec<u8> = h.iter().flat_map(|x| x.to_be_bytes()).collect();
+    out[..if is384 { 48 } else { 64 }].to_vec()
+}
+
 pub fn hash_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let kind = args[0].as_atom().ok_or(BifError::Badarg)?;
     let bytes = data(ctx, args[1])?;
@@ -172,6 +247,8 @@ pub fn hash_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         "sha" => sha1(&bytes),
         "sha224" => sha2(&bytes, true),
         "sha256" => sha2(&bytes, false),
+        "sha384" => sha512(&bytes, true),
+        "sha512" => sha512(&bytes, false),
         _ => return Err(BifError::Badarg),
     };
     make_binary(ctx, digest, args)

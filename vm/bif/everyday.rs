@@ -1,7 +1,8 @@
 //! Everyday OTP functions the library audit (scripts/library_gaps.sh)
 //! found missing: local/universal time conversion, `halt/2`, `os`'s
 //! performance counter, version, executables and environment, a few
-//! `file` operations, `unicode`'s byte order marks, `io:printable_range`.
+//! `file` operations, `unicode`'s byte order marks, `io:printable_range`,
+//! POSIX time conversion and `inet:gethostname/0`.
 
 use super::erlang::{make_binary, make_string, per_second};
 use super::{BifError, BifResult, Context};
@@ -125,6 +126,43 @@ pub fn universaltime_to_localtime_1(ctx: &mut Context, args: &mut [Term]) -> Bif
     // SAFETY: as above.
     let secs = unsafe { libc::timegm(&mut tm) };
     datetime_term(ctx, args, civil(secs as i64, true))
+}
+
+/// `erlang:universaltime_to_posixtime({Date, Time})`: seconds since the
+/// epoch.
+pub fn universaltime_to_posixtime_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let dt = datetime(ctx, args[0])?;
+    let mut tm = tm_of(dt);
+    tm.tm_isdst = 0;
+    // SAFETY: timegm reads and normalises the tm it is given.
+    let secs = unsafe { libc::timegm(&mut tm) };
+    ctx.ensure(4, args)?;
+    Ok(ctx.heap().int(secs as i64))
+}
+
+/// `erlang:posixtime_to_universaltime(Seconds)`.
+pub fn posixtime_to_universaltime_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let secs = args[0].as_small().ok_or(BifError::Badarg)?;
+    datetime_term(ctx, args, civil(secs, false))
+}
+
+/// `inet:gethostname()`: `{ok, Name}`, the machine's name as the kernel
+/// has it.
+pub fn gethostname_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes
+    // within it.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = if ok {
+        String::from_utf8_lossy(&buf[..len]).into_owned()
+    } else {
+        String::new()
+    };
+    let name = make_string(ctx, &name, args)?;
+    let mut keep = [name];
+    ctx.ensure(3, &mut keep)?;
+    Ok(ctx.heap().tuple(&[atom("ok"), keep[0]]))
 }
 
 /// `erlang:ports()`: act has no port a program can list.

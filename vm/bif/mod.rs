@@ -706,7 +706,12 @@ bifs! {
         "localtime_to_universaltime", 1 => everyday::localtime_to_universaltime_1;
         "localtime_to_universaltime", 2 => everyday::localtime_to_universaltime_2;
         "universaltime_to_localtime", 1 => everyday::universaltime_to_localtime_1;
+        "universaltime_to_posixtime", 1 => everyday::universaltime_to_posixtime_1;
+        "posixtime_to_universaltime", 1 => everyday::posixtime_to_universaltime_1;
         "ports", 0 => everyday::ports_0;
+    }
+    "inet" => {
+        "gethostname", 0 => everyday::gethostname_0;
     }
     "os" => {
         "perf_counter", 0 => everyday::perf_counter_0;

@@ -75,7 +75,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 24] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 29] = {
     use OtpFrame::{As, At, Hidden};
     [
         ("gen_server", "init_it", 2, "", At(851)),
@@ -86,6 +86,11 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 24] = {
         ("gen_server", "handle_msg", 6, "try_dispatch", At(1200)),
         ("gen_statem", "call_state", 5, "", As("loop_state_callback", 11, 1428)),
         ("gen_statem", "event", 3, "", Hidden),
+        ("io_lib", "fwrite", 2, "", Hidden),
+        ("io_lib", "format", 3, "", Hidden),
+        ("gen_fsm", "catch_call", 3, "", Hidden),
+        ("gen_fsm", "init_it", 6, "catch_call", At(333)),
+        ("gen_fsm", "decode_msg", 6, "catch_call", As("handle_msg", 8, 479)),
         ("gen_event", "server_update", 4, "", At(802)),
         ("gen_event", "server_notify", 4, "server_update", At(784)),
         ("gen_event", "handle_notify", 4, "", As("handle_msg", 6, 526)),
@@ -104,6 +109,38 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 24] = {
         ("timer", "sleep", 1, "", At(219)),
     ]
 };
+
+/// Where OTP 25's Erlang code raises `badarg` for a bad format given to
+/// `io:format`/`fwrite`/`put_chars` (io.erl line 99, the device refusing the request;
+/// line 94 for a device that is no process) or to `io_lib:format/2`
+/// (io_lib.erl line 187): act's BIFs stand for these functions, and their
+/// top frame carries OTP's file and line and error_info cause.
+type IoSite = (&'static str, u32, Option<(&'static str, &'static str)>);
+
+fn io_site(m: Atom, f: Atom, reason: Term, args: &[Term]) -> Option<IoSite> {
+    if reason != Term::atom(Atom::intern("badarg")) {
+        return None;
+    }
+    match (m.name(), f.name()) {
+        ("io_lib", "format") if args.len() == 2 => Some(("io_lib.erl", 187, None)),
+        ("io", "format" | "fwrite" | "put_chars") => {
+            let device = match (f.name(), args.len()) {
+                ("put_chars", 2) | (_, 3) => Some(args[0]),
+                _ => None,
+            };
+            let known = device.is_none_or(|d| {
+                d.as_atom()
+                    .is_none_or(|a| matches!(a.name(), "standard_io" | "standard_error" | "user"))
+            });
+            if known {
+                Some(("io.erl", 99, Some(("device", "put_chars"))))
+            } else {
+                Some(("io.erl", 94, Some(("io", "arguments"))))
+            }
+        }
+        _ => None,
+    }
+}
 
 /// What stack trace entry `k` of `entries` shows: `None` for a hidden
 /// frame, else its function, arity, file and line (OTP's, for a frame
@@ -202,7 +239,7 @@ fn raise_traced(
     let arg_count = args.as_ref().map_or(0, |a| a.len());
     // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of
     // one or two (`module`, and the BIF's `cause` when it left one).
-    let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2);
+    let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2) + 64;
     for k in 0..entries.len() {
         if let Some((_, _, file, _)) = frame_shown(&entries, k) {
             words += 5 + 4 + 6 + 2 * file.chars().count() + 2;
@@ -256,10 +293,36 @@ fn raise_traced(
                 Top::Bif(m, f) => crate::bif::badarg_cause(&p.heap, m, f, &args, reason),
                 Top::Undefined(..) => None,
             };
+            let site = match top {
+                Top::Bif(m, f) if cause.is_none() => io_site(m, f, reason, &args),
+                _ => None,
+            };
             let heap = &mut p.heap;
             let args = heap.list(&args);
             let (m, f, info) = match top {
                 Top::Undefined(m, f) => (m, f, Term::NIL),
+                Top::Bif(m, f) if site.is_some() => {
+                    let (file, line, why) = site.expect("checked");
+                    let file = heap.string(file);
+                    let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
+                    let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
+                    let mut location = vec![file, line];
+                    if let Some((what, detail)) = why {
+                        let why = heap.tuple(&[
+                            Term::atom(Atom::intern(what)),
+                            Term::atom(Atom::intern(detail)),
+                        ]);
+                        let map = heap.map(&[
+                            (Term::atom(Atom::intern("cause")), why),
+                            (
+                                Term::atom(Atom::intern("module")),
+                                Term::atom(Atom::intern("erl_stdlib_errors")),
+                            ),
+                        ]);
+                        location.push(heap.tuple(&[Term::atom(Atom::intern("error_info")), map]));
+                    }
+                    (m, f, heap.list(&location))
+                }
                 Top::Bif(m, f) => {
                     let explainer = if m == Atom::ERLANG {
                         "erl_erts_errors"

@@ -19,6 +19,8 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("maps", include_str!("../../stdlib/maps.act")),
     ("string", include_str!("../../stdlib/string.act")),
     ("timer", include_str!("../../stdlib/timer.act")),
+    ("application", include_str!("../../stdlib/application.act")),
+    ("crypto", include_str!("../../stdlib/crypto.act")),
     ("queue", include_str!("../../stdlib/queue.act")),
     ("sets", include_str!("../../stdlib/sets.act")),
     ("ordsets", include_str!("../../stdlib/ordsets.act")),

@@ -173,7 +173,7 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                 out.push_str(&text);
             }
             's' => {
-                let chars = chardata(heap, next()?, spec.unicode)?;
+                let chars = string_arg(heap, next()?, spec.unicode)?;
                 out.push_str(&spec.string(chars));
             }
             'c' => {
@@ -375,6 +375,17 @@ fn column_of(out: &str) -> usize {
 /// (at top level) an atom. Without `unicode`, list characters must be
 /// bytes and binaries are read as latin1; with it, binaries are UTF-8.
 pub fn chardata(heap: &Heap, t: Term, unicode: bool) -> Result<Vec<char>> {
+    chardata_with(heap, t, unicode, false)
+}
+
+/// The characters of a `~s`/`~ts` argument: `chardata`, except that under
+/// `~ts` a binary that is not valid UTF-8 is taken byte by byte, as latin1
+/// (OTP's io_lib_format falls back to `binary_to_list/1` for it).
+pub fn string_arg(heap: &Heap, t: Term, unicode: bool) -> Result<Vec<char>> {
+    chardata_with(heap, t, unicode, true)
+}
+
+fn chardata_with(heap: &Heap, t: Term, unicode: bool, lenient: bool) -> Result<Vec<char>> {
     if let Some(a) = t.as_atom() {
         return Ok(Atom::name(a).chars().collect());
     }
@@ -403,7 +414,11 @@ pub fn chardata(heap: &Heap, t: Term, unicode: bool) -> Result<Vec<char>> {
             }
             View::Binary(bytes) => {
                 if unicode {
-                    out.extend(std::str::from_utf8(bytes).map_err(|_| FormatError)?.chars());
+                    match std::str::from_utf8(bytes) {
+                        Ok(text) => out.extend(text.chars()),
+                        Err(_) if lenient => out.extend(bytes.iter().map(|&b| b as char)),
+                        Err(_) => return Err(FormatError),
+                    }
                 } else {
                     out.extend(bytes.iter().map(|&b| b as char));
                 }
