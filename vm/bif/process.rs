@@ -938,6 +938,13 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         if !trapping && reason != Term::atom(Atom::NORMAL) {
             return Err(BifError::Raise(crate::process::Class::Exit, reason));
         }
+        // A process that does not trap exits ends on its own exit signal
+        // even when the reason is normal (BEAM's exception to "normal
+        // kills nobody"). The main process goes on: escript's would end
+        // and leave the runtime waiting forever.
+        if !trapping && !(me.slot() == 0 && me.generation() == 0) {
+            return Err(BifError::Raise(crate::process::Class::Exit, reason));
+        }
     }
     let buffer = copy_out(ctx, reason)?;
     services(|s| s.exit_signal(pid, me, buffer));
