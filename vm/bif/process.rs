@@ -527,10 +527,10 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
                             View::Fun { .. } | View::ExternalFun { .. }
                         ) =>
                     {
-                        if let Some(fargs) = super::erlang::list_elements(heap, list) {
-                            if let Ok(started) = build_fun_child(ctx, fun, list, fargs) {
-                                return Ok(started);
-                            }
+                        if let Some(fargs) = super::erlang::list_elements(heap, list)
+                            && let Ok(started) = build_fun_child(ctx, fun, list, fargs)
+                        {
+                            return Ok(started);
                         }
                     }
                     [m2, f2, list]
@@ -942,7 +942,8 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         // even when the reason is normal (BEAM's exception to "normal
         // kills nobody"). The main process goes on: escript's would end
         // and leave the runtime waiting forever.
-        if !trapping && !(me.slot() == 0 && me.generation() == 0) {
+        let main = me.slot() == 0 && me.generation() == 0;
+        if !(trapping || main) {
             return Err(BifError::Raise(crate::process::Class::Exit, reason));
         }
     }
