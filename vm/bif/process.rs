@@ -513,33 +513,39 @@ pub fn recv_use_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifError> {
     let heap = &ctx.process.heap;
     let (module, entry, args, undef) = match what {
-        SpawnOf::Fun(fun) => match heap.view(fun) {
-            View::Fun { index, captured } => {
-                let e = crate::runtime::fun_entry(index).ok_or(BifError::Badarg)?;
-                let def = &e.module.funs[e.fun as usize];
-                if def.arity != 0 {
-                    return Err(BifError::Badarg);
-                }
-                let entry = e.module.functions[def.function as usize].entry;
-                (e.module.clone(), entry, captured.to_vec(), None)
-            }
-            View::ExternalFun {
-                module,
-                function,
-                arity: 0,
-            } => {
-                return build_child(
-                    ctx,
-                    SpawnOf::Mfa(Term::atom(module), Term::atom(function), Term::NIL),
-                );
-            }
-            _ => return Err(BifError::Badarg),
-        },
+        SpawnOf::Fun(fun) => return build_fun_child(ctx, fun, Term::NIL, Vec::new()),
         SpawnOf::Mfa(m, f, a) => {
             let (Some(m), Some(f)) = (m.as_atom(), f.as_atom()) else {
                 return Err(BifError::Badarg);
             };
             let args = super::erlang::list_elements(heap, a).ok_or(BifError::Badarg)?;
+            // `spawn(erlang, apply, [Fun, Args])` and `[M, F, Args]`:
+            // apply is an instruction, not a function, so the child
+            // starts in what it applies (a bad call fails in the child).
+            if m == Atom::ERLANG && f.name() == "apply" {
+                match args[..] {
+                    [fun, list]
+                        if matches!(
+                            heap.view(fun),
+                            View::Fun { .. } | View::ExternalFun { .. }
+                        ) =>
+                    {
+                        if let Some(fargs) = super::erlang::list_elements(heap, list)
+                            && let Ok(started) = build_fun_child(ctx, fun, list, fargs)
+                        {
+                            return Ok(started);
+                        }
+                    }
+                    [m2, f2, list]
+                        if m2.as_atom().is_some()
+                            && f2.as_atom().is_some()
+                            && super::erlang::list_elements(heap, list).is_some() =>
+                    {
+                        return build_child(ctx, SpawnOf::Mfa(m2, f2, list));
+                    }
+                    _ => {}
+                }
+            }
             if let Some(index) = super::lookup_atoms(m, f, args.len() as u32) {
                 let mut child = Process::new(ctx.process.module.to_arc(), 0);
                 let copied = copy_args(heap, &args, &mut child)?;
@@ -577,6 +583,43 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
     }
     let copied = copy_args(heap, &args, &mut child)?;
     Ok((child, Start::Run(copied)))
+}
+
+/// Builds the child that calls `fun` with `fargs` (the elements of the
+/// list `list`): badarg when the arity does not match.
+fn build_fun_child(
+    ctx: &Context,
+    fun: Term,
+    list: Term,
+    fargs: Vec<Term>,
+) -> Result<(Process, Start), BifError> {
+    match ctx.process.heap.view(fun) {
+        View::Fun { index, captured } => {
+            let e = crate::runtime::fun_entry(index).ok_or(BifError::Badarg)?;
+            let def = &e.module.funs[e.fun as usize];
+            if def.arity as usize != fargs.len() {
+                return Err(BifError::Badarg);
+            }
+            let entry = e.module.functions[def.function as usize].entry;
+            let mut args = fargs;
+            args.extend_from_slice(captured);
+            if args.len() >= crate::interp::X_REGISTERS {
+                return Err(BifError::SystemLimit);
+            }
+            let mut child = Process::new(e.module.clone(), entry);
+            let copied = copy_args(&ctx.process.heap, &args, &mut child)?;
+            Ok((child, Start::Run(copied)))
+        }
+        View::ExternalFun {
+            module,
+            function,
+            arity,
+        } if arity as usize == fargs.len() => build_child(
+            ctx,
+            SpawnOf::Mfa(Term::atom(module), Term::atom(function), list),
+        ),
+        _ => Err(BifError::Badarg),
+    }
 }
 
 /// Copies `args` from `heap` onto the child's heap.
@@ -896,6 +939,14 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             ));
         }
         if !trapping && reason != Term::atom(Atom::NORMAL) {
+            return Err(BifError::Raise(crate::process::Class::Exit, reason));
+        }
+        // A process that does not trap exits ends on its own exit signal
+        // even when the reason is normal (BEAM's exception to "normal
+        // kills nobody"). The main process goes on: escript's would end
+        // and leave the runtime waiting forever.
+        let main = me.slot() == 0 && me.generation() == 0;
+        if !(trapping || main) {
             return Err(BifError::Raise(crate::process::Class::Exit, reason));
         }
     }

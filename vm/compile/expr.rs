@@ -834,7 +834,8 @@ impl<'a> Fc<'a> {
                         let v = self.bif_call(index, &arg_refs, hint)?;
                         Ok(self.deliver(v, ctx))
                     }
-                    _ if erlang_in_act(name, arity) => {
+                    // hibernate/3 is not auto-imported.
+                    _ if erlang_in_act(name, arity) && name != "hibernate" => {
                         let import =
                             self.m
                                 .import(Atom::intern(ERLANG_IN_ACT), Atom::intern(name), arity);
@@ -1097,7 +1098,8 @@ fn compare_op(op: BinaryOp) -> Option<CmpOp> {
 
 /// The module holding the erlang functions written in act: spawning on
 /// another node (`spawn/2,4`, `spawn_link/2,4`, `spawn_monitor/2,4`)
-/// waits for that node's reply, which a BIF cannot do.
+/// waits for that node's reply, which a BIF cannot do; `hibernate/3`
+/// calls a function.
 pub const ERLANG_IN_ACT: &str = "erts_dist";
 
 /// Whether `erlang:name/arity` is one of those (calls to it go to
@@ -1105,6 +1107,6 @@ pub const ERLANG_IN_ACT: &str = "erts_dist";
 pub fn erlang_in_act(name: &str, arity: u32) -> bool {
     matches!(
         (name, arity),
-        ("spawn" | "spawn_link" | "spawn_monitor", 2 | 4)
+        ("spawn" | "spawn_link" | "spawn_monitor", 2 | 4) | ("hibernate", 3)
     )
 }
