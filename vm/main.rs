@@ -17,24 +17,6 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Turns transparent huge pages off for this process. mimalloc asks for
-/// them (`madvise(MADV_HUGEPAGE)`) on its arenas, so every first touch of
-/// a region faults in and zeroes 2 MiB, and where the kernel compacts
-/// memory for those pages (`defrag=madvise`, the usual setting) the fault
-/// waits for it. Processes' heaps and mailboxes are small and many, so
-/// most of such a page goes untouched: measured on big-bang 1000, peak
-/// memory 329 -> 229 MiB, binary_trees 16 65 -> 39 MiB, chameneos 42 ->
-/// 17 MiB, with the time the same in the median and steadier run to run
-/// (with huge pages a run spent 0.02 to 0.7 s in the kernel).
-fn no_huge_pages() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process's
-    // address space; it touches no memory of ours.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
-}
-
 const USAGE: &str = "\
 act: a small Erlang on a bytecode VM
 
@@ -155,7 +137,6 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
 }
 
 fn main() -> ExitCode {
-    no_huge_pages();
     if let Ok(name) = std::env::var("ACT_ENGINE")
         && let Some(mode) = act::engine::Mode::parse(&name)
     {
