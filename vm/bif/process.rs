@@ -938,15 +938,11 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                 Term::atom(Atom::KILLED),
             ));
         }
-        if !trapping && reason != Term::atom(Atom::NORMAL) {
-            return Err(BifError::Raise(crate::process::Class::Exit, reason));
-        }
-        // A process that does not trap exits ends on its own exit signal
-        // even when the reason is normal (BEAM's exception to "normal
-        // kills nobody"). The main process goes on: escript's would end
-        // and leave the runtime waiting forever.
-        let main = me.slot() == 0 && me.generation() == 0;
-        if !(trapping || main) {
+        // A process that does not trap exits ends on its own exit signal,
+        // even one with reason normal (BEAM's exception to "normal kills
+        // nobody"); but the main process goes on after a normal one:
+        // escript's would end and leave the runtime waiting forever.
+        if !trapping && (reason != Term::atom(Atom::NORMAL) || !super::script::is_main(me)) {
             return Err(BifError::Raise(crate::process::Class::Exit, reason));
         }
     }

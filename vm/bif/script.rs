@@ -31,9 +31,14 @@ pub fn halt_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 /// kills (it cannot be caught): escript's boot process dies with it, the
 /// runtime writes its slogan on stdout and exits with status 1. `None`
 /// for any other process.
+/// Whether `pid` is the script's main process: the first the table made
+/// (see `sched::table`).
+pub fn is_main(pid: Pid) -> bool {
+    pid.slot() == 0 && pid.generation() == 0
+}
+
 pub fn main_killed(ctx: &Context, me: Pid, kill: bool, reason: Term) -> Option<BifError> {
-    // The main process is the first the table made (see `sched::table`).
-    if me.slot() != 0 || me.generation() != 0 {
+    if !is_main(me) {
         return None;
     }
     let text = if kill {
