@@ -149,17 +149,7 @@ pub fn posixtime_to_universaltime_1(ctx: &mut Context, args: &mut [Term]) -> Bif
 /// `inet:gethostname()`: `{ok, Name}`, the machine's name as the kernel
 /// has it.
 pub fn gethostname_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes
-    // within it.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
-    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let name = if ok {
-        String::from_utf8_lossy(&buf[..len]).into_owned()
-    } else {
-        String::new()
-    };
-    let name = make_string(ctx, &name, args)?;
+    let name = make_string(ctx, &crate::dist::machine_name(), args)?;
     let mut keep = [name];
     ctx.ensure(3, &mut keep)?;
     Ok(ctx.heap().tuple(&[atom("ok"), keep[0]]))

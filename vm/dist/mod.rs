@@ -139,18 +139,24 @@ fn epmd_port() -> u16 {
         .unwrap_or(DEFAULT_EPMD_PORT)
 }
 
-/// This machine's host name: short for `--sname`, as given for `--name`.
-fn host_name(long: bool) -> String {
+/// The machine's name as the kernel has it (`inet:gethostname/0`),
+/// `localhost` if it cannot be read.
+pub fn machine_name() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its length; gethostname writes a
     // NUL-terminated name into it (truncated at worst).
     let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let name = if ok {
+    if ok {
         String::from_utf8_lossy(&buf[..end]).into_owned()
     } else {
         "localhost".to_string()
-    };
+    }
+}
+
+/// This machine's host name: short for `--sname`, as given for `--name`.
+fn host_name(long: bool) -> String {
+    let name = machine_name();
     if long {
         name
     } else {
