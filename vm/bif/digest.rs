@@ -10,6 +10,7 @@ use super::{BifError, BifResult, Context};
 use crate::term::{Term, iolist};
 use md5::digest::common::hazmat::{SerializableState, SerializedState};
 use md5::{Digest, Md5};
+use std::sync::OnceLock;
 
 /// The bytes of an iodata argument.
 fn data(ctx: &Context, t: Term) -> Result<Vec<u8>, BifError> {
@@ -109,15 +110,14 @@ fn sha1(msg: &[u8]) -> Vec<u8> {
 /// SHA-256, or SHA-224 (other initial values, first 28 bytes).
 fn sha2(msg: &[u8], is224: bool) -> Vec<u8> {
     // The first 32 bits of the fractional parts of the cube roots of the
-    // first 64 primes (FIPS 180-4, 4.2.2).
-    let primes: Vec<u64> = (2u64..)
-        .filter(|n| (2..*n).take_while(|d| d * d <= *n).all(|d| n % d != 0))
-        .take(64)
-        .collect();
-    let k: Vec<u32> = primes
-        .iter()
-        .map(|&p| ((p as f64).cbrt().fract() * 4294967296.0) as u32)
-        .collect();
+    // first 64 primes (FIPS 180-4, 4.2.2), worked out once.
+    static K: OnceLock<Vec<u32>> = OnceLock::new();
+    let k = K.get_or_init(|| {
+        primes(64)
+            .iter()
+            .map(|&p| ((p as f64).cbrt().fract() * 4294967296.0) as u32)
+            .collect()
+    });
     let mut h: [u32; 8] = if is224 {
         [
             0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7,
@@ -165,6 +165,14 @@ fn sha2(msg: &[u8], is224: bool) -> Vec<u8> {
     out[..if is224 { 28 } else { 32 }].to_vec()
 }
 
+/// The first `n` primes.
+fn primes(n: usize) -> Vec<u64> {
+    (2u64..)
+        .filter(|n| (2..*n).take_while(|d| d * d <= *n).all(|d| n % d != 0))
+        .take(n)
+        .collect()
+}
+
 /// The low 64 bits of a root of `p << shift` (FIPS 180-4's constants are
 /// the first 64 fractional bits of square and cube roots of primes).
 fn root_bits(p: u64, cube: bool) -> u64 {
@@ -176,18 +184,20 @@ fn root_bits(p: u64, cube: bool) -> u64 {
 
 /// SHA-512, or SHA-384 (other initial values, first 48 bytes).
 fn sha512(msg: &[u8], is384: bool) -> Vec<u8> {
-    let primes: Vec<u64> = (2u64..)
-        .filter(|n| (2..*n).take_while(|d| d * d <= *n).all(|d| n % d != 0))
-        .take(80)
-        .collect();
-    let k: Vec<u64> = primes.iter().map(|&p| root_bits(p, true)).collect();
-    // Initial values: square roots of the first eight primes, or of the
-    // ninth to sixteenth for SHA-384 (FIPS 180-4, 5.3.4 and 5.3.5).
+    // The round constants: cube roots of the first 80 primes; the initial
+    // values: square roots of the first 16 (the first eight for SHA-512,
+    // the ninth to sixteenth for SHA-384; FIPS 180-4, 4.2.3, 5.3.4 and
+    // 5.3.5). Worked out once (bignum roots).
+    static CONSTANTS: OnceLock<(Vec<u64>, Vec<u64>)> = OnceLock::new();
+    let (k, roots) = CONSTANTS.get_or_init(|| {
+        let primes = primes(80);
+        let k = primes.iter().map(|&p| root_bits(p, true)).collect();
+        let roots = primes[..16].iter().map(|&p| root_bits(p, false)).collect();
+        (k, roots)
+    });
     let first = if is384 { 8 } else { 0 };
     let mut h = [0u64; 8];
-    for (x, &p) in h.iter_mut().zip(&primes[first..first + 8]) {
-        *x = root_bits(p, false);
-    }
+    h.copy_from_slice(&roots[first..first + 8]);
     let bits = (msg.len() as u128).wrapping_mul(8);
     let mut m = msg.to_vec();
     m.push(0x80);
