@@ -117,6 +117,12 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 29] = {
 /// top frame carries OTP's file and line and error_info cause.
 type IoSite = (&'static str, u32, Option<(&'static str, &'static str)>);
 
+/// Words an `IoSite`'s location list takes: the longest file name as a
+/// string, `{file, F}`, `{line, L}`, `{What, Detail}`, the error_info map
+/// of two, `{error_info, Map}` and the list of three.
+const IO_SITE_WORDS: usize =
+    2 * "io_lib.erl".len() + 3 + 3 + 3 + crate::heap::words_for_map(2) + 3 + 6;
+
 fn io_site(m: Atom, f: Atom, reason: Term, args: &[Term]) -> Option<IoSite> {
     if reason != Term::atom(Atom::intern("badarg")) {
         return None;
@@ -239,7 +245,7 @@ fn raise_traced(
     let arg_count = args.as_ref().map_or(0, |a| a.len());
     // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of
     // one or two (`module`, and the BIF's `cause` when it left one).
-    let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2) + 64;
+    let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2) + IO_SITE_WORDS;
     for k in 0..entries.len() {
         if let Some((_, _, file, _)) = frame_shown(&entries, k) {
             words += 5 + 4 + 6 + 2 * file.chars().count() + 2;
