@@ -258,6 +258,8 @@ instructions! {
     TryEnd "try_end" { slot: u32 }
     /// entered from the handler: x[0..3] = class, reason, stacktrace
     TryCase "try_case" { slot: u32 }
+    /// x[2] := the stacktrace of the exception being handled, built now (a raise only records it)
+    BuildStacktrace "build_stacktrace" { }
     /// push a catch of kind `catch Expr`, handler at `handler`
     Catch "catch" { slot: u32, handler: Label }
     /// pop the catch of y[slot]; after an exception x[0] holds the catch value

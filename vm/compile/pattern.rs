@@ -498,6 +498,9 @@ impl Fc<'_> {
             self.m.emit(Instr::TryCase {
                 slot: slot.index() as u32,
             });
+            // The after body may raise and catch on its own: the trace
+            // to re-raise with is built before it runs.
+            self.m.emit(Instr::BuildStacktrace {});
             let saved: Vec<Dst> = (0..3).map(|_| self.new_y()).collect();
             for (i, &y) in saved.iter().enumerate() {
                 self.mov(Src::x(i as u32), y);
@@ -563,6 +566,11 @@ impl Fc<'_> {
         self.m.emit(Instr::TryCase {
             slot: slot.index() as u32,
         });
+        // A raise records the trace without building it; only a clause
+        // that binds it needs the term (a re-raise takes it as it is).
+        if t.catch_clauses.iter().any(|c| c.stack.is_some()) {
+            self.m.emit(Instr::BuildStacktrace {});
+        }
         let saved: Vec<Dst> = (0..3).map(|_| self.new_y()).collect();
         for (i, &y) in saved.iter().enumerate() {
             self.mov(Src::x(i as u32), y);

@@ -1,9 +1,17 @@
-//! Exceptions: building the stack trace, unwinding to the nearest catch,
+//! Exceptions: recording the stack trace at a raise and building it as
+//! a term when something looks at it, unwinding to the nearest catch,
 //! and the text Erlang's shell prints for an uncaught one.
+//!
+//! A raise records the frames (`process::RawTrace`) and puts
+//! `Term::RAW_TRACE` where the trace goes; `build_trace` makes the list
+//! of `{M, F, Arity | Args, Location}` tuples when a handler binds the
+//! trace (`build_stacktrace`), a `catch` wraps an error, or the
+//! exception ends the process. A `throw` caught for control flow never
+//! builds one.
 
 use super::{ExitKind, Flow, Outcome, regs_used};
 use crate::code::ModuleRef;
-use crate::process::{CatchKind, Class, Process};
+use crate::process::{CatchKind, Class, Process, TraceTop};
 use crate::term::{Atom, Term};
 
 /// Erlang's default `backtrace_depth`.
@@ -12,23 +20,13 @@ const TRACE_DEPTH: usize = 8;
 /// The functions on the stack, innermost first: module, function index,
 /// line of the current instruction or call.
 pub fn stacktrace_entries(p: &Process, module: ModuleRef, ip: usize) -> Vec<(ModuleRef, u32, u32)> {
-    stack_walk(p, module, ip).0
-}
-
-/// The entries of `stacktrace_entries`, and how many of escript's own
-/// frames (`ESCRIPT_FRAMES`) come under them: in the script's main
-/// process, when the walk reached the bottom of the stack, as many as
-/// fit in the trace's depth.
-fn stack_walk(p: &Process, module: ModuleRef, ip: usize) -> (Vec<(ModuleRef, u32, u32)>, usize) {
     let mut out = Vec::new();
     let at = ip.saturating_sub(1) as u32;
     if let Some(i) = function_index(&module, at) {
         out.push((module, i, module.line_at(at)));
     }
-    let mut cut = false;
     for f in p.frames.iter().rev() {
         if out.len() >= TRACE_DEPTH {
-            cut = true;
             break;
         }
         let m = f.module;
@@ -37,14 +35,7 @@ fn stack_walk(p: &Process, module: ModuleRef, ip: usize) -> (Vec<(ModuleRef, u32
             out.push((m, i, m.line_at(at)));
         }
     }
-    let under = if !cut && p.is_script_main() {
-        ESCRIPT_FRAMES
-            .len()
-            .min(TRACE_DEPTH - out.len().min(TRACE_DEPTH))
-    } else {
-        0
-    };
-    (out, under)
+    out
 }
 
 /// A frame BEAM has and act has not: module, function, arity, and file
@@ -215,20 +206,9 @@ pub(super) fn raise(
     raise_traced(p, x, module, ip, class, reason, args, None)
 }
 
-/// A frame put on top of the trace for a call that failed outside act
-/// code, with the arguments of that call.
-#[derive(Clone, Copy)]
-pub(super) enum Top {
-    /// `m:f` does not exist (`undef`): `{M, F, Args, []}`.
-    Undefined(Atom, Atom),
-    /// The BIF or operator `m:f` failed, as BEAM's top frame
-    /// `{M, F, Args, [{error_info, #{module => ...}}]}`, which erl_error
-    /// reads to explain the bad argument.
-    Bif(Atom, Atom),
-}
-
 /// `raise`, where `top` names a function `m:f` that was called with
-/// `args` but has no frame of its own (see `Top`).
+/// `args` but has no frame of its own (see `TraceTop`). The trace is
+/// recorded, not built (see `RawTrace`); `build_trace` builds it.
 #[allow(clippy::too_many_arguments)]
 fn raise_traced(
     p: &mut Process,
@@ -238,14 +218,84 @@ fn raise_traced(
     class: Class,
     reason: Term,
     args: Option<Vec<Term>>,
-    called: Option<Top>,
+    top: Option<TraceTop>,
 ) -> Flow {
     p.set_exception([Term::atom(class.atom()), reason, Term::NIL]);
-    let (entries, under) = stack_walk(p, *module, *ip);
-    let arg_count = args.as_ref().map_or(0, |a| a.len());
+    let mut args = args.unwrap_or_default();
+    let list = if args.is_empty() {
+        Term::NIL
+    } else {
+        let used = regs_used(module).min(x.len());
+        if p.ensure_heap_for_exception(2 * args.len(), &mut x[..used], &mut args)
+            .is_err()
+        {
+            // No room: the exception goes on without a trace.
+            return unwind(p, x, module, ip, class);
+        }
+        p.heap.list(&args)
+    };
+    record(p, *module, *ip, top);
+    let e = p.exception_mut();
+    e[2] = Term::RAW_TRACE;
+    e[3] = list;
+    unwind(p, x, module, ip, class)
+}
+
+/// Records where the stack stands (`RawTrace`): the raise at `ip` in
+/// `module`, then the callers, as many as a trace shows.
+fn record(p: &mut Process, module: ModuleRef, ip: usize, top: Option<TraceTop>) {
+    // Taken out and put back, so the walk can read the frames; the
+    // vector keeps its storage from one raise to the next.
+    let mut raw = std::mem::take(p.raw_trace_mut());
+    raw.frames.clear();
+    raw.top = top;
+    let in_function = |m: &ModuleRef, at: u32| m.functions.iter().any(|f| f.entry <= at);
+    let at = ip.saturating_sub(1) as u32;
+    if in_function(&module, at) {
+        raw.frames.push((module, at));
+    }
+    let mut cut = false;
+    for f in p.frames.iter().rev() {
+        if raw.frames.len() >= TRACE_DEPTH {
+            cut = true;
+            break;
+        }
+        let at = f.return_ip.saturating_sub(1);
+        if in_function(&f.module, at) {
+            raw.frames.push((f.module, at));
+        }
+    }
+    raw.under = if !cut && p.is_script_main() {
+        ESCRIPT_FRAMES
+            .len()
+            .min(TRACE_DEPTH - raw.frames.len().min(TRACE_DEPTH)) as u8
+    } else {
+        0
+    };
+    *p.raw_trace_mut() = raw;
+}
+
+/// The stacktrace of the exception being raised or handled, built as
+/// a term now if the raise only recorded it (`Term::RAW_TRACE`); the
+/// exception keeps the term. `module` is the code running (its X
+/// registers in use are roots). Without heap room the trace is `[]`.
+pub(super) fn build_trace(p: &mut Process, x: &mut [Term], module: &ModuleRef) -> Term {
+    let [_, _, trace, list] = *p.exception_mut();
+    if trace != Term::RAW_TRACE {
+        return trace;
+    }
+    let raw = std::mem::take(p.raw_trace_mut());
+    let entries: Vec<(ModuleRef, u32, u32)> = raw
+        .frames
+        .iter()
+        .filter_map(|&(m, at)| function_index(&m, at).map(|i| (m, i, m.line_at(at))))
+        .collect();
+    let under = raw.under as usize;
+    let called = raw.top;
+    let mut args = p.heap.list_to_vec(list).unwrap_or_default();
     // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of
     // one or two (`module`, and the BIF's `cause` when it left one).
-    let mut words = 2 * arg_count + 7 + 5 + crate::heap::words_for_map(2) + IO_SITE_WORDS;
+    let mut words = 2 * args.len() + 7 + 5 + crate::heap::words_for_map(2) + IO_SITE_WORDS;
     for k in 0..entries.len() {
         if let Some((_, _, file, _)) = frame_shown(&entries, k) {
             words += 5 + 4 + 6 + 2 * file.chars().count() + 2;
@@ -253,11 +303,11 @@ fn raise_traced(
     }
     words += under * (5 + 4 + 6 + 2 * "escript.erl".len() + 2);
     let used = regs_used(module).min(x.len());
-    let mut args = args.unwrap_or_default();
+    let mut trace = Term::NIL;
     if p.ensure_heap_for_exception(words, &mut x[..used], &mut args)
         .is_ok()
     {
-        let mut trace = Term::NIL;
+        let reason = p.exception()[1];
         for &(m, f, arity, location) in ESCRIPT_FRAMES[..under].iter().rev() {
             let heap = &mut p.heap;
             let location = match location {
@@ -286,7 +336,7 @@ fn raise_traced(
             let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
             let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
             let location = heap.list(&[file, line]);
-            let arity = if k == 0 && called.is_none() && (arg_count > 0 || !args.is_empty()) {
+            let arity = if k == 0 && called.is_none() && !args.is_empty() {
                 heap.list(&args)
             } else {
                 Term::small(shown_arity as i64)
@@ -295,64 +345,73 @@ fn raise_traced(
             trace = heap.cons(entry, trace);
         }
         if let Some(top) = called {
-            let cause = match top {
-                Top::Bif(m, f) => crate::bif::badarg_cause(&p.heap, m, f, &args, reason),
-                Top::Undefined(..) => None,
-            };
-            let site = match top {
-                Top::Bif(m, f) if cause.is_none() => io_site(m, f, reason, &args),
-                _ => None,
-            };
-            let heap = &mut p.heap;
-            let args = heap.list(&args);
-            let (m, f, info) = match top {
-                Top::Undefined(m, f) => (m, f, Term::NIL),
-                Top::Bif(m, f) if site.is_some() => {
-                    let (file, line, why) = site.expect("checked");
-                    let file = heap.string(file);
-                    let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
-                    let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
-                    let mut location = vec![file, line];
-                    if let Some((what, detail)) = why {
-                        let why = heap.tuple(&[
-                            Term::atom(Atom::intern(what)),
-                            Term::atom(Atom::intern(detail)),
-                        ]);
-                        let map = heap.map(&[
-                            (Term::atom(Atom::intern("cause")), why),
-                            (
-                                Term::atom(Atom::intern("module")),
-                                Term::atom(Atom::intern("erl_stdlib_errors")),
-                            ),
-                        ]);
-                        location.push(heap.tuple(&[Term::atom(Atom::intern("error_info")), map]));
-                    }
-                    (m, f, heap.list(&location))
-                }
-                Top::Bif(m, f) => {
-                    let explainer = if m == Atom::ERLANG {
-                        "erl_erts_errors"
-                    } else {
-                        "erl_stdlib_errors"
-                    };
-                    let mut pairs = vec![(
-                        Term::atom(Atom::intern("module")),
-                        Term::atom(Atom::intern(explainer)),
-                    )];
-                    if let Some(cause) = cause {
-                        pairs.push((Term::atom(Atom::intern("cause")), Term::atom(cause)));
-                    }
-                    let map = heap.map(&pairs);
-                    let info = heap.tuple(&[Term::atom(Atom::intern("error_info")), map]);
-                    (m, f, heap.list(&[info]))
-                }
-            };
-            let entry = heap.tuple(&[Term::atom(m), Term::atom(f), args, info]);
-            trace = heap.cons(entry, trace);
+            let entry = top_frame(p, top, reason, &args);
+            trace = p.heap.cons(entry, trace);
         }
-        p.exception_mut()[2] = trace;
     }
-    unwind(p, x, module, ip, class)
+    let e = p.exception_mut();
+    e[2] = trace;
+    e[3] = Term::NIL;
+    *p.raw_trace_mut() = raw;
+    trace
+}
+
+/// The frame BEAM puts on top of a trace for `top` called with `args`
+/// (the heap has room: `build_trace` counted it).
+fn top_frame(p: &mut Process, top: TraceTop, reason: Term, args: &[Term]) -> Term {
+    let cause = match top {
+        TraceTop::Bif(m, f) => crate::bif::badarg_cause(&p.heap, m, f, args, reason),
+        TraceTop::Undefined(..) => None,
+    };
+    let site = match top {
+        TraceTop::Bif(m, f) if cause.is_none() => io_site(m, f, reason, args),
+        _ => None,
+    };
+    let heap = &mut p.heap;
+    let args = heap.list(args);
+    let (m, f, info) = match top {
+        TraceTop::Undefined(m, f) => (m, f, Term::NIL),
+        TraceTop::Bif(m, f) if site.is_some() => {
+            let (file, line, why) = site.expect("checked");
+            let file = heap.string(file);
+            let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
+            let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
+            let mut location = vec![file, line];
+            if let Some((what, detail)) = why {
+                let why = heap.tuple(&[
+                    Term::atom(Atom::intern(what)),
+                    Term::atom(Atom::intern(detail)),
+                ]);
+                let map = heap.map(&[
+                    (Term::atom(Atom::intern("cause")), why),
+                    (
+                        Term::atom(Atom::intern("module")),
+                        Term::atom(Atom::intern("erl_stdlib_errors")),
+                    ),
+                ]);
+                location.push(heap.tuple(&[Term::atom(Atom::intern("error_info")), map]));
+            }
+            (m, f, heap.list(&location))
+        }
+        TraceTop::Bif(m, f) => {
+            let explainer = if m == Atom::ERLANG {
+                "erl_erts_errors"
+            } else {
+                "erl_stdlib_errors"
+            };
+            let mut pairs = vec![(
+                Term::atom(Atom::intern("module")),
+                Term::atom(Atom::intern(explainer)),
+            )];
+            if let Some(cause) = cause {
+                pairs.push((Term::atom(Atom::intern("cause")), Term::atom(cause)));
+            }
+            let map = heap.map(&pairs);
+            let info = heap.tuple(&[Term::atom(Atom::intern("error_info")), map]);
+            (m, f, heap.list(&[info]))
+        }
+    };
+    heap.tuple(&[Term::atom(m), Term::atom(f), args, info])
 }
 
 /// Transfers control to the innermost catch, or ends the process.
@@ -365,6 +424,8 @@ pub(super) fn unwind(
     class: Class,
 ) -> Flow {
     let Some(c) = p.pop_catch() else {
+        // How the process ends shows the trace: build it.
+        build_trace(p, x, module);
         return Flow::Stop(Outcome::Exit(ExitKind::Exception));
     };
     p.frames.truncate(c.frames as usize);
@@ -385,6 +446,7 @@ pub(super) fn unwind(
                 Class::Throw => reason,
                 Class::Exit => tuple2(p, x, Atom::EXIT_UPPER, reason),
                 Class::Error => {
+                    build_trace(p, x, module);
                     let used = regs_used(module).min(x.len());
                     if p.ensure_heap_for_exception(6, &mut x[..used], &mut [])
                         .is_err()
@@ -421,7 +483,7 @@ pub(super) fn undef(
         Class::Error,
         Term::atom(Atom::UNDEF),
         Some(args),
-        Some(Top::Undefined(m, f)),
+        Some(TraceTop::Undefined(m, f)),
     )
 }
 
@@ -447,7 +509,7 @@ pub(super) fn raise_bif(
         class,
         reason,
         Some(args.to_vec()),
-        Some(Top::Bif(m, f)),
+        Some(TraceTop::Bif(m, f)),
     )
 }
 

@@ -771,6 +771,11 @@ fn interpret(
                     p.pop_catch();
                 }
                 Instr::TryCase { .. } => {}
+                Instr::BuildStacktrace {} => {
+                    if x[2] == Term::RAW_TRACE {
+                        x[2] = exception::build_trace(p, x, &m);
+                    }
+                }
                 Instr::Raise {} => {
                     let class = x[0]
                         .as_atom()

@@ -104,11 +104,46 @@ struct Cold {
     /// Pair indices by hash, once the dictionary is past
     /// `DICTIONARY_SCAN` pairs (a scan is cheaper below).
     index: Option<HashMap<u64, Vec<u32>>>,
-    /// The exception being raised or handled: class, reason, stacktrace.
-    exception: [Term; 3],
+    /// The exception being raised or handled: class, reason, stacktrace,
+    /// and the arguments of the failed call (a list, or nil) while the
+    /// stacktrace is `Term::RAW_TRACE` (see `RawTrace`).
+    exception: [Term; 4],
+    /// Where the stack stood at the last raise, for a stacktrace still
+    /// `Term::RAW_TRACE`.
+    raw_trace: RawTrace,
     /// This is the script's main process, which escript's own functions
     /// call in BEAM (its stack traces end with their frames).
     script_main: bool,
+}
+
+/// A stack trace recorded at a raise but not built as a term: a
+/// program that catches an exception and never looks at its trace (a
+/// `throw` used for control flow, `catch` of a throw) pays for a walk
+/// of a few frames, not for a list of tuples with file names. The
+/// interpreter builds the term when a handler binds the trace, a
+/// `catch` wraps an error, or the exception ends the process (BEAM
+/// keeps its raw trace the same way until `build_stacktrace`).
+#[derive(Default)]
+pub struct RawTrace {
+    /// The functions on the stack, innermost first: their module and
+    /// the instruction of the raise or of the call.
+    pub frames: Vec<(ModuleRef, u32)>,
+    /// How many of escript's own frames go under them (script main).
+    pub under: u8,
+    /// A call that failed outside act code, shown on top.
+    pub top: Option<TraceTop>,
+}
+
+/// The call on top of a `RawTrace` that has no frame of its own; its
+/// arguments are in the exception's fourth slot.
+#[derive(Clone, Copy)]
+pub enum TraceTop {
+    /// `m:f` does not exist (`undef`): `{M, F, Args, []}`.
+    Undefined(Atom, Atom),
+    /// The BIF or operator `m:f` failed, as BEAM's top frame
+    /// `{M, F, Args, [{error_info, #{module => ...}}]}`, which erl_error
+    /// reads to explain the bad argument.
+    Bif(Atom, Atom),
 }
 
 /// Pairs a dictionary holds before it gets its hash index.
@@ -121,7 +156,8 @@ impl Default for Cold {
             dictionary: Vec::new(),
             hashes: Vec::new(),
             index: None,
-            exception: [Term::NIL; 3],
+            exception: [Term::NIL; 4],
+            raw_trace: RawTrace::default(),
             script_main: false,
         }
     }
@@ -301,15 +337,37 @@ impl Process {
     /// The exception being raised or handled: class, reason, stacktrace
     /// (nil before the first one).
     pub fn exception(&self) -> [Term; 3] {
-        self.cold.as_ref().map_or([Term::NIL; 3], |c| c.exception)
+        self.cold.as_ref().map_or([Term::NIL; 3], |c| {
+            let [class, reason, trace, _] = c.exception;
+            [class, reason, trace]
+        })
     }
 
-    pub fn set_exception(&mut self, exception: [Term; 3]) {
-        self.cold().exception = exception;
+    /// Sets the exception; a stacktrace of `Term::RAW_TRACE` keeps the
+    /// recorded trace and its arguments (a re-raise of one not built).
+    pub fn set_exception(&mut self, [class, reason, trace]: [Term; 3]) {
+        let e = &mut self.cold().exception;
+        let args = if trace == Term::RAW_TRACE {
+            e[3]
+        } else {
+            Term::NIL
+        };
+        *e = [class, reason, trace, args];
     }
 
-    pub fn exception_mut(&mut self) -> &mut [Term; 3] {
+    /// The exception's slots: class, reason, stacktrace and the failed
+    /// call's arguments (see `Cold::exception`).
+    pub fn exception_mut(&mut self) -> &mut [Term; 4] {
         &mut self.cold().exception
+    }
+
+    /// The trace recorded by the last raise (see `RawTrace`).
+    pub fn raw_trace(&self) -> Option<&RawTrace> {
+        self.cold.as_ref().map(|c| &c.raw_trace)
+    }
+
+    pub fn raw_trace_mut(&mut self) -> &mut RawTrace {
+        &mut self.cold().raw_trace
     }
 
     /// The heap and every root of the process but the X registers: the

@@ -82,6 +82,10 @@ impl Term {
     /// Not a value: marks an empty register or slot, "no result".
     /// Never visible to a program.
     pub const NONE: Term = Term(TAG_SPECIAL | (1 << TAG_BITS));
+    /// A stacktrace recorded but not built yet (`process::RawTrace`):
+    /// only in the exception's slot and in x2 of a handler that does not
+    /// bind the trace. Never visible to a program.
+    pub const RAW_TRACE: Term = Term(TAG_SPECIAL | (2 << TAG_BITS));
     pub const TRUE: Term = Term::atom(Atom::TRUE);
     pub const FALSE: Term = Term::atom(Atom::FALSE);
     pub const OK: Term = Term::atom(Atom::OK);
