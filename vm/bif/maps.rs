@@ -38,18 +38,18 @@ pub fn update_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         return Err(badmap(ctx, args[0]));
     };
     let heap = &ctx.process.heap;
-    let flat = heap.as_tuple(args[1]).unwrap_or_default().to_vec();
-    let flags = heap.as_tuple(args[2]).unwrap_or_default().to_vec();
-    for (i, pair) in flat.chunks(2).enumerate() {
-        if flags.get(i) == Some(&Term::TRUE) && matches!(map_find(heap, args[0], pair[0]), Ok(None))
-        {
-            return Err(error_tuple(ctx, Atom::BADKEY, pair[0]));
+    let pairs = heap.as_tuple(args[1]).map_or(0, |t| t.len() / 2);
+    for i in 0..pairs {
+        let key = heap.as_tuple(args[1]).unwrap_or_default()[2 * i];
+        let exact = heap.as_tuple(args[2]).unwrap_or_default().get(i) == Some(&Term::TRUE);
+        if exact && matches!(map_find(heap, args[0], key), Ok(None)) {
+            return Err(error_tuple(ctx, Atom::BADKEY, key));
         }
     }
-    if flat.len() / 2 <= FEW_PAIRS {
+    if pairs <= FEW_PAIRS {
         // One put at a time; the map under construction stays in args[0]
         // (a root), the pairs are read again after each collection.
-        for i in 0..flat.len() / 2 {
+        for i in 0..pairs {
             let need = ctx.process.heap.words_for_map_change(args[0]);
             ctx.ensure(need, args)?;
             let heap = &mut ctx.process.heap;
@@ -59,7 +59,7 @@ pub fn update_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         }
         return Ok(args[0]);
     }
-    ctx.ensure(heap::words_for_map(size + flat.len() / 2), args)?;
+    ctx.ensure(heap::words_for_map(size + pairs), args)?;
     let (keys, values) = entries(ctx, args[0]).unwrap_or_default();
     let heap = &mut ctx.process.heap;
     let flat = heap.as_tuple(args[1]).unwrap_or_default().to_vec();

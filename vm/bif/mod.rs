@@ -265,6 +265,7 @@ bifs! {
         "display", 1 => erlang::display_1;
         "$map_build", 1 => maps::build_1;
         "$map_update", 3 => maps::update_3;
+        "$map_update1", 3 => maps::update_3_exact;
         "$badbool", 1 => erlang::badbool_1;
         "send", 2 => process::send_2;
         "send", 3 => process::send_3;

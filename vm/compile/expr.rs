@@ -560,15 +560,24 @@ impl<'a> Fc<'a> {
             Some(_) => (Some(srcs[0]), &srcs[1..]),
             None => (None, &srcs[..]),
         };
-        let pairs_tuple = self.put_tuple(pairs, None);
-        self.protect(pairs_tuple);
-        let dst = self.target(hint);
         let result = match base_src {
+            // `M#{K := V}`, the update of one key: no pairs tuple.
+            Some(b) if fields.len() == 1 && fields[0].exact => {
+                let dst = self.target(hint);
+                let index = bif_index("erlang", "$map_update1", 3, Span::default())?;
+                self.emit_bif(index, &[pairs[0], pairs[1], b], dst)
+            }
             None => {
+                let pairs_tuple = self.put_tuple(pairs, None);
+                self.protect(pairs_tuple);
+                let dst = self.target(hint);
                 let index = bif_index("erlang", "$map_build", 1, Span::default())?;
                 self.emit_bif(index, &[pairs_tuple], dst)
             }
             Some(b) => {
+                let pairs_tuple = self.put_tuple(pairs, None);
+                self.protect(pairs_tuple);
+                let dst = self.target(hint);
                 let exact: Vec<Term> = fields.iter().map(|f| Term::boolean(f.exact)).collect();
                 let flags = {
                     let c = Constant::Tuple(

@@ -37,6 +37,9 @@ use std::cmp::Ordering;
 pub const FLAT_MAX: usize = 32;
 /// The most entries a tree node holds.
 const NODE_MAX: usize = 32;
+
+/// Most keys `search` scans for an atom before it searches by order.
+const SCAN_KEYS: usize = 32;
 /// Words of the biggest node: header, level, keys and values.
 const NODE_WORDS: usize = 2 + 2 * NODE_MAX;
 
@@ -91,6 +94,16 @@ impl Heap {
     }
 
     fn search(&self, keys: &[Term], key: Term) -> Result<usize, usize> {
+        // An atom is `=:=` only to the very same word: a scan finds it
+        // without ordering atoms by name (integers order cheaply, so
+        // they are searched by order). Only a key that is absent needs
+        // its place in the order.
+        if key.is_atom()
+            && keys.len() <= SCAN_KEYS
+            && let Some(i) = keys.iter().position(|&k| k == key)
+        {
+            return Ok(i);
+        }
         keys.binary_search_by(|&k| compare_exact(self, k, key))
     }
 

@@ -220,6 +220,9 @@ struct InlineBifs {
     element: Option<u16>,
     tuple_size: Option<u16>,
     self_: Option<u16>,
+    map_get: Option<u16>,
+    maps_get: Option<u16>,
+    map_update1: Option<u16>,
 }
 
 fn inline_bifs() -> &'static InlineBifs {
@@ -229,6 +232,9 @@ fn inline_bifs() -> &'static InlineBifs {
         element: crate::bif::lookup("erlang", "element", 2),
         tuple_size: crate::bif::lookup("erlang", "tuple_size", 1),
         self_: crate::bif::lookup("erlang", "self", 0),
+        map_get: crate::bif::lookup("erlang", "map_get", 2),
+        maps_get: crate::bif::lookup("maps", "get", 2),
+        map_update1: crate::bif::lookup("erlang", "$map_update1", 3),
     })
 }
 
@@ -1412,6 +1418,34 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.tuple_bif(ip, fail, &operands, dst);
                 true
             }
+            Instr::Bif {
+                bif,
+                args,
+                fail,
+                dst,
+                ..
+            } if Some(bif) == inline_bifs().map_get || Some(bif) == inline_bifs().maps_get => {
+                let module = self.m.get();
+                let (key, map) = (
+                    module.operand_lists[args as usize],
+                    module.operand_lists[args as usize + 1],
+                );
+                self.map_get(ip, fail, key, map, dst, None);
+                true
+            }
+            Instr::Bif {
+                bif,
+                args,
+                fail,
+                dst,
+                ..
+            } if Some(bif) == inline_bifs().map_update1 => {
+                let module = self.m.get();
+                let [key, value, map] =
+                    std::array::from_fn(|i| module.operand_lists[args as usize + i]);
+                self.map_get(ip, fail, key, map, dst, Some(value));
+                true
+            }
             // `self()`: the running process's pid, kept in the context;
             // it costs the reductions of a BIF call, as in the interpreter
             // (the deterministic clock counts them).
@@ -1723,6 +1757,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 true
             }
             Instr::TryCase { .. } => true,
+            // Building a trace is the interpreter's (exceptions are too).
+            Instr::BuildStacktrace {} => {
+                self.exit_at(ip as u32, exit::BAIL);
+                false
+            }
             // Binary matching: one helper call per instruction (the
             // shared `engine::bits`), which moves the position on.
             Instr::BsStart { src, fail, pos } => {
@@ -2154,6 +2193,109 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(inline_done);
         self.charge_bif();
         self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
+        self.b.switch_to_block(general);
+        self.bif_call(ip, fail);
+        let v = self.get(dst.src());
+        self.b.ins().jump(done, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(done);
+        self.put(dst, result);
+    }
+
+    /// `map_get(K, M)` or `maps:get(K, M)` inline when `K` is an
+    /// immediate (an atom, a small integer) found in the flat map `M`: a
+    /// scan of its keys for the very word (see `heap::map`). With `put`,
+    /// `M#{K := V}` instead: a copy of `M` with `V` for `K`'s value,
+    /// when the heap has room for it. A key not there, a map in tree
+    /// form, a full heap or anything else takes the BIF's path.
+    fn map_get(&mut self, ip: usize, fail: Label, key: Src, map: Src, dst: Dst, put: Option<Src>) {
+        let vput = put.map(|s| self.get(s));
+        let vk = self.get(key);
+        let vm = self.get(map);
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        let general = self.b.create_block();
+        self.b.set_cold_block(general);
+        let check = self.b.create_block();
+        let boxed = self.tag_is(vm, TAG_BOXED);
+        let immediate = self.is_immediate(vk);
+        let fine = self.b.ins().band(boxed, immediate);
+        self.b.ins().brif(fine, check, &[], general, &[]);
+        self.b.switch_to_block(check);
+        let addr = self.deref(vm);
+        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
+        // A flat map's header: kind Map in the low byte, 2n above (n
+        // keys, then n values).
+        let low = self.b.ins().band_imm_s(h, 0xff);
+        let flat = header(Kind::Map, 0).0 as i64;
+        let is_flat = self.b.ins().icmp_imm_s(IntCC::Equal, low, flat);
+        let scan = self.b.create_block();
+        self.b.ins().brif(is_flat, scan, &[], general, &[]);
+        self.b.switch_to_block(scan);
+        let size = self.b.ins().ushr_imm_s(h, 8);
+        // Bytes of the keys: n * 8 = size * 4.
+        let key_bytes = self.b.ins().ishl_imm_s(size, 2);
+        let keys = self.b.ins().iadd_imm_s(addr, 8);
+        let end = self.b.ins().iadd(keys, key_bytes);
+        let head = self.b.create_block();
+        let at = self.b.append_block_param(head, I64);
+        let body = self.b.create_block();
+        let found = self.b.create_block();
+        self.b.ins().jump(head, &[BlockArg::Value(keys)]);
+        self.b.switch_to_block(head);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
+        self.b.ins().brif(more, body, &[], general, &[]);
+        self.b.switch_to_block(body);
+        let k = self.b.ins().load(I64, self.mem.heap, at, 0);
+        let same = self.b.ins().icmp(IntCC::Equal, k, vk);
+        let next = self.b.ins().iadd_imm_s(at, 8);
+        self.b
+            .ins()
+            .brif(same, found, &[], head, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(found);
+        // The value sits n words after its key.
+        let value_at = self.b.ins().iadd(at, key_bytes);
+        let v = match vput {
+            None => self.b.ins().load(I64, self.mem.heap, value_at, 0),
+            Some(new_value) => {
+                // The copy: header and 2n words.
+                let words = self.b.ins().iadd_imm_s(size, 1);
+                let bytes = self.b.ins().ishl_imm_s(words, 3);
+                let top = self.load_ctx(off!(htop));
+                let limit = self.load_ctx(off!(hlimit));
+                let new_top = self.b.ins().iadd(top, bytes);
+                let room = self
+                    .b
+                    .ins()
+                    .icmp(IntCC::UnsignedLessThanOrEqual, new_top, limit);
+                let copy = self.b.create_block();
+                self.b.ins().brif(room, copy, &[], general, &[]);
+                self.b.switch_to_block(copy);
+                let zero = self.b.ins().iconst(I64, 0);
+                let loop_head = self.b.create_block();
+                let offset = self.b.append_block_param(loop_head, I64);
+                let loop_body = self.b.create_block();
+                let copied = self.b.create_block();
+                self.b.ins().jump(loop_head, &[BlockArg::Value(zero)]);
+                self.b.switch_to_block(loop_head);
+                let more = self.b.ins().icmp(IntCC::UnsignedLessThan, offset, bytes);
+                self.b.ins().brif(more, loop_body, &[], copied, &[]);
+                self.b.switch_to_block(loop_body);
+                let from = self.b.ins().iadd(addr, offset);
+                let w = self.b.ins().load(I64, self.mem.heap, from, 0);
+                let to = self.b.ins().iadd(top, offset);
+                self.b.ins().store(self.mem.heap, w, to, 0);
+                let next = self.b.ins().iadd_imm_s(offset, 8);
+                self.b.ins().jump(loop_head, &[BlockArg::Value(next)]);
+                self.b.switch_to_block(copied);
+                let within = self.b.ins().isub(value_at, addr);
+                let slot = self.b.ins().iadd(top, within);
+                self.b.ins().store(self.mem.heap, new_value, slot, 0);
+                self.store_ctx(new_top, off!(htop));
+                self.pointer(top, TAG_BOXED)
+            }
+        };
+        self.charge_bif();
+        self.b.ins().jump(done, &[BlockArg::Value(v)]);
         self.b.switch_to_block(general);
         self.bif_call(ip, fail);
         let v = self.get(dst.src());

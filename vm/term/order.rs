@@ -50,6 +50,10 @@ pub fn compare_exact(heap: &Heap, a: Term, b: Term) -> Ordering {
     if a == b {
         return Ordering::Equal;
     }
+    // Atoms (map keys, records' tags) order by name.
+    if let (Some(x), Some(y)) = (a.as_atom(), b.as_atom()) {
+        return x.name().cmp(y.name());
+    }
     compare_in(heap, a, heap, b, true)
 }
 
