@@ -11,7 +11,8 @@
 //!   erlang:error({badrecord, V}) end`; in a guard it is `element(2, R)`
 //!   and the guard also tests that `R` is an `r` record.
 //! - `R#r{a = 1}` evaluates the new values, then `R`, checks that it is an
-//!   `r` record and sets the fields with `setelement/3`.
+//!   `r` record and builds the new tuple from the fields it keeps (erlc
+//!   uses `setelement/3`; the value is the same).
 //! - `record_info(fields | size, r)` and `is_record(X, r)` are resolved
 //!   here; an undefined record or field is an error, as erl_lint reports.
 //!
@@ -690,18 +691,27 @@ impl Expander {
             ExprKind::Match(Box::new(r.clone()), Box::new(record)),
             span,
         ));
+        // The clause that matches the record binds the fields that stay
+        // and builds the new tuple from them: one construction, inline in
+        // either engine, where a `setelement/3` per field would copy the
+        // tuple once for each.
         let size = def.fields.len() + 1;
         let mut pattern = vec![atom(&name.name, span)];
-        pattern.extend((2..=size).map(|_| var("_", span)));
-        let mut updated = r.clone();
-        for (i, value) in sets {
-            updated = remote(
-                "erlang",
-                "setelement",
-                vec![int(i, span), updated, value],
-                span,
-            );
+        let mut elements = vec![atom(&name.name, span)];
+        for j in 2..=size {
+            match sets.iter().rev().find(|(i, _)| *i == j) {
+                Some((_, value)) => {
+                    pattern.push(var("_", span));
+                    elements.push(value.clone());
+                }
+                None => {
+                    let kept = self.fresh_var(span);
+                    pattern.push(kept.clone());
+                    elements.push(kept);
+                }
+            }
         }
+        let updated = Expr::new(ExprKind::Tuple(elements), span);
         let badrecord = self.badrecord(r.clone(), span);
         block.push(Expr::new(
             ExprKind::Case(
