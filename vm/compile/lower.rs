@@ -414,7 +414,7 @@ impl Fc<'_> {
         let nil = Expr::new(ExprKind::List(vec![], None), span);
         let names = self.m.lambda_names.comprehension(span).unwrap_or_default();
         let outer = std::mem::replace(&mut self.m.generator_names, names);
-        let inner = self.comprehension_acc(head, quals, &bound, nil, span);
+        let inner = self.comprehension_acc(head, quals, &bound, nil, Collect::List, span);
         self.m.generator_names = outer;
         let inner = inner?;
         let reverse = CallTarget::Remote(atom("lists", span), atom("reverse", span));
@@ -424,33 +424,25 @@ impl Fc<'_> {
         ))
     }
 
-    /// `<< E || Qs >>` becomes `list_to_bitstring(lists:reverse(...))`
-    /// over the pieces, each `<<E/bitstring>>` (so a piece that is not a
-    /// bitstring is `badarg`, as in OTP).
+    /// `<< E || Qs >>` is lowered as `[E || Qs]` is, but accumulates in
+    /// a bitstring: each element appends its segments to the accumulator
+    /// (`<<Acc/bitstring, Segments...>>`, a head that is not a binary
+    /// expression being `E/bitstring`, so a piece that is not a bitstring
+    /// is `badarg`, as in OTP). The append is in place (`heap::append`),
+    /// so the whole comprehension takes linear time and builds no list.
     pub fn lower_binary_comprehension(
         &mut self,
         head: &Expr,
         quals: &[Qualifier],
         span: Span,
     ) -> Result<Expr> {
-        let piece = match &head.kind {
-            ExprKind::Binary(_) => head.clone(),
-            _ => Expr::new(
-                ExprKind::Binary(vec![ast::BinElement {
-                    specifiers: bits_segment(head.clone(), span).specifiers,
-                    value: head.clone(),
-                    size: None,
-                    span: head.span,
-                }]),
-                head.span,
-            ),
-        };
-        let reversed = self.lower_comprehension(&piece, quals, span)?;
-        let flatten = CallTarget::Remote(atom("erlang", span), atom("list_to_bitstring", span));
-        Ok(Expr::new(
-            ExprKind::Call(Box::new(flatten), vec![reversed]),
-            span,
-        ))
+        let bound: BTreeSet<String> = self.bound.iter().cloned().collect();
+        let empty = Expr::new(ExprKind::Binary(vec![]), span);
+        let names = self.m.lambda_names.comprehension(span).unwrap_or_default();
+        let outer = std::mem::replace(&mut self.m.generator_names, names);
+        let built = self.comprehension_acc(head, quals, &bound, empty, Collect::Bitstring, span);
+        self.m.generator_names = outer;
+        built
     }
 
     fn comprehension_acc(
@@ -459,17 +451,33 @@ impl Fc<'_> {
         quals: &[Qualifier],
         bound: &BTreeSet<String>,
         acc: Expr,
+        into: Collect,
         span: Span,
     ) -> Result<Expr> {
         let Some((first, rest)) = quals.split_first() else {
-            return Ok(Expr::new(
-                ExprKind::List(vec![head.clone()], Some(Box::new(acc))),
-                span,
-            ));
+            return Ok(match into {
+                Collect::List => Expr::new(
+                    ExprKind::List(vec![head.clone()], Some(Box::new(acc))),
+                    span,
+                ),
+                Collect::Bitstring => {
+                    let mut elements = vec![bits_segment(acc, span)];
+                    match &head.kind {
+                        ExprKind::Binary(pieces) => elements.extend(pieces.iter().cloned()),
+                        _ => elements.push(ast::BinElement {
+                            specifiers: bits_segment(head.clone(), span).specifiers,
+                            value: head.clone(),
+                            size: None,
+                            span: head.span,
+                        }),
+                    }
+                    Expr::new(ExprKind::Binary(elements), span)
+                }
+            });
         };
         match first {
             Qualifier::Filter(f) => {
-                let yes = self.comprehension_acc(head, rest, bound, acc.clone(), span)?;
+                let yes = self.comprehension_acc(head, rest, bound, acc.clone(), into, span)?;
                 if is_guard_test(f) {
                     // As OTP: a filter that is a guard test is a guard,
                     // where an exception or a non-boolean is false.
@@ -556,7 +564,7 @@ impl Fc<'_> {
                 let tail_var = var(&format!("@tail{n}"), span);
                 let other_var = var(&format!("@other{n}"), span);
                 let inner =
-                    self.comprehension_acc(head, rest, &inner_bound, acc_var.clone(), span)?;
+                    self.comprehension_acc(head, rest, &inner_bound, acc_var.clone(), into, span)?;
                 let free_vars: Vec<Expr> = free.iter().map(|f| var(f, span)).collect();
                 // A binary pattern's sizes may use the free variables, so
                 // they come first there (a head binds left to right).
@@ -643,6 +651,14 @@ impl Fc<'_> {
 }
 
 /// `Value/bitstring`: the segment that takes the rest of a binary.
+/// What a comprehension accumulates into: a list in reverse (reversed
+/// once at the end), or a bitstring appended to in order.
+#[derive(Clone, Copy)]
+enum Collect {
+    List,
+    Bitstring,
+}
+
 fn bits_segment(value: Expr, span: Span) -> ast::BinElement {
     ast::BinElement {
         value,
