@@ -251,6 +251,10 @@ fn sha512(msg: &[u8], is384: bool) -> Vec<u8> {
     out[..if is384 { 48 } else { 64 }].to_vec()
 }
 
+/// One MD4 round: its boolean function, additive constant, the order in
+/// which it takes the block's words, and the four rotations it cycles.
+type Md4Round = (fn(u32, u32, u32) -> u32, u32, [usize; 16], [u32; 4]);
+
 /// MD4 (RFC 1320): three rounds of sixteen steps over each 64-byte block.
 fn md4(msg: &[u8]) -> Vec<u8> {
     let mut h: [u32; 4] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
@@ -260,7 +264,7 @@ fn md4(msg: &[u8]) -> Vec<u8> {
             .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
             .collect();
         let mut v = h;
-        let rounds: [(fn(u32, u32, u32) -> u32, u32, [usize; 16], [u32; 4]); 3] = [
+        let rounds: [Md4Round; 3] = [
             (
                 |x, y, z| (x & y) | (!x & z),
                 0,
@@ -450,7 +454,7 @@ fn sha3(msg: &[u8], out: usize) -> Vec<u8> {
     let rate = 200 - 2 * out;
     let mut m = msg.to_vec();
     m.push(0x06);
-    while m.len() % rate != 0 {
+    while !m.len().is_multiple_of(rate) {
         m.push(0);
     }
     *m.last_mut().expect("a padded block") |= 0x80;
