@@ -901,19 +901,29 @@ pub fn run_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 /// A replacement string, parsed: literal bytes and group references.
-/// `&` is the whole match, `\N`, `\gN` and `\g{N}` group N, and a
-/// backslash before anything else stands for that character.
+/// `&` is the whole match; `\N` (N starting with 1-9), `\gN` and
+/// `\g{N}` are group N (all the digits that follow), so `\g0` is the
+/// whole match too. A backslash before anything else, `0` included,
+/// stands for that character: `\0` is a literal `0`, as in OTP. A
+/// `\g{` that does not close on digits is refused (`None`, a badarg).
 enum Part {
     Lit(Vec<u8>),
     Group(usize),
 }
 
-fn parts(repl: &[u8]) -> Vec<Part> {
+fn parts(repl: &[u8]) -> Option<Vec<Part>> {
     let mut out: Vec<Part> = Vec::new();
     let lit = |out: &mut Vec<Part>, c: u8| match out.last_mut() {
         Some(Part::Lit(l)) => l.push(c),
         _ => out.push(Part::Lit(vec![c])),
     };
+    let number = |digits: &[u8]| {
+        std::str::from_utf8(digits)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(usize::MAX)
+    };
+    let digit_run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
     let mut i = 0;
     while i < repl.len() {
         match repl[i] {
@@ -923,28 +933,30 @@ fn parts(repl: &[u8]) -> Vec<Part> {
             }
             b'\\' if i + 1 < repl.len() => {
                 let rest = &repl[i + 1..];
-                let (digits, skip) = if rest[0] == b'g' && rest.get(1) == Some(&b'{') {
-                    match rest.iter().position(|&c| c == b'}') {
-                        Some(c) => (&rest[2..c], c + 1),
-                        None => (&rest[..0], 0),
+                match rest[0] {
+                    b'g' if rest.get(1) == Some(&b'{') => {
+                        let close = rest.iter().position(|&c| c == b'}')?;
+                        let digits = &rest[2..close];
+                        if digits.is_empty() || digit_run(digits) != digits.len() {
+                            return None;
+                        }
+                        out.push(Part::Group(number(digits)));
+                        i += 2 + close;
                     }
-                } else if rest[0] == b'g' {
-                    let n = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
-                    (&rest[1..1 + n], 1 + n)
-                } else {
-                    let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
-                    (&rest[..n], n)
-                };
-                if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
-                    let n = std::str::from_utf8(digits)
-                        .ok()
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(usize::MAX);
-                    out.push(Part::Group(n));
-                    i += 1 + skip;
-                } else {
-                    lit(&mut out, rest[0]);
-                    i += 2;
+                    b'g' if rest.get(1).is_some_and(u8::is_ascii_digit) => {
+                        let n = digit_run(&rest[1..]);
+                        out.push(Part::Group(number(&rest[1..1 + n])));
+                        i += 2 + n;
+                    }
+                    b'1'..=b'9' => {
+                        let n = digit_run(rest);
+                        out.push(Part::Group(number(&rest[..n])));
+                        i += 1 + n;
+                    }
+                    c => {
+                        lit(&mut out, c);
+                        i += 2;
+                    }
                 }
             }
             c => {
@@ -953,7 +965,7 @@ fn parts(repl: &[u8]) -> Vec<Part> {
             }
         }
     }
-    out
+    Some(out)
 }
 
 fn part_bytes<'a>(part: &'a Part, hay: &'a [u8], found: &Found) -> &'a [u8] {
@@ -971,7 +983,7 @@ fn replace(ctx: &mut Context, args: &mut [Term], opts: Opts) -> BifResult {
     let (re, flags, hay) = pattern_and_subject(heap, args[1], args[0], opts.flags)?;
     let repl = text_bytes(heap, args[2], flags.unicode).ok_or(BifError::Badarg)?;
     let found = matches(&re, &hay, opts.offset, opts.global, flags);
-    let parts = parts(&repl);
+    let parts = parts(&repl).ok_or(BifError::Badarg)?;
     if opts.ret == Return::Iodata {
         if found.is_empty() {
             return Ok(args[0]);

@@ -64,14 +64,28 @@ pub fn lower_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 /// Case folding: lowercase of the uppercase, which folds `ß` to "ss" and
-/// final sigma to sigma as Unicode's full folding does.
+/// final sigma to sigma as Unicode's full folding does. Where the folding
+/// table says otherwise: dotless `ı` stays itself, capital `ẞ` is "ss" as
+/// `ß` is, and Cherokee folds to its uppercase letters.
+fn fold(c: char) -> Vec<char> {
+    let cherokee = match c as u32 {
+        0x13A0..=0x13F5 => Some(c as u32),
+        0x13F8..=0x13FD => Some(c as u32 - 8),
+        0xAB70..=0xABBF => Some(c as u32 - 0xAB70 + 0x13A0),
+        _ => None,
+    };
+    if let Some(u) = cherokee.and_then(char::from_u32) {
+        return vec![u];
+    }
+    match c {
+        '\u{131}' => vec![c],
+        '\u{1E9E}' => vec!['s', 's'],
+        _ => c.to_uppercase().flat_map(char::to_lowercase).collect(),
+    }
+}
+
 pub fn fold_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    map_chars(ctx, args, |c| {
-        c.to_uppercase()
-            .flat_map(char::to_lowercase)
-            .collect::<Vec<_>>()
-            .into_iter()
-    })
+    map_chars(ctx, args, |c| fold(c).into_iter())
 }
 
 /// The titlecase of one character: the digraph letters have their own
@@ -87,6 +101,23 @@ fn title(c: char) -> Vec<char> {
     };
     if let Some(t) = digraph.and_then(char::from_u32) {
         return vec![t];
+    }
+    match c as u32 {
+        // Georgian Mkhedruli letters are their own titlecase.
+        0x10D0..=0x10FA | 0x10FD..=0x10FF => return vec![c],
+        0x149 => return vec!['\u{2BC}', 'N'],
+        // Greek with ypogegrammeni: the titlecase keeps the iota below,
+        // as one precomposed letter where there is one.
+        0x1F80..=0x1FAF => return char::from_u32(c as u32 | 8).into_iter().collect(),
+        0x1FB3 | 0x1FC3 | 0x1FF3 => return char::from_u32(c as u32 + 9).into_iter().collect(),
+        0x1FBC | 0x1FCC | 0x1FFC => return vec![c],
+        0x1FB2 | 0x1FB4 | 0x1FB7 | 0x1FC2 | 0x1FC4 | 0x1FC7 | 0x1FF2 | 0x1FF4 | 0x1FF7 => {
+            let mut up: Vec<char> = c.to_uppercase().collect();
+            up.pop();
+            up.push('\u{345}');
+            return up;
+        }
+        _ => {}
     }
     let mut up = c.to_uppercase();
     let mut out: Vec<char> = up.next().into_iter().collect();

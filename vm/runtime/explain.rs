@@ -81,6 +81,9 @@ pub fn format_exception(
     indent: usize,
 ) -> String {
     let s0 = " ".repeat(indent);
+    // Terms are printed as `~P` with escript's depth, 50; the shell
+    // (indent 3) prints them with its line depth, 30.
+    let depth = if indent == 0 { 50 } else { 30 };
     let class_name = class.as_atom().map_or("error", |a| a.name());
     let exited = format!("exception {class_name}: ");
     let mut frames = stack_frames(heap, trace);
@@ -102,14 +105,14 @@ pub fn format_exception(
         rest = &rest[1..];
         let err = "no function clause matching ";
         let pre1 = format!("{s0}{}", " ".repeat(exited.len()));
-        let call = format_call(heap, err, &pre1, top);
+        let call = format_call(heap, err, &pre1, top, depth);
         Some(format!("{err}{call} {}", location(&top.location)))
     } else if error && reason == Term::atom(Atom::UNDEF) && !rest.is_empty() {
         let top = &rest[0];
         rest = &rest[1..];
         Some(format!("undefined function {}", mfa_to_string(top)))
     } else if error {
-        explain_reason(heap, reason, &s0, exited.len())
+        explain_reason(heap, reason, &s0, exited.len(), depth)
     } else {
         None
     };
@@ -127,7 +130,7 @@ pub fn format_exception(
                     print::print_with(heap, trace, 0, 80, -1, print::Strings::Latin1)
                 );
             };
-            pretty(heap, shown, s0.len() + exited.len())
+            pretty(heap, shown, s0.len() + exited.len(), depth)
         }
     };
     header.push_str(&reason_text);
@@ -159,7 +162,7 @@ pub fn format_exception(
             }
             Some(_) => {
                 let called_as = format!("{s}   called as ");
-                let call = format_call(heap, "", &called_as, frame);
+                let call = format_call(heap, "", &called_as, frame, depth);
                 out.push_str(&format!(
                     "{s}{origin} {}\n{called_as}{call}{errors}\n",
                     mfa_to_string(frame)
@@ -304,8 +307,8 @@ fn mfa_to_string(frame: &Frame) -> String {
 
 /// `~p` of `t` whose first character goes at `column` (0-based), erl_error's
 /// depth of 30.
-fn pretty(heap: &Heap, t: Term, column: usize) -> String {
-    print::print_with(heap, t, column, 80, 30, print::Strings::Latin1)
+fn pretty(heap: &Heap, t: Term, column: usize, depth: i64) -> String {
+    print::print_with(heap, t, column, 80, depth, print::Strings::Latin1)
 }
 
 fn lines(s: &str) -> usize {
@@ -314,14 +317,17 @@ fn lines(s: &str) -> usize {
 
 /// The arguments `(A1,A2)` printed from `column` as a list is, brackets
 /// turned into parentheses.
-fn arguments(heap: &Heap, list: Term, items: &[Term], column: usize) -> String {
+fn arguments(heap: &Heap, list: Term, items: &[Term], column: usize, depth: i64) -> String {
     let printed = if !items.is_empty() && print::printable_list(heap, list).is_some() {
         // A list of character codes would print as a string; erl_error
         // keeps them numbers.
-        let parts: Vec<String> = items.iter().map(|&a| pretty(heap, a, column + 1)).collect();
+        let parts: Vec<String> = items
+            .iter()
+            .map(|&a| pretty(heap, a, column + 1, depth))
+            .collect();
         format!("[{}]", parts.join(","))
     } else {
-        pretty(heap, list, column + 1)
+        pretty(heap, list, column, depth)
     };
     let inner = printed
         .strip_prefix('[')
@@ -332,7 +338,7 @@ fn arguments(heap: &Heap, list: Term, items: &[Term], column: usize) -> String {
 
 /// erl_error's `format_call`: the call of `frame` written after `pre` and
 /// `err`, on a line of its own when the arguments fit better there.
-fn format_call(heap: &Heap, err: &str, pre: &str, frame: &Frame) -> String {
+fn format_call(heap: &Heap, err: &str, pre: &str, frame: &Frame, depth: i64) -> String {
     let Some((list, items)) = &frame.args else {
         return mfa_to_string(frame);
     };
@@ -340,16 +346,16 @@ fn format_call(heap: &Heap, err: &str, pre: &str, frame: &Frame) -> String {
         let op = frame.function.as_atom().map_or("", |a| a.name());
         let i1 = err.chars().count() + pre.chars().count();
         return match items.as_slice() {
-            [a] => format!("{op} {}", pretty(heap, *a, i1 + op.len() + 1)),
+            [a] => format!("{op} {}", pretty(heap, *a, i1 + op.len() + 1, depth)),
             [a, b] => {
-                let s1 = pretty(heap, *a, i1);
-                let s2 = pretty(heap, *b, i1);
+                let s1 = pretty(heap, *a, i1, depth);
+                let s2 = pretty(heap, *b, i1, depth);
                 let nl = format!("\n{}", " ".repeat(i1));
                 if lines(&s1) > 0 {
                     return format!("{s1}{nl}{op}{nl}{s2}");
                 }
                 let col = i1 + op.len() + 2 + s1.chars().count();
-                let s2b = pretty(heap, *b, col);
+                let s2b = pretty(heap, *b, col, depth);
                 if lines(&s2) < lines(&s2b) {
                     format!("{s1}{nl}{op}{nl}{s2}")
                 } else {
@@ -361,9 +367,9 @@ fn format_call(heap: &Heap, err: &str, pre: &str, frame: &Frame) -> String {
     }
     let mfs = mf_to_string(frame);
     let i1 = pre.chars().count() + err.chars().count() + mfs.chars().count();
-    let s1 = arguments(heap, *list, items, i1);
+    let s1 = arguments(heap, *list, items, i1, depth);
     let i2 = pre.chars().count() + mfs.chars().count();
-    let s2 = arguments(heap, *list, items, i2);
+    let s2 = arguments(heap, *list, items, i2, depth);
     // erl_error's probe: two 5-letter atoms that do not fit mean the
     // arguments start too far right.
     let long = i1 + 1 + "[a2345,b2345]".len() >= 80;
@@ -376,7 +382,13 @@ fn format_call(heap: &Heap, err: &str, pre: &str, frame: &Frame) -> String {
 
 /// The words for a reason of class error (erl_error's explain_reason),
 /// or `None` to print the reason as a term.
-fn explain_reason(heap: &Heap, reason: Term, s0: &str, exited: usize) -> Option<String> {
+fn explain_reason(
+    heap: &Heap,
+    reason: Term,
+    s0: &str,
+    exited: usize,
+    depth: i64,
+) -> Option<String> {
     let fixed = |a: Atom| -> Option<&'static str> {
         Some(match a.name() {
             "badarg" => "bad argument",
@@ -435,9 +447,9 @@ fn explain_reason(heap: &Heap, reason: Term, s0: &str, exited: usize) -> Option<
         _ => return None,
     };
     // erl_error's format_value: on the next line when that takes fewer lines.
-    let first = pretty(heap, value, exited + s0.len() + err.len());
+    let first = pretty(heap, value, exited + s0.len() + err.len(), depth);
     if lines(&first) > 1 {
-        let below = pretty(heap, value, s0.len() + exited);
+        let below = pretty(heap, value, s0.len() + exited, depth);
         if lines(&below) < lines(&first) {
             return Some(format!("{err}\n{s0}{}{below}", " ".repeat(exited)));
         }
@@ -650,6 +662,7 @@ fn causes(heap: &Heap, m: &str, f: &str, args: &[Term], reason: Term) -> Vec<Opt
                 }
             }
             ("binary_to_list" | "binary_to_term", 1) if !is_binary(a(0)) => vec![s("not a binary")],
+            ("binary_to_list", 3) if !is_binary(a(0)) => vec![s("not a binary")],
             ("binary_to_term", 1) => vec![s("invalid external representation of a term")],
             ("bit_size" | "byte_size" | "bitstring_to_list", 1) => vec![s("not a bitstring")],
             ("element", 2) => vec![index_err(a(0), a(1)), must(is_tuple(a(1)), "not a tuple")],
