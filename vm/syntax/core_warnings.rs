@@ -14,6 +14,13 @@
 //!   (`#{k := 1, k := 2}`). Two patterns clash when they are different
 //!   literals or different shapes (a tuple and a list, tuples of different
 //!   sizes, `[]` and `[_|_]`), or when their parts do.
+//! - a binary construction whose literal segments must fail: "binary
+//!   construction will fail because the size of a segment is invalid" at
+//!   the segment (a negative or non-integer size), "... because of a type
+//!   mismatch" (`<<a:8>>`, `<<1.5/integer>>`, `<<"s"/binary>>`) and
+//!   "... with a 'badarg' exception (invalid Unicode code point in a
+//!   utf8/utf16/utf32 segment)" at the binary; the first failing segment
+//!   only.
 //!
 //! Invariants: only literal terms are compared, so a warning is never
 //! given where a match could succeed; nothing is warned inside a macro
@@ -52,10 +59,7 @@ pub fn warnings(module: &Module, expansions: &[Span]) -> Vec<Diagnostic> {
 
 impl Walk<'_> {
     fn warn(&mut self, message: String, at: u32) {
-        let inside = self
-            .expansions
-            .iter()
-            .any(|s| s.start <= at && at < s.end);
+        let inside = self.expansions.iter().any(|s| s.start <= at && at < s.end);
         if !inside {
             let at = at as usize;
             self.warnings
@@ -110,6 +114,25 @@ impl Walk<'_> {
                 }
             }
             ExprKind::Fun(_) => {}
+            // Patterns are not constructions: only the matched side.
+            ExprKind::Match(_, value) => children.push(&**value),
+            ExprKind::ListComprehension(head, qualifiers)
+            | ExprKind::BinaryComprehension(head, qualifiers) => {
+                children.push(&**head);
+                for q in qualifiers {
+                    match q {
+                        Qualifier::Generator(_, e)
+                        | Qualifier::BinaryGenerator(_, e)
+                        | Qualifier::Filter(e) => children.push(e),
+                    }
+                }
+            }
+            ExprKind::Binary(elements) => {
+                if let Some((message, at)) = failing_construction(elements) {
+                    self.warn(message, at.unwrap_or(expr.span.start));
+                }
+                super::walk::children(expr, &mut children);
+            }
             _ => super::walk::children(expr, &mut children),
         }
         for child in children {
@@ -125,7 +148,10 @@ impl Walk<'_> {
             if keys[i + 1..].iter().any(|k| k.as_ref() == Some(key))
                 && let Some(shown) = show(key)
             {
-                self.warn(format!("key {shown} {OVERRIDDEN}"), fields[i].key.span.start);
+                self.warn(
+                    format!("key {shown} {OVERRIDDEN}"),
+                    fields[i].key.span.start,
+                );
             }
         }
     }
@@ -215,7 +241,9 @@ fn show_into(out: &mut String, l: &Literal) -> Option<()> {
             let chars: Option<Vec<u32>> = items
                 .iter()
                 .map(|i| match i {
-                    Literal::Int(c) => u32::try_from(c).ok().filter(|c| is_printable_char(*c as i64)),
+                    Literal::Int(c) => u32::try_from(c)
+                        .ok()
+                        .filter(|c| is_printable_char(*c as i64)),
                     _ => None,
                 })
                 .collect();
@@ -334,4 +362,69 @@ fn impossible(p: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Why building a binary of these segments must fail, with the offset of
+/// the segment when the warning is given there (else at the binary).
+fn failing_construction(elements: &[BinElement]) -> Option<(String, Option<u32>)> {
+    use super::bitspec::{SegSpec, SegType};
+    const FAIL: &str = "binary construction will fail";
+    for element in elements {
+        let spec = SegSpec::of(element).ok()?;
+        if let Some(size) = &element.size {
+            let bad = match super::fold::number(size) {
+                Some(super::lexer::Number::Integer(n)) => n < num_bigint::BigInt::from(0),
+                Some(super::lexer::Number::Float(_)) => true,
+                None => matches!(
+                    size.kind,
+                    ExprKind::Atom(_) | ExprKind::String(_) | ExprKind::Tuple(_)
+                ),
+            };
+            if bad {
+                let why = "because the size of a segment is invalid";
+                return Some((format!("{FAIL} {why}"), Some(element.span.start)));
+            }
+        }
+        let value = &element.value.kind;
+        let mismatch = match spec.ty {
+            SegType::Integer => matches!(
+                value,
+                ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::Tuple(_) | ExprKind::Map(_)
+            ),
+            SegType::Float => {
+                matches!(
+                    value,
+                    ExprKind::Atom(_) | ExprKind::Tuple(_) | ExprKind::Map(_)
+                )
+            }
+            SegType::Binary | SegType::Bitstring => matches!(
+                value,
+                ExprKind::Integer(_)
+                    | ExprKind::Float(_)
+                    | ExprKind::Atom(_)
+                    | ExprKind::String(_)
+                    | ExprKind::Tuple(_)
+                    | ExprKind::Map(_)
+            ),
+            SegType::Utf8 | SegType::Utf16 | SegType::Utf32 => {
+                if let Some(super::lexer::Number::Integer(n)) = super::fold::number(&element.value)
+                {
+                    let code = num_traits::ToPrimitive::to_u32(&n);
+                    if !code.is_some_and(|c| char::from_u32(c).is_some()) {
+                        let why = "with a 'badarg' exception (invalid Unicode code point \
+                                   in a utf8/utf16/utf32 segment)";
+                        return Some((format!("{FAIL} {why}"), None));
+                    }
+                }
+                matches!(
+                    value,
+                    ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::Tuple(_) | ExprKind::Map(_)
+                )
+            }
+        };
+        if mismatch {
+            return Some((format!("{FAIL} because of a type mismatch"), None));
+        }
+    }
+    None
 }
