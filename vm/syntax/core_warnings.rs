@@ -410,7 +410,7 @@ fn failing_construction(elements: &[BinElement]) -> Option<(String, Option<u32>)
                 if let Some(super::lexer::Number::Integer(n)) = super::fold::number(&element.value)
                 {
                     let code = num_traits::ToPrimitive::to_u32(&n);
-                    if !code.is_some_and(|c| char::from_u32(c).is_some()) {
+                    if code.is_none_or(|c| char::from_u32(c).is_none()) {
                         let why = "with a 'badarg' exception (invalid Unicode code point \
                                    in a utf8/utf16/utf32 segment)";
                         return Some((format!("{FAIL} {why}"), None));
