@@ -1,4 +1,4 @@
-//! Characters that come in from word processors and web pages (a
+//! Characters that come in from word processors and web pages (a narrow
 //! no-break space, smart quotes, a dash, a zero-width space, a byte order
 //! mark in the middle of a file) are named in the diagnostic, with their
 //! code point, the place, a caret and what to type instead, and never
@@ -36,8 +36,8 @@ fn hr_odd_characters_are_named_with_their_place_and_a_hint() {
     let cases = [
         (
             "nbsp.erl",
-            "#!/usr/bin/env escript\nmain(_) ->\u{A0}ok.\n",
-            "nbsp.erl:2:11: error: unexpected character U+00A0 (no-break space)",
+            "#!/usr/bin/env escript\nmain(_) ->\u{202F}ok.\n",
+            "nbsp.erl:2:11: error: unexpected character U+202F (narrow no-break space)",
             "replace it with an ordinary space",
         ),
         (

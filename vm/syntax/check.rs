@@ -1379,8 +1379,24 @@ impl Checker<'_> {
 
     fn bit_types(&mut self, elements: &[BinElement]) {
         for element in elements {
-            if let Err(message) = super::bitspec::SegSpec::of(element) {
-                self.error(message, element.span);
+            match super::bitspec::SegSpec::of(element) {
+                Err(message) => self.error(message, element.span),
+                // erl_lint: a float segment of a literal size in bits
+                // other than 16, 32 or 64.
+                Ok(spec) if spec.ty == super::bitspec::SegType::Float => {
+                    if let Some(Expr {
+                        kind: ExprKind::Integer(size),
+                        ..
+                    }) = &element.size
+                        && !matches!(
+                            num_traits::ToPrimitive::to_u32(&(size * spec.unit())),
+                            Some(16 | 32 | 64)
+                        )
+                    {
+                        self.warning("bad float bit size", element.span);
+                    }
+                }
+                Ok(_) => {}
             }
         }
     }

@@ -226,6 +226,7 @@ pub fn optimiser_warnings(program: &super::Program, lint: &[Diagnostic]) -> Vec<
         &program.sources,
         &expansions,
     ));
+    warnings.extend(super::core_warnings::warnings(&program.module, &expansions));
     warnings
 }
 

@@ -35,8 +35,9 @@ pub enum LexError {
 /// How erl_scan reads a number act refuses (for escript's wording).
 #[derive(Debug, Clone, PartialEq)]
 pub enum NumberFault {
-    /// `1_`: the number, then the variable `_` (this many bytes in)
-    Underscore(u32),
+    /// `1_`, `1__0`: the number, then the variable `_` or `__0` (this many
+    /// bytes in)
+    Underscore(u32, String),
     /// `37#1`: `illegal base '37'`
     Base(String),
     /// `2#102`: `2#10`, then the next token (`2`, this many bytes in)
@@ -118,7 +119,7 @@ impl LexError {
             LexError::BadEscape => (0, "illegal character".into()),
             LexError::AtomTooLong => (0, "illegal atom".into()),
             LexError::BadNumber(_, fault) => match fault {
-                NumberFault::Underscore(at) => (*at, "syntax error before: _".into()),
+                NumberFault::Underscore(at, var) => (*at, format!("syntax error before: {var}")),
                 NumberFault::Base(base) => (0, format!("illegal base '{base}'")),
                 NumberFault::Digits(at, token) => (*at, format!("syntax error before: {token}")),
                 NumberFault::Integer => (0, "illegal integer".into()),
@@ -159,7 +160,9 @@ fn digits_fault(base: &str, digits: &str) -> NumberFault {
 /// space, `%` or the end of the file; any other `.` is `Period`.
 #[derive(Logos, Debug, Clone, PartialEq)]
 #[logos(error = LexError)]
-#[logos(skip r"[ \t\r\n\f\x0B]+")]
+// White space is erl_scan's: the characters up to the space, control
+// characters and all, and those from U+0080 to the no-break space U+00A0.
+#[logos(skip r"[\x00-\x20\u{80}-\u{A0}]+")]
 #[logos(skip(r"%[^\n]*", allow_greedy = true))]
 pub enum Token {
     #[regex(r"[a-zß-öø-ÿ][a-zA-Z0-9_@À-ÖØ-Þß-öø-ÿ]*", |lex| atom_text(lex.slice()))]
@@ -490,8 +493,13 @@ pub fn tokenize(source: &str) -> Vec<Spanned> {
 fn is_dot_end(rest: &str) -> bool {
     match rest.chars().next() {
         None => true,
-        Some(c) => c.is_whitespace() || c == '%',
+        Some(c) => is_white_space(c) || c == '%',
     }
+}
+
+/// erl_scan's white space (see the `skip` rule on `Token`).
+pub fn is_white_space(c: char) -> bool {
+    matches!(c, '\0'..=' ' | '\u{80}'..='\u{A0}')
 }
 
 /// Scans the rest of a number whose first digit has been matched: digits
@@ -505,10 +513,15 @@ fn number(lex: &mut Lexer<Token>) -> Result<Number, LexError> {
     scan_digits(rest, &mut i, &mut digits, |b| b.is_ascii_digit());
     let bad = |msg: &str, fault| LexError::BadNumber(msg.to_string(), fault);
     if i < rest.len() && rest[i] == b'_' {
+        let var_end = i + rest[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_' || **b == b'@')
+            .count();
+        let var = String::from_utf8_lossy(&rest[i..var_end]).into_owned();
         lex.bump(i + 1);
         return Err(bad(
             "illegal '_' in number: it must stand between two digits",
-            NumberFault::Underscore(i as u32 + 1),
+            NumberFault::Underscore(i as u32 + 1, var),
         ));
     }
     if i + 1 < rest.len() && rest[i] == b'#' && rest[i + 1].is_ascii_alphanumeric() {

@@ -12,6 +12,7 @@ pub mod ast;
 pub mod bitspec;
 pub mod check;
 pub mod constprop;
+pub mod core_warnings;
 pub mod diagnostic;
 pub mod effects;
 pub mod escript_report;

@@ -270,8 +270,23 @@ fn split_forms(tokens: &[Spanned], source_len: usize) -> Vec<FormTokens<'_>> {
 /// nesting beyond `MAX_NESTING`.
 fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
+    // A stray ASCII character is a token to erl_scan, which the parser
+    // refuses: only the first is an error, and only in a form that has no
+    // error of the scanner's own.
+    let mut stray = None;
     for (i, (l, token, r)) in form.tokens.iter().enumerate() {
         if let Token::Error(error) = token {
+            if let LexError::UnexpectedCharacter(c) = error
+                && c.is_ascii()
+            {
+                if stray.is_none() {
+                    stray = Some(Diagnostic::error(error.message(), Span::new(*l, *r)));
+                    if let Some((at, words)) = error.escript_words() {
+                        stray = stray.map(|d| d.escript_at(*l as u32 + at, words));
+                    }
+                }
+                continue;
+            }
             let mut diagnostic = Diagnostic::error(error.message(), Span::new(*l, *r));
             if let Some((at, words)) = error.escript_words() {
                 diagnostic = diagnostic.escript_at(*l as u32 + at, words);
@@ -287,6 +302,9 @@ fn pre_check(form: &FormTokens) -> Vec<Diagnostic> {
                 .extend(scan_goes_on(error, *l as u32, next));
             errors.push(diagnostic);
         }
+    }
+    if errors.is_empty() {
+        errors.extend(stray);
     }
     if !errors.is_empty() {
         return errors;

@@ -861,6 +861,16 @@ impl Pp {
     ) -> Result<(), Diagnostic> {
         let mut i = 0;
         while i < tokens.len() {
+            if tokens[i].1 == Token::DoubleQuestion {
+                // `??` outside a macro's body: epp reads `?` and then a
+                // second `?` where the macro's name should be.
+                let at = tokens[i].0 as u32 + 1;
+                return Err(Diagnostic::error(
+                    "'??' turns a macro argument into a string: it belongs in a macro's body",
+                    span_of(&tokens[i]),
+                )
+                .escript_at(at, "illegal macro call '?'?''"));
+            }
             if tokens[i].1 != Token::Question {
                 out.push(tokens[i].clone());
                 i += 1;
@@ -875,13 +885,19 @@ impl Pp {
             };
             let name_span = span_of(name_token);
             let Some(name) = macro_name(&name_token.1).map(str::to_string) else {
+                // epp names the token as it prints it (`dot` for the end).
+                let text = match name_token.1 {
+                    Token::Dot => "dot".to_string(),
+                    ref other => other.escript_text(),
+                };
                 return Err(Diagnostic::error(
                     format!(
                         "syntax error: a macro name must follow '?', found {}",
                         name_token.1.describe()
                     ),
                     name_span,
-                ));
+                )
+                .escript_at(name_token.0 as u32, format!("illegal macro call '?{text}'")));
             };
             // The arguments, if a '(' follows the name.
             let mut args: Option<(Vec<Vec<Spanned>>, usize)> = None;
