@@ -561,11 +561,23 @@ impl<'a> Fc<'a> {
             None => (None, &srcs[..]),
         };
         let result = match base_src {
-            // `M#{K := V}`, the update of one key: no pairs tuple.
-            Some(b) if fields.len() == 1 && fields[0].exact => {
-                let dst = self.target(hint);
+            // `M#{K1 := V1, ...}`: updates of keys that must be there, one
+            // key at a time in order (the first key missing is the one
+            // reported, as with one update of them all), with no pairs
+            // tuple; native code does each inline.
+            Some(b) if fields.iter().all(|f| f.exact) => {
                 let index = bif_index("erlang", "$map_update1", 3, Span::default())?;
-                self.emit_bif(index, &[pairs[0], pairs[1], b], dst)
+                let mut map = b;
+                for (i, pair) in pairs.chunks(2).enumerate() {
+                    let dst = if i + 1 == fields.len() {
+                        self.target(hint)
+                    } else {
+                        self.temp()
+                    };
+                    map = self.emit_bif(index, &[pair[0], pair[1], map], dst);
+                    self.protect(map);
+                }
+                map
             }
             None => {
                 let pairs_tuple = self.put_tuple(pairs, None);
