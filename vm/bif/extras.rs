@@ -598,10 +598,14 @@ pub(super) fn group_leader() -> Term {
 }
 
 /// `group_leader()`: a process that another node spawned (or that was
-/// given a leader there) names that node's group leader (`dist::gl`).
+/// given a leader there) names that node's group leader (`dist::gl`);
+/// one given an act process as its leader names that (`io_server`).
 pub fn group_leader_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let me = services(|s| s.self_pid());
+    if let Some(leader) = super::io_server::leader_of(me) {
+        return Ok(leader.to_term());
+    }
     if crate::runtime::nodes::remote_group_leaders() {
-        let me = services(|s| s.self_pid());
         if let Some((node, id)) = crate::runtime::nodes::group_leader_of(me) {
             ctx.ensure(heap::EXT_PID_WORDS, args)?;
             return Ok(ctx.heap().external_pid(node, id));
@@ -611,8 +615,8 @@ pub fn group_leader_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 /// `group_leader(Leader, Pid)`: a leader on another node is recorded for
-/// a local `Pid` (its output goes there); a local one is act's single io
-/// server.
+/// a local `Pid` (its output goes there), and so is a local process
+/// (`io_server`); act's own io server takes the records out.
 pub fn group_leader_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let leader = match ctx.process.heap.view(args[0]) {
         View::Pid(_) => None,
@@ -624,6 +628,12 @@ pub fn group_leader_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             let pid = pid_arg(args[1])?;
             if leader.is_some() || crate::runtime::nodes::remote_group_leaders() {
                 crate::runtime::nodes::set_group_leader(pid, leader);
+            }
+            match Pid::from_term(args[0]) {
+                Some(local) => super::io_server::set_leader(pid, local),
+                None => {
+                    super::io_server::set_leader(pid, Pid::from_id(super::fmt::GROUP_LEADER_SLOT))
+                }
             }
         }
         View::ExtPid { .. } => {}

@@ -26,6 +26,7 @@ pub mod input;
 pub mod inspect;
 pub mod io;
 pub mod io_device;
+pub mod io_server;
 pub mod library;
 pub mod lists;
 pub mod maps;

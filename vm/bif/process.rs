@@ -66,6 +66,11 @@ pub trait Services {
     /// `monitor/3`'s `{tag, Tag}`: the monitor `reference`'s 'DOWN' has
     /// `tag` where 'DOWN' would be.
     fn tag_monitor(&mut self, _reference: u64, _tag: MessageBuffer) {}
+    /// An io request went to an act process with the monitor
+    /// `reference` as its reply tag: the process runs no code until the
+    /// reply (or the monitor's 'DOWN') is in its mailbox
+    /// (`bif::io_server`).
+    fn await_io_reply(&mut self, _reference: u64) {}
     /// `demonitor(Ref)`: whether the monitor was still active.
     fn demonitor(&mut self, reference: u64) -> bool;
     /// An exit signal to `to` as if from `from` (`exit(Pid, Reason)` has
