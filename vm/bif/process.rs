@@ -937,19 +937,13 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         {
             return Err(halt);
         }
-        if kill {
-            return Err(BifError::Raise(
-                crate::process::Class::Exit,
-                Term::atom(Atom::KILLED),
-            ));
-        }
-        // A process that does not trap exits ends on its own exit signal,
-        // even one with reason normal (BEAM's exception to "normal kills
-        // nobody"); but the main process goes on after a normal one:
-        // escript's would end and leave the runtime waiting forever.
-        if !trapping && (reason != Term::atom(Atom::NORMAL) || !super::script::is_main(me)) {
-            return Err(BifError::Raise(crate::process::Class::Exit, reason));
-        }
+        // The signal, as BEAM's, is no exception that a catch could
+        // take: the process handles it as soon as the BIF returns (the
+        // time slice ends, see `bif::ends_slice`), and dies of it (even
+        // of reason normal, BEAM's exception to "normal kills nobody"),
+        // or, trapping exits, finds it in its mailbox as an 'EXIT'.
+        let p = &mut ctx.process;
+        p.reductions = p.reductions.max(p.reduction_budget);
     }
     let buffer = copy_out(ctx, reason)?;
     services(|s| s.exit_signal(pid, me, buffer));
