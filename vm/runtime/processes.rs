@@ -826,6 +826,7 @@ impl ProcessBody for Actor {
         let me = ctx.pid();
         super::nodes::exited(me, reason);
         crate::bif::io_server::exited(me);
+        crate::bif::extras::priority_exited(me);
         // Its ets tables go to their heirs or away.
         for (heir, message) in super::ets::owner_exited(me, |p| ctx.is_alive(p)) {
             ctx.send(heir, Signal::Message(message));
