@@ -608,11 +608,11 @@ pub fn group_leader_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if let Some(leader) = super::io_server::leader_of(me) {
         return Ok(leader.to_term());
     }
-    if crate::runtime::nodes::remote_group_leaders() {
-        if let Some((node, id)) = crate::runtime::nodes::group_leader_of(me) {
-            ctx.ensure(heap::EXT_PID_WORDS, args)?;
-            return Ok(ctx.heap().external_pid(node, id));
-        }
+    if crate::runtime::nodes::remote_group_leaders()
+        && let Some((node, id)) = crate::runtime::nodes::group_leader_of(me)
+    {
+        ctx.ensure(heap::EXT_PID_WORDS, args)?;
+        return Ok(ctx.heap().external_pid(node, id));
     }
     Ok(group_leader())
 }
