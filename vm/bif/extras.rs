@@ -463,8 +463,11 @@ fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> Bif
         }
         "trap_exit" => Term::boolean(me && services(|s| s.trap_exit())),
         "error_handler" => atom("error_handler"),
-        "priority" => atom("normal"),
-        "group_leader" => group_leader(),
+        "priority" => Term::atom(priority::of(pid)),
+        "group_leader" => match super::io_server::leader_of(pid) {
+            Some(leader) => leader.to_term(),
+            None => group_leader(),
+        },
         "heap_size" | "total_heap_size" => Term::small(words(ctx) as i64),
         "stack_size" => Term::small(if me {
             ctx.process.stack.len() as i64
@@ -598,21 +601,25 @@ pub(super) fn group_leader() -> Term {
 }
 
 /// `group_leader()`: a process that another node spawned (or that was
-/// given a leader there) names that node's group leader (`dist::gl`).
+/// given a leader there) names that node's group leader (`dist::gl`);
+/// one given an act process as its leader names that (`io_server`).
 pub fn group_leader_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    if crate::runtime::nodes::remote_group_leaders() {
-        let me = services(|s| s.self_pid());
-        if let Some((node, id)) = crate::runtime::nodes::group_leader_of(me) {
-            ctx.ensure(heap::EXT_PID_WORDS, args)?;
-            return Ok(ctx.heap().external_pid(node, id));
-        }
+    let me = services(|s| s.self_pid());
+    if let Some(leader) = super::io_server::leader_of(me) {
+        return Ok(leader.to_term());
+    }
+    if crate::runtime::nodes::remote_group_leaders()
+        && let Some((node, id)) = crate::runtime::nodes::group_leader_of(me)
+    {
+        ctx.ensure(heap::EXT_PID_WORDS, args)?;
+        return Ok(ctx.heap().external_pid(node, id));
     }
     Ok(group_leader())
 }
 
 /// `group_leader(Leader, Pid)`: a leader on another node is recorded for
-/// a local `Pid` (its output goes there); a local one is act's single io
-/// server.
+/// a local `Pid` (its output goes there), and so is a local process
+/// (`io_server`); act's own io server takes the records out.
 pub fn group_leader_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let leader = match ctx.process.heap.view(args[0]) {
         View::Pid(_) => None,
@@ -624,6 +631,12 @@ pub fn group_leader_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             let pid = pid_arg(args[1])?;
             if leader.is_some() || crate::runtime::nodes::remote_group_leaders() {
                 crate::runtime::nodes::set_group_leader(pid, leader);
+            }
+            match Pid::from_term(args[0]) {
+                Some(local) => super::io_server::set_leader(pid, local),
+                None => {
+                    super::io_server::set_leader(pid, Pid::from_id(super::fmt::GROUP_LEADER_SLOT))
+                }
             }
         }
         View::ExtPid { .. } => {}
@@ -657,8 +670,8 @@ pub fn bump_reductions_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 /// `spawn_opt`: `link`, `monitor` (then `{Pid, Ref}`), and the tuning
-/// options BEAM takes (`{min_heap_size, N}`, `{priority, P}`, ...), which
-/// act accepts and ignores.
+/// options BEAM takes (`{min_heap_size, N}`, ...), which act accepts and
+/// ignores, but for a `{priority, P}` it remembers (see `priority`).
 fn spawn_with(
     ctx: &mut Context,
     args: &mut [Term],
@@ -667,6 +680,7 @@ fn spawn_with(
 ) -> BifResult {
     let mut link = false;
     let mut monitor = false;
+    let mut level = None;
     // BEAM's cause for an option it does not take.
     let badopt = || {
         super::set_badarg_cause(Atom::intern("spawn_opt"), Atom::intern("badopt"));
@@ -690,7 +704,10 @@ fn spawn_with(
                     if matches!(
                         value.as_atom().map(Atom::name),
                         Some("low" | "normal" | "high" | "max")
-                    ) => {}
+                    ) =>
+                {
+                    level = value.as_atom()
+                }
                 Some(
                     "min_heap_size" | "min_bin_vheap_size" | "fullsweep_after" | "max_heap_size",
                 ) if value.as_small().is_some_and(|n| n >= 0) || ctx.process.heap.is_map(value) => {
@@ -706,6 +723,9 @@ fn spawn_with(
         }
     }
     let (pid, reference) = process::spawn_child(ctx, what, link, monitor)?;
+    if let Some(level) = level {
+        priority::set(pid, level);
+    }
     match reference {
         Some(id) => {
             ctx.ensure(heap::REF_WORDS + 3, args)?;
@@ -927,16 +947,73 @@ pub fn statistics(ctx: &mut Context, args: &mut [Term], what: Atom) -> BifResult
     Ok(ctx.heap().tuple(&[total, since]))
 }
 
+/// Process priorities. act schedules every process alike, so a priority
+/// is only remembered, for `process_flag/2` (which answers the old one)
+/// and `process_info/2`; processes at `normal` are not recorded.
+mod priority {
+    use crate::sched::Pid;
+    use crate::term::Atom;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Mutex, MutexGuard, OnceLock};
+
+    /// Set once a process has left `normal`.
+    static ANY: AtomicBool = AtomicBool::new(false);
+
+    fn table() -> MutexGuard<'static, HashMap<Pid, Atom>> {
+        static T: OnceLock<Mutex<HashMap<Pid, Atom>>> = OnceLock::new();
+        T.get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `pid`'s priority (`low`, `normal`, `high` or `max`).
+    pub fn of(pid: Pid) -> Atom {
+        let normal = || Atom::intern("normal");
+        if !ANY.load(Ordering::Relaxed) {
+            return normal();
+        }
+        table().get(&pid).copied().unwrap_or_else(normal)
+    }
+
+    /// Sets `pid`'s priority; the old one.
+    pub fn set(pid: Pid, priority: Atom) -> Atom {
+        let old = of(pid);
+        if priority.name() == "normal" {
+            if ANY.load(Ordering::Relaxed) {
+                table().remove(&pid);
+            }
+        } else {
+            ANY.store(true, Ordering::SeqCst);
+            table().insert(pid, priority);
+        }
+        old
+    }
+
+    /// `pid` ended.
+    pub fn exited(pid: Pid) {
+        if ANY.load(Ordering::Relaxed) {
+            table().remove(&pid);
+        }
+    }
+}
+
+pub use priority::exited as priority_exited;
+
 /// `process_flag/2` for the flags besides `trap_exit`: checked and
-/// accepted; act has one priority and one heap policy, so the old value
-/// returned is always BEAM's default.
+/// accepted. act has one heap policy, so for those the old value
+/// returned is always BEAM's default; a priority is remembered (see
+/// `priority`).
 pub fn process_flag(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let flag = args[0].as_atom().ok_or(BifError::Badarg)?;
     let value = args[1];
     let is = |names: &[&str]| value.as_atom().is_some_and(|a| names.contains(&a.name()));
     let size = value.as_small().is_some_and(|n| n >= 0);
     Ok(match flag.name() {
-        "priority" if is(&["low", "normal", "high", "max"]) => atom("normal"),
+        "priority" if is(&["low", "normal", "high", "max"]) => {
+            let me = services(|s| s.self_pid());
+            Term::atom(priority::set(me, value.as_atom().ok_or(BifError::Badarg)?))
+        }
         "min_heap_size" if size => Term::small(233),
         "min_bin_vheap_size" if size => Term::small(46422),
         "message_queue_data" if is(&["on_heap", "off_heap"]) => atom("on_heap"),

@@ -2,6 +2,7 @@
 //! output, standard error or an open file, in the device's encoding
 //! (`runtime::output`). Reading is `input.rs`.
 
+use super::io_server::Request;
 use super::{BifError, BifResult, Context};
 use crate::heap::Heap;
 use crate::runtime::output;
@@ -72,15 +73,30 @@ fn format_to(ctx: &mut Context, device: Term, format: Term, args: Term) -> BifRe
     Ok(Term::OK)
 }
 
+/// The act process that output to `device` goes to, if any (see
+/// `io_server`).
+fn server(ctx: &Context, device: Term) -> Option<crate::sched::Pid> {
+    super::io_server::server_for(ctx, device)
+}
+
 pub fn format_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, Term::atom(Atom::STANDARD_IO)) {
+        return super::io_server::send(ctx, to, Request::Format(0, None), args);
+    }
     format_to(ctx, Term::atom(Atom::STANDARD_IO), args[0], Term::NIL)
 }
 
 pub fn format_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, Term::atom(Atom::STANDARD_IO)) {
+        return super::io_server::send(ctx, to, Request::Format(0, Some(1)), args);
+    }
     format_to(ctx, Term::atom(Atom::STANDARD_IO), args[0], args[1])
 }
 
 pub fn format_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, args[0]) {
+        return super::io_server::send(ctx, to, Request::Format(1, Some(2)), args);
+    }
     format_to(ctx, args[0], args[1], args[2])
 }
 
@@ -116,26 +132,41 @@ fn put_chars(ctx: &mut Context, device: Term, chars: Term) -> BifResult {
 }
 
 pub fn put_chars_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, Term::atom(Atom::STANDARD_IO)) {
+        return super::io_server::send(ctx, to, Request::Chars(Some(0)), args);
+    }
     put_chars(ctx, Term::atom(Atom::STANDARD_IO), args[0])
 }
 
 pub fn put_chars_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, args[0]) {
+        return super::io_server::send(ctx, to, Request::Chars(Some(1)), args);
+    }
     put_chars(ctx, args[0], args[1])
 }
 
-pub fn nl_0(ctx: &mut Context, _: &mut [Term]) -> BifResult {
+pub fn nl_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, Term::atom(Atom::STANDARD_IO)) {
+        return super::io_server::send(ctx, to, Request::Chars(None), args);
+    }
     output::write_stdout(b"\n");
     end_slice(ctx);
     Ok(Term::OK)
 }
 
 pub fn nl_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, args[0]) {
+        return super::io_server::send(ctx, to, Request::Chars(None), args);
+    }
     emit(&ctx.process.heap, args[0], "\n")?;
     end_slice(ctx);
     Ok(Term::OK)
 }
 
 pub fn write_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, Term::atom(Atom::STANDARD_IO)) {
+        return super::io_server::send(ctx, to, Request::Write(0), args);
+    }
     let s = super::fmt::write(&ctx.process.heap, args[0]);
     output::write_text(&s);
     end_slice(ctx);
@@ -143,6 +174,9 @@ pub fn write_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn write_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if let Some(to) = server(ctx, args[0]) {
+        return super::io_server::send(ctx, to, Request::Write(1), args);
+    }
     let s = super::fmt::write(&ctx.process.heap, args[1]);
     emit(&ctx.process.heap, args[0], &s)?;
     end_slice(ctx);

@@ -26,6 +26,7 @@ pub mod input;
 pub mod inspect;
 pub mod io;
 pub mod io_device;
+pub mod io_server;
 pub mod library;
 pub mod lists;
 pub mod maps;
@@ -130,6 +131,14 @@ pub enum BifError {
 }
 
 pub type BifResult = Result<Term, BifError>;
+
+/// Whether a BIF that spent the rest of the time slice ends it at once,
+/// before the next instruction: output (in Erlang a request to the io
+/// server that the caller waits for, see `io`), and `exit/2`, whose
+/// signal to the caller itself must be handled before it goes on.
+pub fn ends_slice(entry: &BifEntry) -> bool {
+    entry.module == "io" || (entry.module == "erlang" && entry.name == "exit")
+}
 pub type BifFn = fn(&mut Context, &mut [Term]) -> BifResult;
 
 pub struct BifEntry {

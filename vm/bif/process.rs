@@ -66,6 +66,11 @@ pub trait Services {
     /// `monitor/3`'s `{tag, Tag}`: the monitor `reference`'s 'DOWN' has
     /// `tag` where 'DOWN' would be.
     fn tag_monitor(&mut self, _reference: u64, _tag: MessageBuffer) {}
+    /// An io request went to an act process with the monitor
+    /// `reference` as its reply tag: the process runs no code until the
+    /// reply (or the monitor's 'DOWN') is in its mailbox
+    /// (`bif::io_server`).
+    fn await_io_reply(&mut self, _reference: u64) {}
     /// `demonitor(Ref)`: whether the monitor was still active.
     fn demonitor(&mut self, reference: u64) -> bool;
     /// An exit signal to `to` as if from `from` (`exit(Pid, Reason)` has
@@ -932,19 +937,13 @@ pub fn exit_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         {
             return Err(halt);
         }
-        if kill {
-            return Err(BifError::Raise(
-                crate::process::Class::Exit,
-                Term::atom(Atom::KILLED),
-            ));
-        }
-        // A process that does not trap exits ends on its own exit signal,
-        // even one with reason normal (BEAM's exception to "normal kills
-        // nobody"); but the main process goes on after a normal one:
-        // escript's would end and leave the runtime waiting forever.
-        if !trapping && (reason != Term::atom(Atom::NORMAL) || !super::script::is_main(me)) {
-            return Err(BifError::Raise(crate::process::Class::Exit, reason));
-        }
+        // The signal, as BEAM's, is no exception that a catch could
+        // take: the process handles it as soon as the BIF returns (the
+        // time slice ends, see `bif::ends_slice`), and dies of it (even
+        // of reason normal, BEAM's exception to "normal kills nobody"),
+        // or, trapping exits, finds it in its mailbox as an 'EXIT'.
+        let p = &mut ctx.process;
+        p.reductions = p.reductions.max(p.reduction_budget);
     }
     let buffer = copy_out(ctx, reason)?;
     services(|s| s.exit_signal(pid, me, buffer));

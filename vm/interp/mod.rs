@@ -521,9 +521,9 @@ fn interpret(
                     match result {
                         Ok(v) => {
                             put!(p, x, dst, v);
-                            // Output ends the time slice at once (see
-                            // bif::io): every register in use is live.
-                            if p.reductions >= budget && entry.module == "io" {
+                            // Output and exit/2 end the time slice at once (see
+                            // bif::ends_slice): every register in use is live.
+                            if p.reductions >= budget && bif::ends_slice(entry) {
                                 *ip_slot = ip;
                                 p.live_x = used as u32;
                                 return Step::Done(Outcome::Yield);

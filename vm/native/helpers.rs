@@ -629,7 +629,7 @@ pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, index: u32, args: *mut T
         Ok(v) => {
             a[0] = v;
             ctx.reds -= cost::BIF as i64;
-            if ctx.reds <= 0 && entry.module == "io" {
+            if ctx.reds <= 0 && bif::ends_slice(entry) {
                 ctx.live = used as u32;
                 3
             } else {

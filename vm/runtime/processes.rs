@@ -32,6 +32,7 @@ use crate::sched::send_timer::Destination;
 use crate::sched::{
     self, Config, Delivery, Finish, Pid, ProcessBody, ProcessCell, RunContext, RunOutcome, Signal,
 };
+use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -75,6 +76,10 @@ struct Cold {
     /// A send to the (busy) connection to this node suspended it: it
     /// runs no code until that connection drains (`Signal::Resume`).
     suspended_on: Option<Atom>,
+    /// An io request went to an act process with this monitor reference
+    /// as its tag: the process runs no code until the reply or the
+    /// monitor's 'DOWN' is in its mailbox (`bif::io_server`).
+    io_reply: Option<u64>,
 }
 
 /// An act process as the scheduler runs it.
@@ -199,6 +204,38 @@ impl Actor {
             return RunOutcome::Exit(atom_buffer(Atom::SYSTEM_LIMIT));
         }
         RunOutcome::Wait
+    }
+
+    /// Takes the reply to the io request tagged `reference` out of the
+    /// mailbox (`{io_reply, Ref, _}`, or the server's 'DOWN'), ending the
+    /// wait: false while neither has come.
+    fn take_io_reply(&mut self, ctx: &mut RunContext<'_, Actor>, reference: u64) -> bool {
+        let heap = &self.process.heap;
+        let mut replied = false;
+        let Some(at) = self.process.mailbox.iter().position(|&m| {
+            let kind = io_answer(heap, m, reference);
+            replied = kind == Some(true);
+            kind.is_some()
+        }) else {
+            return false;
+        };
+        self.process.mailbox.remove(at);
+        if let Some(c) = self.cold.as_mut() {
+            c.io_reply = None;
+        }
+        if replied {
+            // The monitor goes, and a 'DOWN' it may have sent already.
+            let mut services = ActorServices {
+                ctx: &mut *ctx,
+                cold: &mut self.cold,
+            };
+            services.demonitor(reference);
+            let heap = &self.process.heap;
+            self.process
+                .mailbox
+                .retain(|&m| io_answer(heap, m, reference) != Some(false));
+        }
+        true
     }
 
     fn is_main(&self) -> bool {
@@ -571,6 +608,23 @@ impl Actor {
     }
 }
 
+/// Whether `message` answers the io request tagged `reference`: the
+/// reply (`{io_reply, Ref, _}`: true) or the server's 'DOWN' (false).
+fn io_answer(heap: &crate::heap::Heap, message: Term, reference: u64) -> Option<bool> {
+    let View::Tuple(e) = heap.view(message) else {
+        return None;
+    };
+    let first = e.first()?.as_atom()?;
+    if e.len() < 3 || !matches!(heap.view(e[1]), View::Ref(r) if r == reference) {
+        return None;
+    }
+    match (first.name(), e.len()) {
+        ("io_reply", 3) => Some(true),
+        ("DOWN", 5) => Some(false),
+        _ => None,
+    }
+}
+
 /// Erlang's crash report for a process that died of an error.
 fn error_report(ctx: &RunContext<'_, Actor>, pid: Pid, reason: &MessageBuffer) {
     let text = match reason.heap() {
@@ -665,6 +719,11 @@ impl Actor {
         if let Taken::Dies(reason) = self.take_signals(ctx, &mut regs.x[..live]) {
             return self.die(ctx, reason);
         }
+        if let Some(reference) = self.cold.as_ref().and_then(|c| c.io_reply)
+            && !self.take_io_reply(ctx, reference)
+        {
+            return self.suspend(regs, live);
+        }
         if let Some(peer) = self.cold.as_ref().and_then(|c| c.suspended_on) {
             if super::nodes::still_busy(peer, ctx.pid()) {
                 return self.suspend(regs, live);
@@ -684,7 +743,12 @@ impl Actor {
         };
         ctx.charge(self.process.reductions.min(u32::MAX as usize) as u32);
         match outcome {
-            Outcome::Yield if self.cold.as_ref().is_some_and(|c| c.suspended_on.is_some()) => {
+            Outcome::Yield
+                if self
+                    .cold
+                    .as_ref()
+                    .is_some_and(|c| c.suspended_on.is_some() || c.io_reply.is_some()) =>
+            {
                 self.suspend(regs, live)
             }
             Outcome::Yield => {
@@ -761,6 +825,8 @@ impl ProcessBody for Actor {
     fn on_exit(&mut self, ctx: &mut RunContext<'_, Actor>, reason: &MessageBuffer) {
         let me = ctx.pid();
         super::nodes::exited(me, reason);
+        crate::bif::io_server::exited(me);
+        crate::bif::extras::priority_exited(me);
         // Its ets tables go to their heirs or away.
         for (heir, message) in super::ets::owner_exited(me, |p| ctx.is_alive(p)) {
             ctx.send(heir, Signal::Message(message));
@@ -920,6 +986,10 @@ impl Services for ActorServices<'_, '_> {
         self.cold().suspended_on = Some(node);
     }
 
+    fn await_io_reply(&mut self, reference: u64) {
+        self.cold().io_reply = Some(reference);
+    }
+
     fn spawn(&mut self, spawn: Spawn) -> Option<Pid> {
         let me = self.ctx.pid();
         let Spawn {
@@ -934,7 +1004,9 @@ impl Services for ActorServices<'_, '_> {
         }
         let pid = self
             .ctx
-            .spawn(|_| {
+            .spawn(|child_pid| {
+                // Before the child can run: it prints to its group leader.
+                crate::bif::io_server::inherit(me, child_pid);
                 let mut child = Actor::new(process, start, false);
                 if link || monitor.is_some() {
                     let cold = child.cold();
