@@ -458,3 +458,19 @@ fn game_knucleotide() {
 fn game_revcomp() {
     check_game("revcomp.act", &[], &fasta("1000"), &[]);
 }
+
+#[test]
+fn everyday_workloads() {
+    for (workload, n) in [
+        ("trycatch", "3000"),
+        ("maps", "3000"),
+        ("records", "3000"),
+        ("bincomp", "3000"),
+        ("iolib", "200"),
+        ("dict", "500"),
+        ("qsort", "500"),
+        ("strings", "200"),
+    ] {
+        check_game("everyday.act", &[workload, n], "", &[]);
+    }
+}
