@@ -37,6 +37,19 @@ fn flatten_into(d: &Deep, out: &mut String) {
     }
 }
 
+/// Whether `d` flattens to exactly `flat` (compared as it is walked,
+/// without building the flat text).
+fn flattens_to(d: &Deep, flat: &str) -> bool {
+    fn walk(d: &Deep, rest: &mut std::str::Chars) -> bool {
+        match d {
+            Deep::Char(c) => rest.next().is_some_and(|f| f as u32 == *c),
+            Deep::List(items) => items.iter().all(|i| walk(i, rest)),
+        }
+    }
+    let mut rest = flat.chars();
+    walk(d, &mut rest) && rest.next().is_none()
+}
+
 /// Heap words the deep list needs: two per cons cell.
 fn words(d: &Deep) -> usize {
     match d {
@@ -437,9 +450,7 @@ fn directive_shape(heap: &Heap, d: &Directive, text: &str) -> Option<Deep> {
         _ => None,
     };
     let shaped = shaped?;
-    let mut check = String::new();
-    flatten_into(&shaped, &mut check);
-    (check == text).then_some(shaped)
+    flattens_to(&shaped, text).then_some(shaped)
 }
 
 /// `io_lib:format(Format, Args)`.
@@ -447,9 +458,11 @@ pub fn lib_format_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let heap = &ctx.process.heap;
     let flat = super::fmt::format(heap, args[0], args[1]).ok_or(BifError::Badarg)?;
     let deep = shape(heap, args[0], args[1]).unwrap_or_else(|| chars(&flat));
-    let mut check = String::new();
-    flatten_into(&deep, &mut check);
-    let deep = if check == flat { deep } else { chars(&flat) };
+    let deep = if flattens_to(&deep, &flat) {
+        deep
+    } else {
+        chars(&flat)
+    };
     ctx.ensure(words(&deep), args)?;
     Ok(build(ctx.heap(), &deep))
 }

@@ -389,7 +389,23 @@ fn chardata_with(heap: &Heap, t: Term, unicode: bool, lenient: bool) -> Result<V
     if let Some(a) = t.as_atom() {
         return Ok(Atom::name(a).chars().collect());
     }
+    let top = if unicode { 0x10ffff } else { 255 };
+    // A flat string, the usual format or argument: one pass, no stack.
     let mut out = Vec::new();
+    let mut rest = t;
+    while rest.is_cons() {
+        let (head, tail) = heap.cons_parts(rest);
+        match head.as_small().filter(|c| (0..=top).contains(c)) {
+            Some(c) => out.push(char::from_u32(c as u32).ok_or(FormatError)?),
+            None => break,
+        }
+        rest = tail;
+    }
+    if rest.is_nil() {
+        return Ok(out);
+    }
+    // Deep lists and binaries: walked again from the start.
+    out.clear();
     let mut stack = vec![t];
     while let Some(t) = stack.pop() {
         match heap.view(t) {
@@ -398,12 +414,7 @@ fn chardata_with(heap: &Heap, t: Term, unicode: bool, lenient: bool) -> Result<V
                 stack.push(tail);
                 match heap.view(head) {
                     View::Small(c) => {
-                        let ok = if unicode {
-                            (0..=0x10ffff).contains(&c)
-                        } else {
-                            (0..=255).contains(&c)
-                        };
-                        if !ok {
+                        if !(0..=top).contains(&c) {
                             return Err(FormatError);
                         }
                         out.push(char::from_u32(c as u32).ok_or(FormatError)?);
