@@ -2270,23 +2270,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let copy = self.b.create_block();
                 self.b.ins().brif(room, copy, &[], general, &[]);
                 self.b.switch_to_block(copy);
-                let zero = self.b.ins().iconst(I64, 0);
-                let loop_head = self.b.create_block();
-                let offset = self.b.append_block_param(loop_head, I64);
-                let loop_body = self.b.create_block();
-                let copied = self.b.create_block();
-                self.b.ins().jump(loop_head, &[BlockArg::Value(zero)]);
-                self.b.switch_to_block(loop_head);
-                let more = self.b.ins().icmp(IntCC::UnsignedLessThan, offset, bytes);
-                self.b.ins().brif(more, loop_body, &[], copied, &[]);
-                self.b.switch_to_block(loop_body);
-                let from = self.b.ins().iadd(addr, offset);
-                let w = self.b.ins().load(I64, self.mem.heap, from, 0);
-                let to = self.b.ins().iadd(top, offset);
-                self.b.ins().store(self.mem.heap, w, to, 0);
-                let next = self.b.ins().iadd_imm_s(offset, 8);
-                self.b.ins().jump(loop_head, &[BlockArg::Value(next)]);
-                self.b.switch_to_block(copied);
+                self.copy_words(addr, top, bytes);
                 let within = self.b.ins().isub(value_at, addr);
                 let slot = self.b.ins().iadd(top, within);
                 self.b.ins().store(self.mem.heap, new_value, slot, 0);
@@ -2302,6 +2286,28 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().jump(done, &[BlockArg::Value(v)]);
         self.b.switch_to_block(done);
         self.put(dst, result);
+    }
+
+    /// Copies `bytes` (a multiple of 8) of heap words from `from` to `to`,
+    /// a word at a time; the code goes on after the copy.
+    fn copy_words(&mut self, from: Value, to: Value, bytes: Value) {
+        let zero = self.b.ins().iconst(I64, 0);
+        let head = self.b.create_block();
+        let offset = self.b.append_block_param(head, I64);
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().jump(head, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(head);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, offset, bytes);
+        self.b.ins().brif(more, body, &[], done, &[]);
+        self.b.switch_to_block(body);
+        let source = self.b.ins().iadd(from, offset);
+        let w = self.b.ins().load(I64, self.mem.heap, source, 0);
+        let target = self.b.ins().iadd(to, offset);
+        self.b.ins().store(self.mem.heap, w, target, 0);
+        let next = self.b.ins().iadd_imm_s(offset, 8);
+        self.b.ins().jump(head, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(done);
     }
 
     /// `math:sqrt/1` inline on a float (or small integer): its result
