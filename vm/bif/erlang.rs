@@ -968,6 +968,15 @@ pub fn display_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(Term::TRUE)
 }
 
+/// `erlang:display_string(String)`: BEAM writes a flat list of
+/// characters to standard error as UTF-8 and returns true; anything else
+/// (a binary, a deep list) is badarg.
+pub fn display_string_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let text = char_list(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    crate::runtime::output::write_stderr(text.as_bytes());
+    Ok(Term::TRUE)
+}
+
 // ---------------------------------------------------------------------
 // Maps (the auto-imported guard BIFs).
 

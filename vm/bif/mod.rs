@@ -272,6 +272,7 @@ bifs! {
         "map_size", 1 => erlang::map_size_1, auto;
         "make_fun", 3 => erlang::make_fun_3;
         "display", 1 => erlang::display_1;
+        "display_string", 1 => erlang::display_string_1;
         "$map_build", 1 => maps::build_1;
         "$map_update", 3 => maps::update_3;
         "$map_update1", 3 => maps::update_3_exact;

@@ -28,9 +28,10 @@ pub enum Start {
     /// The function is a BIF (`spawn(io, format, [...])`): the process
     /// calls it with these arguments (on its heap) and exits.
     Bif(u16, Vec<Term>),
-    /// The function does not exist: the process exits at once with this
-    /// reason (`{undef, [{M, F, Args, []}]}`) on its own heap.
-    Undef(Term),
+    /// The call cannot be made: the process exits at once with this
+    /// reason on its own heap (`{undef, [{M, F, Args, []}]}` for a
+    /// function that does not exist).
+    Fail(Term),
 }
 
 /// A process to spawn, built by the spawning BIF.
@@ -535,11 +536,19 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
                             View::Fun { .. } | View::ExternalFun { .. }
                         ) =>
                     {
-                        if let Some(fargs) = super::erlang::list_elements(heap, list)
-                            && let Ok(started) = build_fun_child(ctx, fun, list, fargs)
-                        {
-                            return Ok(started);
+                        if let Some(fargs) = super::erlang::list_elements(heap, list) {
+                            return match build_fun_child(ctx, fun, list, fargs) {
+                                Ok(started) => Ok(started),
+                                // BEAM's child dies as its apply/2 would.
+                                Err(BifError::Badarg) => {
+                                    failed_apply(ctx, Atom::BADARITY, fun, list)
+                                }
+                                Err(e) => Err(e),
+                            };
                         }
+                    }
+                    [fun, list] if super::erlang::list_elements(heap, list).is_some() => {
+                        return failed_apply(ctx, Atom::BADFUN, fun, list);
                     }
                     [m2, f2, list]
                         if m2.as_atom().is_some()
@@ -581,7 +590,7 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
             .tuple(&[Term::atom(m), Term::atom(f), a, Term::NIL]);
         let stack = child.heap.cons(mfa, Term::NIL);
         let reason = child.heap.tuple(&[Term::atom(Atom::UNDEF), stack]);
-        return Ok((child, Start::Undef(reason)));
+        return Ok((child, Start::Fail(reason)));
     }
     if args.len() >= crate::interp::X_REGISTERS {
         return Err(BifError::SystemLimit);
@@ -625,6 +634,44 @@ fn build_fun_child(
         ),
         _ => Err(BifError::Badarg),
     }
+}
+
+/// The child of `spawn(erlang, apply, [Fun, Args])` when the call cannot
+/// be made: it dies at once with BEAM's reason, `{{badarity, {Fun,
+/// Args}}, Trace}` (`why` is `badarity`) or `{{badfun, Fun}, Trace}`,
+/// where the trace is `[{erlang, apply, 2, []}]`.
+fn failed_apply(
+    ctx: &Context,
+    why: Atom,
+    fun: Term,
+    list: Term,
+) -> Result<(Process, Start), BifError> {
+    let heap = &ctx.process.heap;
+    let mut child = Process::new(ctx.process.module.to_arc(), 0);
+    let words = heap::size_of(heap, fun).map_err(|_| BifError::SystemLimit)?
+        + heap::size_of(heap, list).map_err(|_| BifError::SystemLimit)?
+        + 3
+        + 3
+        + 5
+        + 2
+        + 3;
+    child
+        .ensure_heap(words, &mut [], &mut [])
+        .map_err(|_| BifError::SystemLimit)?;
+    let fun = heap::copy_term(heap, fun, &mut child.heap);
+    let h = &mut child.heap;
+    let error = if why == Atom::BADARITY {
+        let list = heap::copy_term(heap, list, h);
+        let call = h.tuple(&[fun, list]);
+        h.tuple(&[Term::atom(why), call])
+    } else {
+        h.tuple(&[Term::atom(why), fun])
+    };
+    let apply = Term::atom(Atom::intern("apply"));
+    let frame = h.tuple(&[Term::atom(Atom::ERLANG), apply, Term::small(2), Term::NIL]);
+    let trace = h.cons(frame, Term::NIL);
+    let reason = h.tuple(&[error, trace]);
+    Ok((child, Start::Fail(reason)))
 }
 
 /// Copies `args` from `heap` onto the child's heap.

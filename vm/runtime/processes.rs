@@ -704,7 +704,7 @@ impl Actor {
             Some(Start::Bif(index, mut args)) => {
                 return self.run_bif(ctx, regs, index, &mut args);
             }
-            Some(Start::Undef(reason)) => {
+            Some(Start::Fail(reason)) => {
                 let reason = MessageBuffer::copy_from(&self.process.heap, reason)
                     .unwrap_or_else(|_| atom_buffer(Atom::UNDEF));
                 error_report(ctx, ctx.pid(), &reason);
