@@ -290,10 +290,10 @@ instructions! {
     LoopRecEnd "loop_rec_end" { to: Label }
     /// remove the current message and reset the save position
     RemoveMessage "remove_message" { }
-    /// wait for a message, then resume at `to`
-    Wait "wait" { to: Label }
+    /// wait for a message, then resume at `to`; x0..x(live-1) are kept
+    Wait "wait" { to: Label, live: u16 }
     /// wait at most src milliseconds (or infinity), then fall through to the timeout code
-    WaitTimeout "wait_timeout" { to: Label, timeout: Src }
+    WaitTimeout "wait_timeout" { to: Label, timeout: Src, live: u16 }
     /// the receive timed out: reset the save position
     Timeout "timeout" { }
 }

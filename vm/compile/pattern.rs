@@ -423,6 +423,7 @@ impl Fc<'_> {
                 self.m.emit(Instr::WaitTimeout {
                     to: head,
                     timeout: t,
+                    live: floor as u16,
                 });
                 self.m.emit(Instr::Timeout {});
                 self.bound = before.clone();
@@ -431,7 +432,10 @@ impl Fc<'_> {
                 merge_bound(&mut bound_after, &self.bound);
             }
             _ => {
-                self.m.emit(Instr::Wait { to: head });
+                self.m.emit(Instr::Wait {
+                    to: head,
+                    live: floor as u16,
+                });
             }
         }
         self.m.bind(end);

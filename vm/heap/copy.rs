@@ -288,6 +288,27 @@ impl MessageBuffer {
             pointers: 0,
             words: [Term::NIL; INLINE_WORDS],
         };
+        // The message most protocols send, a small tuple of immediates
+        // (`{meet, Pid, Colour}`), is its words as they are: no scan.
+        if t.is_boxed() {
+            let words = src.object(t);
+            let head = words[0];
+            let n = 1 + header_size(head);
+            if header_kind(head) == Kind::Tuple
+                && n <= INLINE_WORDS
+                && words[1..n]
+                    .iter()
+                    .all(|w| w.is_immediate() || w.is_literal())
+            {
+                inline.words[..n].copy_from_slice(&words[..n]);
+                inline.len = n as u8;
+                return Ok(MessageBuffer {
+                    store: Store::Inline(inline),
+                    term: Term::heap_pointer(TAG_BOXED, 0),
+                    charged: false,
+                });
+            }
+        }
         match cheney(src, t, &mut inline) {
             Some(term) => Ok(MessageBuffer {
                 store: Store::Inline(inline),
@@ -457,6 +478,11 @@ impl Heap {
             Store::Inline(inline) => {
                 // The pointers are known: shift them, copy the rest.
                 let n = inline.len as usize;
+                if inline.pointers == 0 {
+                    // One object (a flat tuple): its words as they are.
+                    self.words.extend_from_slice(&inline.words[..n]);
+                    return Term::heap_pointer(t.tag(), t.offset() + base);
+                }
                 if self.words.capacity() - base < n {
                     // Room is made before a message is taken; were it not,
                     // the vector grows rather than the write overflow.

@@ -834,14 +834,16 @@ fn interpret(
                     p.save = 0;
                     p.in_timed_receive = false;
                 }
-                Instr::Wait { to } => {
+                Instr::Wait { to, live } => {
+                    p.live_x = live as u32;
                     ip = to.0 as usize;
                     {
                         *ip_slot = ip;
                         return Step::Done(Outcome::Wait);
                     }
                 }
-                Instr::WaitTimeout { to, timeout } => {
+                Instr::WaitTimeout { to, timeout, live } => {
+                    p.live_x = live as u32;
                     let t = get!(p, x, m, timeout);
                     if t == Term::atom(Atom::INFINITY) {
                         ip = to.0 as usize;

@@ -98,7 +98,7 @@ impl Jit {
             // A receive resumes at its loop head after a wait, and after
             // the instruction that set a timer when the timer fires.
             match module.code[ip] {
-                Instr::Wait { to } => entries.push(to.0),
+                Instr::Wait { to, .. } => entries.push(to.0),
                 Instr::WaitTimeout { to, .. } => {
                     entries.push(to.0);
                     entries.push(ip as u32 + 1);
@@ -984,6 +984,13 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     // Exits and helper calls.
 
+    /// Says how many X registers are live where the process stops to
+    /// wait (`Ctx::live`, which `native::run` hands to the process).
+    fn set_live(&mut self, live: u16) {
+        let v = self.b.ins().iconst(I32, i64::from(live));
+        self.store_ctx(v, off!(live));
+    }
+
     /// Stores `ip` as where to go on and returns `code`.
     fn exit_at(&mut self, ip: u32, code: u32) {
         let v = self.b.ins().iconst(I32, ip as i64);
@@ -1731,11 +1738,13 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.call(self.sigs.ctx_ret, f, &[self.ctx]);
                 true
             }
-            Instr::Wait { to } => {
+            Instr::Wait { to, live } => {
+                self.set_live(live);
                 self.exit_at(to.0, exit::WAIT);
                 false
             }
-            Instr::WaitTimeout { to, timeout } => {
+            Instr::WaitTimeout { to, timeout, live } => {
+                self.set_live(live);
                 self.wait_timeout(ip, to, timeout);
                 true
             }

@@ -296,8 +296,14 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
                 return Some(Outcome::Yield);
             }
             exit::DONE => return Some(Outcome::Exit(ExitKind::Normal)),
-            exit::WAIT => return Some(Outcome::Wait),
-            exit::WAIT_TIMEOUT => return Some(Outcome::WaitTimeout(ctx.wait_ms)),
+            exit::WAIT => {
+                p.live_x = ctx.live;
+                return Some(Outcome::Wait);
+            }
+            exit::WAIT_TIMEOUT => {
+                p.live_x = ctx.live;
+                return Some(Outcome::WaitTimeout(ctx.wait_ms));
+            }
             _ => {
                 if stats::ENABLED.load(Ordering::Relaxed) {
                     stats::bailed(&p.module, p.ip);

@@ -155,15 +155,11 @@ impl Drop for Actor {
 }
 
 impl Actor {
-    /// Parks the X registers of a process that waits. Registers past the
-    /// last non-nil one need no parking: a restore fills them with nil
-    /// again. (An idle process keeps only the few it wrote, not the `live`
-    /// most any module uses.)
+    /// Parks the X registers of a process that waits: the ones its
+    /// `wait` keeps (`Process::live_x`, which the compiler knows; the
+    /// others are dead there and come back as nil).
     fn save_registers(&mut self, regs: &Registers, live: usize) -> Result<(), SystemLimit> {
-        let n = regs.x[..live]
-            .iter()
-            .rposition(|&t| t != Term::NIL)
-            .map_or(0, |i| i + 1);
+        let n = (self.process.live_x as usize).min(live);
         self.process.park_registers(&regs.x[..n])
     }
 
