@@ -276,6 +276,9 @@ bifs! {
         "$map_build", 1 => maps::build_1;
         "$map_update", 3 => maps::update_3;
         "$map_update1", 3 => maps::update_3_exact;
+        // A later step of the same `M#{K := V, ...}`: the same update
+        // (native code may write it into the copy the step before made).
+        "$map_update1_chain", 3 => maps::update_3_exact;
         "$badbool", 1 => erlang::badbool_1;
         "send", 2 => process::send_2;
         "send", 3 => process::send_3;

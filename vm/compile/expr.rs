@@ -567,8 +567,13 @@ impl<'a> Fc<'a> {
             // tuple; native code does each inline.
             Some(b) if fields.iter().all(|f| f.exact) => {
                 let index = bif_index("erlang", "$map_update1", 3, Span::default())?;
+                // Each later step updates the temporary the step before
+                // made, which nothing else sees: native code may write
+                // into it in place (`$map_update1_chain`).
+                let chain = bif_index("erlang", "$map_update1_chain", 3, Span::default())?;
                 let mut map = b;
                 for (i, pair) in pairs.chunks(2).enumerate() {
+                    let index = if i == 0 { index } else { chain };
                     let dst = if i + 1 == fields.len() {
                         self.target(hint)
                     } else {

@@ -223,6 +223,7 @@ struct InlineBifs {
     map_get: Option<u16>,
     maps_get: Option<u16>,
     map_update1: Option<u16>,
+    map_update1_chain: Option<u16>,
 }
 
 fn inline_bifs() -> &'static InlineBifs {
@@ -235,6 +236,7 @@ fn inline_bifs() -> &'static InlineBifs {
         map_get: crate::bif::lookup("erlang", "map_get", 2),
         maps_get: crate::bif::lookup("maps", "get", 2),
         map_update1: crate::bif::lookup("erlang", "$map_update1", 3),
+        map_update1_chain: crate::bif::lookup("erlang", "$map_update1_chain", 3),
     })
 }
 
@@ -415,6 +417,21 @@ struct BsParts {
     epoch: u32,
 }
 
+/// The result of a map update at `ip` (in register `dst`), with `fresh`
+/// (an i8) set when it is a copy this code just made, which no other
+/// term can see yet: the next step of the same `M#{K1 := V1, ...}`
+/// (`$map_update1_chain`, whose map operand the compiler guarantees is
+/// that temporary and dead after) may then write into it in place.
+/// Valid in `done`, the block the update ended in, and the instruction
+/// that block falls through to.
+#[derive(Clone, Copy)]
+struct FreshMap {
+    ip: usize,
+    dst: Dst,
+    fresh: Value,
+    done: Block,
+}
+
 /// What a native call calls.
 #[derive(Clone, Copy)]
 enum Callee {
@@ -457,6 +474,9 @@ struct Gen<'a, 'b> {
     /// Bitstrings taken apart by `bs_start` in this run of fall-through
     /// code (see `BsParts`).
     matches: Vec<BsParts>,
+    /// The map the last `$map_update1` made, for an update chained to it
+    /// (see `FreshMap`).
+    fresh_map: Option<FreshMap>,
     /// Where `helpers::bs_parts` writes its answer.
     bs_area: Option<cranelift_codegen::ir::StackSlot>,
     mem: Mem,
@@ -519,6 +539,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             bif_area: None,
             y_saved: None,
             matches: Vec::new(),
+            fresh_map: None,
             bs_area: None,
             mem,
         }
@@ -590,7 +611,16 @@ impl<'a, 'b> Gen<'a, 'b> {
         if !keeps_floats(&instr) {
             self.flush();
         }
+        let fresh = self.fresh_map.take();
+        self.fresh_map = fresh.filter(|f| f.ip + 1 == ip && !self.targets[ip - self.start]);
+        let before = self.fresh_map.map(|f| f.ip);
         if self.instruction(ip, instr) {
+            // A fresh map is known only in the block its update ended in.
+            if let Some(f) = self.fresh_map
+                && (f.ip != ip || Some(f.ip) == before || self.b.current_block() != Some(f.done))
+            {
+                self.fresh_map = None;
+            }
             if ip + 1 < self.end {
                 if self.targets[ip + 1 - self.start] {
                     self.flush();
@@ -1437,7 +1467,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     module.operand_lists[args as usize],
                     module.operand_lists[args as usize + 1],
                 );
-                self.map_get(ip, fail, key, map, dst, None);
+                self.map_get(ip, fail, key, map, dst, None, false);
                 true
             }
             Instr::Bif {
@@ -1446,11 +1476,14 @@ impl<'a, 'b> Gen<'a, 'b> {
                 fail,
                 dst,
                 ..
-            } if Some(bif) == inline_bifs().map_update1 => {
+            } if Some(bif) == inline_bifs().map_update1
+                || Some(bif) == inline_bifs().map_update1_chain =>
+            {
                 let module = self.m.get();
                 let [key, value, map] =
                     std::array::from_fn(|i| module.operand_lists[args as usize + i]);
-                self.map_get(ip, fail, key, map, dst, Some(value));
+                let chained = Some(bif) == inline_bifs().map_update1_chain;
+                self.map_get(ip, fail, key, map, dst, Some(value), chained);
                 true
             }
             // `self()`: the running process's pid, kept in the context;
@@ -2216,15 +2249,72 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// `M#{K := V}` instead: a copy of `M` with `V` for `K`'s value,
     /// when the heap has room for it. A key not there, a map in tree
     /// form, a full heap or anything else takes the BIF's path.
-    fn map_get(&mut self, ip: usize, fail: Label, key: Src, map: Src, dst: Dst, put: Option<Src>) {
+    #[allow(clippy::too_many_arguments)]
+    fn map_get(
+        &mut self,
+        ip: usize,
+        fail: Label,
+        key: Src,
+        map: Src,
+        dst: Dst,
+        put: Option<Src>,
+        chained: bool,
+    ) {
         let vput = put.map(|s| self.get(s));
         let vk = self.get(key);
         let vm = self.get(map);
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, I64);
+        let made = self.b.append_block_param(done, types::I8);
+        let yes = self.b.ins().iconst(types::I8, 1);
+        let no = self.b.ins().iconst(types::I8, 0);
         let general = self.b.create_block();
         self.b.set_cold_block(general);
         let check = self.b.create_block();
+        // The next step of a chain writes into the copy the last one made.
+        if let (true, Some(new_value), Some(f)) = (chained, vput, self.fresh_map)
+            && f.ip + 1 == ip
+            && f.dst.src() == map
+        {
+            let in_place = self.b.create_block();
+            let copying = self.b.create_block();
+            self.b.ins().brif(f.fresh, in_place, &[], copying, &[]);
+            self.b.switch_to_block(in_place);
+            let immediate = self.is_immediate(vk);
+            let scan = self.b.create_block();
+            self.b.ins().brif(immediate, scan, &[], copying, &[]);
+            self.b.switch_to_block(scan);
+            // A flat map on the heap (the copy): header, n keys, n values.
+            let addr = self.deref(vm);
+            let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
+            let size = self.b.ins().ushr_imm_s(h, 8);
+            let key_bytes = self.b.ins().ishl_imm_s(size, 2);
+            let keys = self.b.ins().iadd_imm_s(addr, 8);
+            let end = self.b.ins().iadd(keys, key_bytes);
+            let head = self.b.create_block();
+            let at = self.b.append_block_param(head, I64);
+            let body = self.b.create_block();
+            let found = self.b.create_block();
+            self.b.ins().jump(head, &[BlockArg::Value(keys)]);
+            self.b.switch_to_block(head);
+            let more = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
+            self.b.ins().brif(more, body, &[], copying, &[]);
+            self.b.switch_to_block(body);
+            let k = self.b.ins().load(I64, self.mem.heap, at, 0);
+            let same = self.b.ins().icmp(IntCC::Equal, k, vk);
+            let next = self.b.ins().iadd_imm_s(at, 8);
+            self.b
+                .ins()
+                .brif(same, found, &[], head, &[BlockArg::Value(next)]);
+            self.b.switch_to_block(found);
+            let value_at = self.b.ins().iadd(at, key_bytes);
+            self.b.ins().store(self.mem.heap, new_value, value_at, 0);
+            self.charge_bif();
+            self.b
+                .ins()
+                .jump(done, &[BlockArg::Value(vm), BlockArg::Value(yes)]);
+            self.b.switch_to_block(copying);
+        }
         let boxed = self.tag_is(vm, TAG_BOXED);
         let immediate = self.is_immediate(vk);
         let fine = self.b.ins().band(boxed, immediate);
@@ -2288,13 +2378,26 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
         };
         self.charge_bif();
-        self.b.ins().jump(done, &[BlockArg::Value(v)]);
+        let fresh = if vput.is_some() { yes } else { no };
+        self.b
+            .ins()
+            .jump(done, &[BlockArg::Value(v), BlockArg::Value(fresh)]);
         self.b.switch_to_block(general);
         self.bif_call(ip, fail);
         let v = self.get(dst.src());
-        self.b.ins().jump(done, &[BlockArg::Value(v)]);
+        self.b
+            .ins()
+            .jump(done, &[BlockArg::Value(v), BlockArg::Value(no)]);
         self.b.switch_to_block(done);
         self.put(dst, result);
+        if vput.is_some() {
+            self.fresh_map = Some(FreshMap {
+                ip,
+                dst,
+                fresh: made,
+                done,
+            });
+        }
     }
 
     /// Copies `bytes` (a multiple of 8) of heap words from `from` to `to`,
@@ -3465,34 +3568,66 @@ impl<'a, 'b> Gen<'a, 'b> {
                     .icmp_imm_s(IntCC::Equal, v, Term::FALSE.0 as i64);
                 self.b.ins().bor(t, f)
             }
-            // Tuples: a boxed term, then the helper reads the header.
-            // Integers and numbers: a small integer at once, else the helper.
-            // Pids: a local pid at once, else the helper (a remote pid is
-            // a boxed term).
-            TypeTest::Tuple | TypeTest::Integer | TypeTest::Number | TypeTest::Pid => {
-                let (quick, answer) = if test == TypeTest::Tuple {
-                    let boxed = self.tag_is(v, TAG_BOXED);
-                    (self.b.ins().bxor_imm_s(boxed, 1), 0)
-                } else if test == TypeTest::Pid {
-                    (self.tag_is(v, TAG_PID), 1)
-                } else {
-                    (self.tag_is(v, TAG_SMALL), 1)
+            // Tests decided by an immediate's tag or a boxed object's
+            // header kind: both read inline (the header through `deref`).
+            TypeTest::Tuple
+            | TypeTest::Map
+            | TypeTest::Function
+            | TypeTest::Float
+            | TypeTest::Integer
+            | TypeTest::Number
+            | TypeTest::Pid => {
+                let kinds = |ks: &[Kind]| ks.iter().fold(0i64, |m, &k| m | 1 << k as u32);
+                let (quick, mask) = match test {
+                    TypeTest::Tuple => (None, kinds(&[Kind::Tuple])),
+                    TypeTest::Map => (None, kinds(&[Kind::Map, Kind::MapTree])),
+                    TypeTest::Function => (None, kinds(&[Kind::Fun, Kind::Export])),
+                    TypeTest::Float => (None, kinds(&[Kind::Float])),
+                    TypeTest::Integer => (Some(TAG_SMALL), kinds(&[Kind::PosBig, Kind::NegBig])),
+                    TypeTest::Number => (
+                        Some(TAG_SMALL),
+                        kinds(&[Kind::PosBig, Kind::NegBig, Kind::Float]),
+                    ),
+                    _ => (Some(TAG_PID), kinds(&[Kind::ExtPid])),
                 };
-                let join = self.b.create_block();
-                let r = self.b.append_block_param(join, types::I8);
-                let general = self.b.create_block();
-                let known = self.b.ins().iconst(types::I8, answer);
-                self.b
-                    .ins()
-                    .brif(quick, join, &[BlockArg::Value(known)], general, &[]);
-                self.b.switch_to_block(general);
-                let t = self.type_test_call(test, v);
-                self.b.ins().jump(join, &[BlockArg::Value(t)]);
-                self.b.switch_to_block(join);
-                r
+                self.boxed_kind_test(v, quick, mask)
             }
             _ => self.type_test_call(test, v),
         }
+    }
+
+    /// Whether `v` has the immediate tag `quick` or is a boxed term whose
+    /// header kind is in `mask` (bit `k` for `Kind` `k`), as an i8.
+    fn boxed_kind_test(&mut self, v: Value, quick: Option<u64>, mask: i64) -> Value {
+        let join = self.b.create_block();
+        let r = self.b.append_block_param(join, types::I8);
+        let yes = self.b.ins().iconst(types::I8, 1);
+        let no = self.b.ins().iconst(types::I8, 0);
+        if let Some(tag) = quick {
+            let is = self.tag_is(v, tag);
+            let other = self.b.create_block();
+            self.b
+                .ins()
+                .brif(is, join, &[BlockArg::Value(yes)], other, &[]);
+            self.b.switch_to_block(other);
+        }
+        let boxed = self.tag_is(v, TAG_BOXED);
+        let check = self.b.create_block();
+        self.b
+            .ins()
+            .brif(boxed, check, &[], join, &[BlockArg::Value(no)]);
+        self.b.switch_to_block(check);
+        let addr = self.deref(v);
+        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
+        let kind = self.b.ins().ushr_imm_s(h, 3);
+        let kind = self.b.ins().band_imm_s(kind, 0x1f);
+        let m = self.b.ins().iconst(I64, mask);
+        let bit = self.b.ins().ushr(m, kind);
+        let bit = self.b.ins().band_imm_s(bit, 1);
+        let bit = self.b.ins().ireduce(types::I8, bit);
+        self.b.ins().jump(join, &[BlockArg::Value(bit)]);
+        self.b.switch_to_block(join);
+        r
     }
 
     /// The type test `test` of `v` through the helper, as an i8.
