@@ -12,7 +12,8 @@
 //! - a call of an erlang BIF whose constant arguments make it fail:
 //!   "the call to atom_to_list/1 will fail with a 'badarg' exception", at
 //!   the call (`erlang:hd/1` is named `hd/1`; `maps:get/2` is `map_get/2`,
-//!   failing with `{badkey,K}`);
+//!   failing with `{badkey,K}`); a `math` function likewise ("the call to
+//!   math:sqrt/1 will fail with a 'badarith' exception");
 //! - a call of a constant that is not a fun: "invalid function call",
 //!   twice when the callee is written in place (`1()`), once through a
 //!   variable;
@@ -485,6 +486,9 @@ impl Walk<'_> {
                 let f = self.expr(f, env);
                 match (m, f) {
                     (Some(Value::Atom(m)), Some(Value::Atom(f))) if m == "erlang" => Some(f),
+                    (Some(Value::Atom(m)), Some(Value::Atom(f))) if m == "math" => {
+                        Some(format!("math:{f}"))
+                    }
                     (Some(Value::Atom(m)), Some(Value::Atom(f)))
                         if m == "maps" && f == "get" && args.len() == 2 =>
                     {
@@ -917,8 +921,16 @@ fn bif(name: &str, args: &[Value]) -> Option<Result<Option<Value>, String>> {
         )),
         ("integer_to_binary", [Int(_)]) => Some(Ok(None)),
         ("integer_to_list" | "integer_to_binary", [_]) => badarg(),
+        ("list_to_integer" | "list_to_float" | "list_to_binary", [Fun]) => None,
+        ("list_to_integer" | "list_to_float" | "list_to_binary", [x])
+            if !matches!(x, Nil | Cons(..)) =>
+        {
+            badarg()
+        }
         ("list_to_integer", [x]) => {
-            let s = chars_of(x)?;
+            let Some(s) = chars_of(x) else {
+                return not_chars(x);
+            };
             let digits = s.strip_prefix(['-', '+']).unwrap_or(&s);
             if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
                 s.parse::<BigInt>().ok().map(|i| Ok(Some(Int(i))))
@@ -926,6 +938,49 @@ fn bif(name: &str, args: &[Value]) -> Option<Result<Option<Value>, String>> {
                 badarg()
             }
         }
+        ("list_to_integer", [x, base]) => {
+            if matches!(x, Fun) || matches!(base, Fun) {
+                return None;
+            }
+            let base = int(base)
+                .and_then(|b| b.to_u32())
+                .filter(|b| (2..=36).contains(b));
+            let (Some(base), Some(_)) = (base, list_of(x)) else {
+                return badarg();
+            };
+            let Some(s) = chars_of(x) else {
+                return not_chars(x);
+            };
+            let digits = s.strip_prefix(['-', '+']).unwrap_or(&s);
+            if !digits.is_empty() && digits.chars().all(|c| c.is_digit(base)) {
+                Some(Ok(None))
+            } else {
+                badarg()
+            }
+        }
+        ("list_to_float", [x]) => match chars_of(x) {
+            None => not_chars(x),
+            Some(s) => match float_syntax(&s) {
+                Some(f) => ok(Float(f)),
+                None => badarg(),
+            },
+        },
+        ("list_to_binary", [x]) => {
+            if iolist_known(x)? {
+                Some(Ok(None))
+            } else {
+                badarg()
+            }
+        }
+        ("float_to_list" | "float_to_binary", [Float(_)]) => Some(Ok(None)),
+        ("float_to_list" | "float_to_binary", [Fun]) => None,
+        ("float_to_list" | "float_to_binary", [_]) => badarg(),
+        ("atom_to_binary", [Atom(_), Atom(enc)]) => match enc.as_str() {
+            "latin1" | "unicode" | "utf8" => Some(Ok(None)),
+            _ => badarg(),
+        },
+        ("atom_to_binary", [Fun, _] | [_, Fun]) => None,
+        ("atom_to_binary", [_, _]) => badarg(),
         ("hd", [Cons(h, _)]) => ok((**h).clone()),
         ("tl", [Cons(_, t)]) => ok((**t).clone()),
         ("hd" | "tl", [_]) => badarg(),
@@ -974,6 +1029,7 @@ fn bif(name: &str, args: &[Value]) -> Option<Result<Option<Value>, String>> {
                 badarg()
             }
         }
+        (_, _) if name.starts_with("math:") => math(&name[5..], args),
         ("map_get", [k, Map(pairs)]) => match pairs.iter().rev().find(|(key, _)| key == k) {
             Some((_, v)) => ok(v.clone()),
             None => Some(Err(format!("{{badkey,{}}}", show(k)?))),
@@ -981,6 +1037,135 @@ fn bif(name: &str, args: &[Value]) -> Option<Result<Option<Value>, String>> {
         ("map_get", [_, Fun]) => None,
         ("map_get", [_, m]) => Some(Err(format!("{{badmap,{}}}", show(m)?))),
         _ => None,
+    }
+}
+
+/// A `math` function on known arguments, as `bif` answers: `badarg` for
+/// an argument that is not a number, `badarith` for a result (or an
+/// integer argument) out of the floats' range or not a number at all.
+fn math(f: &str, args: &[Value]) -> Option<Result<Option<Value>, String>> {
+    let arity = match f {
+        "pow" | "atan2" | "fmod" => 2,
+        "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "sinh" | "cosh" | "tanh" | "asinh"
+        | "acosh" | "atanh" | "exp" | "log" | "log2" | "log10" | "sqrt" | "erf" | "erfc"
+        | "ceil" | "floor" => 1,
+        _ => return None,
+    };
+    if args.len() != arity || args.iter().any(|a| matches!(a, Value::Fun)) {
+        return None;
+    }
+    let mut xs = Vec::with_capacity(arity);
+    for a in args {
+        match a {
+            Value::Float(f) => xs.push(*f),
+            Value::Int(i) => match i.to_f64() {
+                Some(f) if f.is_finite() => xs.push(f),
+                _ => return Some(Err("badarith".to_string())),
+            },
+            _ => return Some(Err("badarg".to_string())),
+        }
+    }
+    let x = xs[0];
+    let r = match f {
+        "pow" => x.powf(xs[1]),
+        "atan2" => x.atan2(xs[1]),
+        "fmod" => x % xs[1],
+        "sin" => x.sin(),
+        "cos" => x.cos(),
+        "tan" => x.tan(),
+        "asin" => x.asin(),
+        "acos" => x.acos(),
+        "atan" => x.atan(),
+        "sinh" => x.sinh(),
+        "cosh" => x.cosh(),
+        "tanh" => x.tanh(),
+        "asinh" => x.asinh(),
+        "acosh" => x.acosh(),
+        "atanh" => x.atanh(),
+        "exp" => x.exp(),
+        "log" => x.ln(),
+        "log2" => x.log2(),
+        "log10" => x.log10(),
+        "sqrt" => x.sqrt(),
+        // erf and erfc are defined and finite on every float.
+        _ => 0.0,
+    };
+    if r.is_finite() {
+        Some(Ok(None))
+    } else {
+        Some(Err("badarith".to_string()))
+    }
+}
+
+/// The answer for a list given where a string of digits is wanted that
+/// is not a string: it fails, unless a fun in it leaves that unknown.
+fn not_chars(list: &Value) -> Option<Result<Option<Value>, String>> {
+    match list_of(list) {
+        Some(items) if !items.iter().any(|v| matches!(v, Value::Fun)) => {
+            Some(Err("badarg".to_string()))
+        }
+        _ => None,
+    }
+}
+
+/// Erlang's float syntax as `list_to_float/1` reads it (a sign, digits, a
+/// point, digits, an optional exponent); `None` for anything else or a
+/// value beyond the floats' range.
+fn float_syntax(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i > start
+    };
+    if !digits(&mut i) || b.get(i) != Some(&b'.') {
+        return None;
+    }
+    i += 1;
+    if !digits(&mut i) {
+        return None;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return None;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+/// Whether a known term is an iolist of bytes: `Some(false)` when it is
+/// not, `None` where a fun makes it unknown.
+fn iolist_known(v: &Value) -> Option<bool> {
+    let mut rest = v;
+    loop {
+        match rest {
+            Value::Nil => return Some(true),
+            Value::Cons(h, t) => {
+                match h.as_ref() {
+                    Value::Int(i) if i.to_u8().is_some() => {}
+                    Value::Nil | Value::Cons(..) => {
+                        if !iolist_known(h)? {
+                            return Some(false);
+                        }
+                    }
+                    Value::Fun => return None,
+                    _ => return Some(false),
+                }
+                rest = t;
+            }
+            Value::Fun => return None,
+            _ => return Some(false),
+        }
     }
 }
 
