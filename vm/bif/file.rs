@@ -139,13 +139,14 @@ impl OpenFile {
         Ok(n > 0)
     }
 
-    /// The next line with its newline; `None` at the end.
+    /// The next line with its newline (a `\r\n` read as `\n`, as OTP's
+    /// file servers do); `None` at the end.
     pub fn read_line(&mut self) -> std::io::Result<Option<Vec<u8>>> {
         loop {
             if let Some(i) = self.rbuf[self.rpos..].iter().position(|&b| b == b'\n') {
                 let line = self.rbuf[self.rpos..self.rpos + i + 1].to_vec();
                 self.rpos += i + 1;
-                return Ok(Some(line));
+                return Ok(Some(super::input::crlf_to_lf(line)));
             }
             if !self.fill()? {
                 if self.rpos == self.rbuf.len() {

@@ -74,16 +74,30 @@ const STDIN_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
 /// `STDIN_WAIT`, else `Pending` (under `--deterministic`, whenever it
 /// comes). Output is flushed before a wait, so a prompt shows.
 pub(super) fn take_stdin(request: Request) -> Taken {
-    let now = stdin::take_within(request, std::time::Duration::ZERO);
-    if !matches!(now, Taken::Pending) {
-        return now;
+    let mut taken = stdin::take_within(request, std::time::Duration::ZERO);
+    if matches!(taken, Taken::Pending) {
+        output::flush();
+        taken = if crate::runtime::processes::deterministic() {
+            stdin::take_blocking(request)
+        } else {
+            stdin::take_within(request, STDIN_WAIT)
+        };
     }
-    output::flush();
-    if crate::runtime::processes::deterministic() {
-        stdin::take_blocking(request)
-    } else {
-        stdin::take_within(request, STDIN_WAIT)
+    match (request, taken) {
+        (Request::Line, Taken::Data(line)) => Taken::Data(crlf_to_lf(line)),
+        (_, taken) => taken,
     }
+}
+
+/// A line as OTP's io servers hand it out (io_lib:collect_line): a
+/// `\r\n` that ends it is one `\n`. Standard input and files read by
+/// lines both do this; reads by characters keep the `\r`.
+pub(super) fn crlf_to_lf(mut line: Vec<u8>) -> Vec<u8> {
+    if line.ends_with(b"\r\n") {
+        line.truncate(line.len() - 2);
+        line.push(b'\n');
+    }
+    line
 }
 
 /// `wait`, ending the caller's time slice so it yields at its next call.
@@ -472,8 +486,10 @@ pub enum TermError {
     BadTerm(u32),
 }
 
+/// The line of a byte offset (which may fall inside a character).
 fn line_at(text: &str, offset: usize) -> u32 {
-    1 + text[..offset.min(text.len())].matches('\n').count() as u32
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    1 + before.iter().filter(|&&b| b == b'\n').count() as u32
 }
 
 /// Parses one term ending in a full stop (`{a, 1}.`). Text that the end

@@ -60,6 +60,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     // Text and script support (helper `rosetta`).
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
     ("escript", include_str!("../../stdlib/escript.act")),
+    ("eunit", include_str!("../../stdlib/eunit.act")),
     ("filelib", include_str!("../../stdlib/filelib.act")),
     ("erl_parse", include_str!("../../stdlib/erl_parse.act")),
     ("init", include_str!("../../stdlib/init.act")),

@@ -16,6 +16,7 @@ pub mod core_warnings;
 pub mod diagnostic;
 pub mod effects;
 pub mod escript_report;
+pub mod eunit_autoexport;
 pub mod expand;
 pub mod fold;
 pub mod format_lint;
@@ -138,7 +139,11 @@ pub fn read_program(
         let record_uses = lint_extra::record_uses(&pp.tokens);
         let mut diagnostics = pp.diagnostics;
         diagnostics.extend(parsed.diagnostics);
+        let default_name = module;
         let mut module = parsed.module;
+        if eunit_autoexport::wanted(&pp.tokens) {
+            eunit_autoexport::apply(&mut module, default_name);
+        }
         let parse_diagnostics = diagnostics.len();
         diagnostics.extend(expand::expand(&mut module));
         let mut broken_functions = parsed.broken_functions;

@@ -1175,6 +1175,7 @@ fn otp_header(kind: &str, name: &str) -> Option<&'static str> {
         }
         "kernel/include/file.hrl" => include_str!("../../stdlib/include/file.hrl"),
         "kernel/include/logger.hrl" => include_str!("../../stdlib/include/logger.hrl"),
+        "eunit/include/eunit.hrl" => include_str!("../../stdlib/include/eunit.hrl"),
         _ => return None,
     })
 }
