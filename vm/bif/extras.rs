@@ -492,9 +492,10 @@ fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> Bif
             }
         }
         "initial_call" => {
+            let (m, f, a) = ctx.process.initial_call();
             ctx.ensure(4, args)?;
             ctx.heap()
-                .tuple(&[atom("erlang"), atom("apply"), Term::small(2)])
+                .tuple(&[Term::atom(m), Term::atom(f), Term::small(a as i64)])
         }
         "garbage_collection" => {
             ctx.ensure(10, args)?;

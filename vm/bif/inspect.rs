@@ -34,6 +34,7 @@ pub struct Snapshot {
     pub stack_words: usize,
     pub reductions: u64,
     pub current_function: Option<(Atom, Atom, u32)>,
+    pub initial_call: Option<(Atom, Atom, u32)>,
 }
 
 use super::process::services;
@@ -77,6 +78,7 @@ pub fn other_value(
         "memory",
         "reductions",
         "current_function",
+        "initial_call",
     ];
     if !known.contains(&item) {
         return None;
@@ -145,6 +147,14 @@ fn value_of(ctx: &mut Context, args: &mut [Term], snap: Snapshot, item: &str) ->
             ctx.heap().int(snap.reductions.min(i64::MAX as u64) as i64)
         }
         "current_function" => match snap.current_function {
+            Some((m, f, a)) => {
+                ctx.ensure(4, args)?;
+                ctx.heap()
+                    .tuple(&[Term::atom(m), Term::atom(f), Term::small(a as i64)])
+            }
+            None => Term::atom(Atom::UNDEFINED),
+        },
+        "initial_call" => match snap.initial_call {
             Some((m, f, a)) => {
                 ctx.ensure(4, args)?;
                 ctx.heap()

@@ -578,6 +578,11 @@ fn build_child(ctx: &Context, what: SpawnOf) -> Result<(Process, Start), BifErro
         }
     };
     let mut child = Process::new(module, entry);
+    if let SpawnOf::Mfa(m, f, _) = what
+        && let (Some(m), Some(f)) = (m.as_atom(), f.as_atom())
+    {
+        child.set_initial_call(m, f, args.len() as u32);
+    }
     if let Some((m, f, a)) = undef {
         // {undef, [{M, F, Args, []}]}
         let words = heap::size_of(heap, a).map_err(|_| BifError::SystemLimit)? + 5 + 2 + 3;

@@ -66,7 +66,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 29] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 34] = {
     use OtpFrame::{As, At, Hidden};
     [
         ("gen_server", "init_it", 2, "", At(851)),
@@ -93,19 +93,26 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 29] = {
         ("supervisor", "do_start_child_i", 3, "", At(414)),
         ("supervisor", "do_start_child", 2, "", At(400)),
         ("supervisor", "handle_start_child", 2, "", At(706)),
+        ("supervisor", "-start_children/2-fun-0-", 3, "", At(384)),
+        ("supervisor", "children_map", 4, "", At(1250)),
+        ("supervisor", "init_children", 2, "", At(350)),
         ("supervisor", "handle_call", 3, "do_start_child_i", At(439)),
         ("supervisor", "handle_call", 3, "handle_start_child", At(455)),
         ("proc_lib", "init_p", 3, "", At(225)),
         ("proc_lib", "init_p_do_apply", 3, "", At(240)),
         ("timer", "sleep", 1, "", At(219)),
+        ("erpc", "local", 3, "", As("call", 5, 137)),
+        ("erpc", "local_timeout", 3, "", As("call", 5, 702)),
     ]
 };
 
 /// Where OTP 25's Erlang code raises `badarg` for a bad format given to
 /// `io:format`/`fwrite`/`put_chars` (io.erl line 99, the device refusing the request;
 /// line 94 for a device that is no process) or to `io_lib:format/2`
-/// (io_lib.erl line 187): act's BIFs stand for these functions, and their
-/// top frame carries OTP's file and line and error_info cause.
+/// (io_lib.erl line 187), and `function_clause` for a non-list given to
+/// `lists:reverse/1` (lists.erl line 175): act's BIFs stand for these
+/// functions, and their top frame carries OTP's file and line and
+/// error_info cause.
 type IoSite = (&'static str, u32, Option<(&'static str, &'static str)>);
 
 /// Words an `IoSite`'s location list takes: the longest file name as a
@@ -115,6 +122,12 @@ const IO_SITE_WORDS: usize =
     2 * "io_lib.erl".len() + 3 + 3 + 3 + crate::heap::words_for_map(2) + 3 + 6;
 
 fn io_site(m: Atom, f: Atom, reason: Term, args: &[Term]) -> Option<IoSite> {
+    // lists:reverse/1 is Erlang code in OTP: a non-list fails its clauses.
+    if (m.name(), f.name(), args.len()) == ("lists", "reverse", 1)
+        && reason == Term::atom(Atom::intern("function_clause"))
+    {
+        return Some(("lists.erl", 175, None));
+    }
     if reason != Term::atom(Atom::intern("badarg")) {
         return None;
     }
@@ -203,7 +216,7 @@ pub(super) fn raise(
     reason: Term,
     args: Option<Vec<Term>>,
 ) -> Flow {
-    raise_traced(p, x, module, ip, class, reason, args, None)
+    raise_traced(p, x, module, ip, class, reason, args, None, false)
 }
 
 /// `raise`, where `top` names a function `m:f` that was called with
@@ -219,6 +232,7 @@ fn raise_traced(
     reason: Term,
     args: Option<Vec<Term>>,
     top: Option<TraceTop>,
+    tail: bool,
 ) -> Flow {
     p.set_exception([Term::atom(class.atom()), reason, Term::NIL]);
     let mut args = args.unwrap_or_default();
@@ -234,7 +248,7 @@ fn raise_traced(
         }
         p.heap.list(&args)
     };
-    record(p, *module, *ip, top);
+    record(p, *module, *ip, top, tail);
     let e = p.exception_mut();
     e[2] = Term::RAW_TRACE;
     e[3] = list;
@@ -242,8 +256,9 @@ fn raise_traced(
 }
 
 /// Records where the stack stands (`RawTrace`): the raise at `ip` in
-/// `module`, then the callers, as many as a trace shows.
-fn record(p: &mut Process, module: ModuleRef, ip: usize, top: Option<TraceTop>) {
+/// `module` (unless it was a tail call, whose caller's frame is gone on
+/// BEAM), then the callers, as many as a trace shows.
+fn record(p: &mut Process, module: ModuleRef, ip: usize, top: Option<TraceTop>, tail: bool) {
     // Taken out and put back, so the walk can read the frames; the
     // vector keeps its storage from one raise to the next.
     let mut raw = std::mem::take(p.raw_trace_mut());
@@ -251,12 +266,18 @@ fn record(p: &mut Process, module: ModuleRef, ip: usize, top: Option<TraceTop>) 
     raw.top = top;
     let in_function = |m: &ModuleRef, at: u32| m.functions.iter().any(|f| f.entry <= at);
     let at = ip.saturating_sub(1) as u32;
-    if in_function(&module, at) {
+    if !tail && in_function(&module, at) {
         raw.frames.push((module, at));
+    }
+    // The frame BEAM puts on top for a BIF or undefined function counts
+    // towards the depth.
+    let depth = TRACE_DEPTH - usize::from(top.is_some());
+    if raw.frames.len() > depth {
+        raw.frames.truncate(depth);
     }
     let mut cut = false;
     for f in p.frames.iter().rev() {
-        if raw.frames.len() >= TRACE_DEPTH {
+        if raw.frames.len() >= depth {
             cut = true;
             break;
         }
@@ -268,7 +289,7 @@ fn record(p: &mut Process, module: ModuleRef, ip: usize, top: Option<TraceTop>) 
     raw.under = if !cut && p.is_script_main() {
         ESCRIPT_FRAMES
             .len()
-            .min(TRACE_DEPTH - raw.frames.len().min(TRACE_DEPTH)) as u8
+            .min(depth - raw.frames.len().min(depth)) as u8
     } else {
         0
     };
@@ -394,10 +415,11 @@ fn top_frame(p: &mut Process, top: TraceTop, reason: Term, args: &[Term]) -> Ter
             (m, f, heap.list(&location))
         }
         TraceTop::Bif(m, f) => {
-            let explainer = if m == Atom::ERLANG {
-                "erl_erts_errors"
-            } else {
-                "erl_stdlib_errors"
+            // The application that owns the module explains its errors.
+            let explainer = match m.name() {
+                "erlang" | "persistent_term" | "atomics" | "counters" => "erl_erts_errors",
+                "os" => "erl_kernel_errors",
+                _ => "erl_stdlib_errors",
             };
             let mut pairs = vec![(
                 Term::atom(Atom::intern("module")),
@@ -464,7 +486,9 @@ pub(super) fn unwind(
     Flow::Continue
 }
 
-/// `undef` for `m:f/arity` (the arguments are in x0..).
+/// `undef` for `m:f/arity` (the arguments are in x0..), called as a
+/// tail call or not.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn undef(
     p: &mut Process,
     x: &mut [Term],
@@ -473,6 +497,7 @@ pub(super) fn undef(
     m: Atom,
     f: Atom,
     arity: usize,
+    tail: bool,
 ) -> Flow {
     let args = x[..arity.min(x.len())].to_vec();
     raise_traced(
@@ -484,6 +509,7 @@ pub(super) fn undef(
         Term::atom(Atom::UNDEF),
         Some(args),
         Some(TraceTop::Undefined(m, f)),
+        tail,
     )
 }
 
@@ -510,6 +536,7 @@ pub(super) fn raise_bif(
         reason,
         Some(args.to_vec()),
         Some(TraceTop::Bif(m, f)),
+        false,
     )
 }
 

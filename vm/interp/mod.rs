@@ -1154,7 +1154,7 @@ fn call_import(
         ),
         Err((m, f)) => {
             p.reductions += cost::CALL;
-            exception::undef(p, x, module, ip, m, f, arity as usize)
+            exception::undef(p, x, module, ip, m, f, arity as usize, tail != Tail::No)
         }
     }
 }
@@ -1185,7 +1185,7 @@ fn call_export(
             }
         }
         p.reductions += cost::CALL;
-        return exception::undef(p, x, module, ip, m, f, arity);
+        return exception::undef(p, x, module, ip, m, f, arity, tail != Tail::No);
     };
     call_counted(p, x, module, ip, target.module, target.entry, tail, arity)
 }

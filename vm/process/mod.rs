@@ -114,6 +114,9 @@ struct Cold {
     /// This is the script's main process, which escript's own functions
     /// call in BEAM (its stack traces end with their frames).
     script_main: bool,
+    /// `{M, F, Arity}` of a process spawned as `spawn(M, F, Args)`, for
+    /// `process_info(P, initial_call)` (a fun shows `erlang:apply/2`).
+    initial_call: Option<(Atom, Atom, u32)>,
 }
 
 /// A stack trace recorded at a raise but not built as a term: a
@@ -159,6 +162,7 @@ impl Default for Cold {
             exception: [Term::NIL; 4],
             raw_trace: RawTrace::default(),
             script_main: false,
+            initial_call: None,
         }
     }
 }
@@ -248,6 +252,20 @@ impl Process {
     /// Marks this process as the script's main process (see `Cold`).
     pub fn set_script_main(&mut self) {
         self.cold().script_main = true;
+    }
+
+    /// Records what `spawn(M, F, Args)` started this process with.
+    pub fn set_initial_call(&mut self, m: Atom, f: Atom, arity: u32) {
+        self.cold().initial_call = Some((m, f, arity));
+    }
+
+    /// `{M, F, Arity}` for `process_info(P, initial_call)`.
+    pub fn initial_call(&self) -> (Atom, Atom, u32) {
+        self.cold.as_ref().and_then(|c| c.initial_call).unwrap_or((
+            Atom::ERLANG,
+            Atom::intern("apply"),
+            2,
+        ))
     }
 
     /// Whether this is the script's main process.

@@ -945,6 +945,7 @@ impl Actor {
                 .map(|kv| (copy(kv[0]), copy(kv[1])))
                 .collect();
         }
+        snap.initial_call = Some(p.initial_call());
         let ip = p.ip;
         snap.current_function = p
             .module

@@ -573,11 +573,17 @@ impl<B: ProcessBody> RunContext<'_, B> {
     }
 }
 
-/// Puts a just-woken process into the next slot; the one it displaces goes
-/// to the back of the local queue.
+/// Puts a just-woken process into the next slot when nothing else is
+/// waiting here, else at the back of the local queue. The slot then only
+/// ever holds what FIFO order would run next anyway, so processes run in
+/// the order they became runnable, as on BEAM: three workers woken in
+/// turn run in that order, and a process spawned before its spawner wakes
+/// someone runs before the one woken.
 fn make_next<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>, cell: Queued<B>) {
-    if let Some(displaced) = local.next.replace(cell) {
-        push_local(shared, local, displaced);
+    if local.next.is_none() && local.worker.is_empty() {
+        local.next = Some(cell);
+    } else {
+        push_local(shared, local, cell);
     }
 }
 
