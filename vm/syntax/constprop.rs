@@ -366,7 +366,13 @@ impl Walk<'_> {
                 self.shadowed(&at_starts(clauses), "", true);
                 let v = self.expr(subject, env);
                 let mut all_never = true;
+                // Once a clause surely matches the known value, OTP drops
+                // the clauses after it unlooked at: no warnings there.
+                let mut decided = false;
                 for c in clauses {
+                    if decided {
+                        continue;
+                    }
                     let bound = match (&v, c.patterns.first()) {
                         (Some(v), Some(p)) => match match_pattern(p, v, env) {
                             Matched::Never => {
@@ -380,8 +386,15 @@ impl Walk<'_> {
                     all_never = false;
                     let mut guard_env = env.clone();
                     guard_env.extend(bound.iter().cloned());
-                    if guard_value(&c.guard, &guard_env) == Some(false) {
-                        self.warn(GUARD_FALSE.into(), c.span.start as usize);
+                    match guard_value(&c.guard, &guard_env) {
+                        Some(false) => self.warn(GUARD_FALSE.into(), c.span.start as usize),
+                        Some(true) => {
+                            decided = match (&v, c.patterns.first()) {
+                                (Some(v), Some(p)) => sure_match(p, v, env),
+                                _ => false,
+                            }
+                        }
+                        None => {}
                     }
                     self.clause_body(c, env, bound);
                 }
@@ -743,6 +756,45 @@ fn matches(pattern: &Expr, v: &Value, env: &Env, bound: &mut Vec<(String, Value)
         ExprKind::Binary(_) => matches!(v, Value::Fun),
         ExprKind::Match(a, b) => matches(a, v, env, bound) && matches(b, v, env, bound),
         _ => true,
+    }
+}
+
+/// Whether `pattern` surely matches the known `v`: made of literals equal
+/// to their parts, `_`, and variables (known ones equal to their parts;
+/// an unknown one is taken as new, so a clause matching on a variable
+/// bound earlier to an unknown value may lose the later clauses' warnings,
+/// never gain a wrong one).
+fn sure_match(pattern: &Expr, v: &Value, env: &Env) -> bool {
+    match &pattern.kind {
+        ExprKind::Var(name) => env.get(name).is_none_or(|known| known == v),
+        ExprKind::Integer(_) | ExprKind::Float(_) | ExprKind::Atom(_) | ExprKind::String(_) => {
+            Walk::quiet_value(pattern).is_some_and(|p| &p == v)
+        }
+        ExprKind::Tuple(elements) => match v {
+            Value::Tuple(values) => {
+                values.len() == elements.len()
+                    && elements
+                        .iter()
+                        .zip(values)
+                        .all(|(p, x)| sure_match(p, x, env))
+            }
+            _ => false,
+        },
+        ExprKind::List(elements, tail) => {
+            let mut rest = v;
+            for p in elements {
+                match rest {
+                    Value::Cons(h, t) if sure_match(p, h, env) => rest = t,
+                    _ => return false,
+                }
+            }
+            match tail {
+                Some(t) => sure_match(t, rest, env),
+                None => matches!(rest, Value::Nil),
+            }
+        }
+        ExprKind::Match(a, b) => sure_match(a, v, env) && sure_match(b, v, env),
+        _ => false,
     }
 }
 

@@ -204,10 +204,26 @@ impl Options {
 
 /// Under `-mode(compile)`, the optimiser's warnings about values thrown
 /// away (`effects`), given the lint diagnostics found so far (for the
-/// variables they say are unused).
+/// variables they say are unused); none when lint found an error.
 pub fn optimiser_warnings(program: &super::Program, lint: &[Diagnostic]) -> Vec<Diagnostic> {
     if mode(&program.module, &program.sources) != Mode::Compile {
         return Vec::new();
+    }
+    let expansions: Vec<Span> = program.expansions.iter().map(|(s, _)| *s).collect();
+    if lint.iter().any(|d| d.is_error()) {
+        // A lint error stops the compiler before the optimiser runs: only
+        // lint's own "invalid function call" (of a constant written in
+        // place, which constprop gives twice, the optimiser's second) stays.
+        let calls: Vec<Diagnostic> =
+            super::constprop::warnings(&program.module, &program.sources, &expansions)
+                .into_iter()
+                .filter(|d| d.message == "invalid function call")
+                .collect();
+        return calls
+            .windows(2)
+            .filter(|pair| pair[0].span == pair[1].span)
+            .map(|pair| pair[0].clone())
+            .collect();
     }
     let unused: Vec<Span> = lint
         .iter()
@@ -218,7 +234,6 @@ pub fn optimiser_warnings(program: &super::Program, lint: &[Diagnostic]) -> Vec<
         })
         .map(|d| d.span)
         .collect();
-    let expansions: Vec<Span> = program.expansions.iter().map(|(s, _)| *s).collect();
     let mut warnings =
         super::effects::warnings(&program.module, &program.sources, &unused, &expansions);
     warnings.extend(super::constprop::warnings(
