@@ -2288,26 +2288,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             let addr = self.deref(vm);
             let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
             let size = self.b.ins().ushr_imm_s(h, 8);
-            let key_bytes = self.b.ins().ishl_imm_s(size, 2);
-            let keys = self.b.ins().iadd_imm_s(addr, 8);
-            let end = self.b.ins().iadd(keys, key_bytes);
-            let head = self.b.create_block();
-            let at = self.b.append_block_param(head, I64);
-            let body = self.b.create_block();
-            let found = self.b.create_block();
-            self.b.ins().jump(head, &[BlockArg::Value(keys)]);
-            self.b.switch_to_block(head);
-            let more = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
-            self.b.ins().brif(more, body, &[], copying, &[]);
-            self.b.switch_to_block(body);
-            let k = self.b.ins().load(I64, self.mem.heap, at, 0);
-            let same = self.b.ins().icmp(IntCC::Equal, k, vk);
-            let next = self.b.ins().iadd_imm_s(at, 8);
-            self.b
-                .ins()
-                .brif(same, found, &[], head, &[BlockArg::Value(next)]);
-            self.b.switch_to_block(found);
-            let value_at = self.b.ins().iadd(at, key_bytes);
+            let value_at = self.find_flat_key(addr, size, vk, copying);
             self.b.ins().store(self.mem.heap, new_value, value_at, 0);
             self.charge_bif();
             self.b
@@ -2331,28 +2312,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(is_flat, scan, &[], general, &[]);
         self.b.switch_to_block(scan);
         let size = self.b.ins().ushr_imm_s(h, 8);
-        // Bytes of the keys: n * 8 = size * 4.
-        let key_bytes = self.b.ins().ishl_imm_s(size, 2);
-        let keys = self.b.ins().iadd_imm_s(addr, 8);
-        let end = self.b.ins().iadd(keys, key_bytes);
-        let head = self.b.create_block();
-        let at = self.b.append_block_param(head, I64);
-        let body = self.b.create_block();
-        let found = self.b.create_block();
-        self.b.ins().jump(head, &[BlockArg::Value(keys)]);
-        self.b.switch_to_block(head);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
-        self.b.ins().brif(more, body, &[], general, &[]);
-        self.b.switch_to_block(body);
-        let k = self.b.ins().load(I64, self.mem.heap, at, 0);
-        let same = self.b.ins().icmp(IntCC::Equal, k, vk);
-        let next = self.b.ins().iadd_imm_s(at, 8);
-        self.b
-            .ins()
-            .brif(same, found, &[], head, &[BlockArg::Value(next)]);
-        self.b.switch_to_block(found);
-        // The value sits n words after its key.
-        let value_at = self.b.ins().iadd(at, key_bytes);
+        let value_at = self.find_flat_key(addr, size, vk, general);
         let v = match vput {
             None => self.b.ins().load(I64, self.mem.heap, value_at, 0),
             Some(new_value) => {
@@ -2398,6 +2358,34 @@ impl<'a, 'b> Gen<'a, 'b> {
                 done,
             });
         }
+    }
+
+    /// The address of the value of key `vk` (an immediate) in the flat map
+    /// at `addr` whose header's size field is `size` (2n: n keys, then n
+    /// values); goes to `miss` when the key is not there.
+    fn find_flat_key(&mut self, addr: Value, size: Value, vk: Value, miss: Block) -> Value {
+        // Bytes of the keys: n * 8 = size * 4.
+        let key_bytes = self.b.ins().ishl_imm_s(size, 2);
+        let keys = self.b.ins().iadd_imm_s(addr, 8);
+        let end = self.b.ins().iadd(keys, key_bytes);
+        let head = self.b.create_block();
+        let at = self.b.append_block_param(head, I64);
+        let body = self.b.create_block();
+        let found = self.b.create_block();
+        self.b.ins().jump(head, &[BlockArg::Value(keys)]);
+        self.b.switch_to_block(head);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
+        self.b.ins().brif(more, body, &[], miss, &[]);
+        self.b.switch_to_block(body);
+        let k = self.b.ins().load(I64, self.mem.heap, at, 0);
+        let same = self.b.ins().icmp(IntCC::Equal, k, vk);
+        let next = self.b.ins().iadd_imm_s(at, 8);
+        self.b
+            .ins()
+            .brif(same, found, &[], head, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(found);
+        // The value sits n words after its key.
+        self.b.ins().iadd(at, key_bytes)
     }
 
     /// Copies `bytes` (a multiple of 8) of heap words from `from` to `to`,
