@@ -71,8 +71,8 @@ pub const MIN_HEAP_WORDS: usize = 32;
 /// The most a heap's floor rises to when it keeps collecting (BEAM's
 /// default heap is 233 words).
 const GROWN_MIN_HEAP_WORDS: usize = 256;
-/// Live data from which a heap grows to three times its live data, not
-/// to four times.
+/// Live data from which a heap grows at 3/4 full to twice its live data,
+/// not at half full to four times.
 const LARGE_HEAP_WORDS: usize = 1 << 11;
 
 pub const CONS_WORDS: usize = 2;
@@ -541,17 +541,15 @@ impl Heap {
         }
         let min_words = self.min_words as usize;
         // A copying collection costs the live data; the words allocated
-        // until the next one are the free space. Growing a heap at half
-        // full bounds the copying at one word per word allocated (at 3/4
-        // full it was up to three: a process keeping a large, growing
-        // structure such as a 100k-key dict copied it over and over). A
-        // small heap grows to four times its live data, a larger one (a
-        // process with real state, of which there may be many) to three
-        // times, to spare memory.
+        // until the next one are the free space. Keeping a small heap at
+        // two to four times its live data bounds the copying at one word
+        // per word allocated (at 3/4 full it was three words); a larger
+        // heap (a process with real state, of which there may be many)
+        // grows at 3/4 full to twice, to spare memory.
         let (factor, full) = if wanted < LARGE_HEAP_WORDS {
             (4, capacity / 2)
         } else {
-            (3, capacity / 2)
+            (2, capacity / 4 * 3)
         };
         let target = size_class(wanted.saturating_mul(factor)).max(min_words);
         if target > capacity && (wanted > full || capacity < min_words) {
