@@ -611,13 +611,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         if !keeps_floats(&instr) {
             self.flush();
         }
-        let fresh = self.fresh_map.take();
-        self.fresh_map = fresh.filter(|f| f.ip + 1 == ip && !self.targets[ip - self.start]);
-        let before = self.fresh_map.map(|f| f.ip);
+        // A fresh map reaches only the instruction its update falls into.
+        if self.targets[ip - self.start] {
+            self.fresh_map = None;
+        }
         if self.instruction(ip, instr) {
-            // A fresh map is known only in the block its update ended in.
-            if let Some(f) = self.fresh_map
-                && (f.ip != ip || Some(f.ip) == before || self.b.current_block() != Some(f.done))
+            // Kept only if this instruction made it and ends in its block.
+            if self
+                .fresh_map
+                .is_some_and(|f| f.ip != ip || self.b.current_block() != Some(f.done))
             {
                 self.fresh_map = None;
             }
@@ -633,6 +635,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
         } else {
             // Every way out of the instruction flushed before it left.
+            self.fresh_map = None;
             self.pending.clear();
             self.addrs.clear();
             self.matches.clear();
