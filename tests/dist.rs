@@ -1628,5 +1628,12 @@ fn net_adm_names_lists_what_epmd_knows() {
     let mut plain = Command::new(command.get_program());
     plain.args(args);
     let mut dead = cluster.spawn(plain);
-    assert_eq!(dead.expect("names "), format!("names [\"{server}\"]"));
+    // The names node may still be registered: epmd drops a name when it
+    // sees the node's connection close, which can come after this asks.
+    let names = dead.expect("names ");
+    assert!(
+        names == format!("names [\"{server}\"]")
+            || names == format!("names [\"{}\",\"{}\"]", want[0], want[1]),
+        "{names}"
+    );
 }

@@ -134,10 +134,13 @@ pub type BifResult = Result<Term, BifError>;
 
 /// Whether a BIF that spent the rest of the time slice ends it at once,
 /// before the next instruction: output (in Erlang a request to the io
-/// server that the caller waits for, see `io`), and `exit/2`, whose
-/// signal to the caller itself must be handled before it goes on.
+/// server that the caller waits for, see `io`), `exit/2`, whose signal to
+/// the caller itself must be handled before it goes on, and
+/// `is_process_alive/1`, which may wait for a process the caller killed
+/// to finish exiting.
 pub fn ends_slice(entry: &BifEntry) -> bool {
-    entry.module == "io" || (entry.module == "erlang" && entry.name == "exit")
+    entry.module == "io"
+        || (entry.module == "erlang" && matches!(entry.name, "exit" | "is_process_alive"))
 }
 pub type BifFn = fn(&mut Context, &mut [Term]) -> BifResult;
 

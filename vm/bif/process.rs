@@ -79,6 +79,12 @@ pub trait Services {
     fn exit_signal(&mut self, to: Pid, from: Pid, reason: MessageBuffer);
     /// This process just sent `to` a `kill` exit signal.
     fn killed(&mut self, _to: Pid) {}
+    /// `to` is a process this one killed that has not finished exiting:
+    /// true, and the process runs no more code until `to` has left the
+    /// process table (the caller ends the time slice).
+    fn await_exit(&mut self, _to: Pid) -> bool {
+        false
+    }
     /// `process_flag(trap_exit, On)`: the old value.
     fn set_trap_exit(&mut self, on: bool) -> bool;
     fn trap_exit(&self) -> bool;
@@ -1068,8 +1074,18 @@ pub fn registered_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(ctx.heap().list(&items))
 }
 
-pub fn is_process_alive_1(_: &mut Context, args: &mut [Term]) -> BifResult {
+/// `is_process_alive(Pid)`. A process the caller killed is dead to it
+/// at once, as in BEAM, whose answer comes after the caller's own signals
+/// reached the target; if it has not finished exiting, the caller waits
+/// (ends its time slice, see `bif::ends_slice`) until it has, so that
+/// what it held is free by the time the caller goes on.
+pub fn is_process_alive_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let pid = pid_of(args[0])?;
+    if services(|s| s.await_exit(pid)) {
+        let p = &mut ctx.process;
+        p.reductions = p.reductions.max(p.reduction_budget);
+        return Ok(Term::atom(Atom::FALSE));
+    }
     Ok(Term::boolean(services(|s| s.is_alive(pid))))
 }
 

@@ -480,12 +480,29 @@ impl Process {
     /// stack slots; `unpark_registers` takes them off before it runs.
     pub fn park_registers(&mut self, x: &[Term]) -> Result<(), SystemLimit> {
         debug_assert_eq!(self.parked_x, 0, "registers parked twice");
-        if self.stack.len() + x.len() > self.stack.capacity() {
-            self.grow_stack(x.len())?;
+        if self.stack.len() + x.len() > self.stack.capacity() && self.grow_stack(x.len()).is_err() {
+            // A process must be able to stop (its registers are few):
+            // past the memory budget the slots are taken all the same,
+            // charged, as `push_frame_forced` takes a frame.
+            self.stack.try_reserve(x.len()).map_err(|_| SystemLimit)?;
+            self.account_stack();
         }
         self.stack.extend_from_slice(x);
         self.parked_x = x.len() as u32;
         Ok(())
+    }
+
+    /// Gives back the memory of a process that has exited: its heap, its
+    /// mailbox and its stack (see `ProcessBody::on_exiting`).
+    pub fn release_memory(&mut self) {
+        self.heap = Heap::new();
+        self.mailbox = Mailbox::new();
+        self.save = 0;
+        self.stack = Vec::new();
+        self.frames = Vec::new();
+        self.parked_x = 0;
+        self.cold = None;
+        self.account_stack();
     }
 
     /// Moves the parked registers back into `x` (nil after them) and off

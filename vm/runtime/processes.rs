@@ -80,6 +80,16 @@ struct Cold {
     /// as its tag: the process runs no code until the reply or the
     /// monitor's 'DOWN' is in its mailbox (`bif::io_server`).
     io_reply: Option<u64>,
+    /// `is_process_alive/1` asked about a process this one killed that
+    /// had not finished exiting: this process yields until that one has
+    /// left the process table (and given its memory back, see
+    /// `on_exiting`), as BEAM's answer waits for the caller's own signals
+    /// to reach the target.
+    awaiting_exit: Option<Pid>,
+    /// Link and monitor requests that reached this process while it was
+    /// exiting, kept by `on_exiting` for `on_exit` to answer with `noproc`
+    /// (a monitor's reference, or `None` for a link).
+    raced: Vec<(Pid, Option<u64>)>,
 }
 
 /// An act process as the scheduler runs it.
@@ -195,11 +205,23 @@ impl Actor {
     /// Leaves the scheduler suspended (see `Cold::suspended_on`), its
     /// registers parked as for a yield.
     fn suspend(&mut self, regs: &mut Registers, live: usize) -> RunOutcome<MessageBuffer> {
+        self.pause(regs, live, RunOutcome::Wait)
+    }
+
+    /// Parks the registers of a process that stopped between two
+    /// instructions and answers `outcome` (`Wait` to sleep until a signal
+    /// comes, `Yield` to be queued again).
+    fn pause(
+        &mut self,
+        regs: &mut Registers,
+        live: usize,
+        outcome: RunOutcome<MessageBuffer>,
+    ) -> RunOutcome<MessageBuffer> {
         let n = (self.process.live_x as usize).min(live);
         if self.process.park_registers(&regs.x[..n]).is_err() {
             return RunOutcome::Exit(atom_buffer(Atom::SYSTEM_LIMIT));
         }
-        RunOutcome::Wait
+        outcome
     }
 
     /// Takes the reply to the io request tagged `reference` out of the
@@ -720,6 +742,14 @@ impl Actor {
         {
             return self.suspend(regs, live);
         }
+        if let Some(pid) = self.cold.as_ref().and_then(|c| c.awaiting_exit) {
+            if ctx.is_alive(pid) {
+                return self.pause(regs, live, RunOutcome::Yield);
+            }
+            if let Some(c) = self.cold.as_mut() {
+                c.awaiting_exit = None;
+            }
+        }
         if let Some(peer) = self.cold.as_ref().and_then(|c| c.suspended_on) {
             if super::nodes::still_busy(peer, ctx.pid()) {
                 return self.suspend(regs, live);
@@ -746,6 +776,14 @@ impl Actor {
                     .is_some_and(|c| c.suspended_on.is_some() || c.io_reply.is_some()) =>
             {
                 self.suspend(regs, live)
+            }
+            Outcome::Yield
+                if self
+                    .cold
+                    .as_ref()
+                    .is_some_and(|c| c.awaiting_exit.is_some()) =>
+            {
+                self.pause(regs, live, RunOutcome::Yield)
             }
             Outcome::Yield => {
                 // Only the arguments of the call it stopped at are live.
@@ -818,6 +856,24 @@ impl ProcessBody for Actor {
         outcome
     }
 
+    fn on_exiting(&mut self, ctx: &mut RunContext<'_, Actor>) {
+        self.process.release_memory();
+        // The messages still queued go too; link and monitor requests
+        // wait for `on_exit`, which answers them once the process has
+        // left the table.
+        let mut raced = Vec::new();
+        while let Some(signal) = ctx.take_signal() {
+            match signal {
+                Signal::Link(from) => raced.push((from, None)),
+                Signal::Monitor { from, reference } => raced.push((from, Some(reference))),
+                _ => {}
+            }
+        }
+        if !raced.is_empty() {
+            self.cold().raced = raced;
+        }
+    }
+
     fn on_exit(&mut self, ctx: &mut RunContext<'_, Actor>, reason: &MessageBuffer) {
         let me = ctx.pid();
         super::nodes::exited(me, reason);
@@ -827,7 +883,9 @@ impl ProcessBody for Actor {
         for (heir, message) in super::ets::owner_exited(me, |p| ctx.is_alive(p)) {
             ctx.send(heir, Signal::Message(message));
         }
+        let mut raced = Vec::new();
         if let Some(cold) = self.cold.take() {
+            raced = cold.raced;
             for (link, ()) in cold.links.iter() {
                 ctx.send(
                     link,
@@ -859,31 +917,45 @@ impl ProcessBody for Actor {
             }
         }
         // Links and monitors that raced with this exit hear `noproc`.
-        while let Some(signal) = ctx.take_signal() {
-            match signal {
-                Signal::Link(from) => {
-                    ctx.send(
-                        from,
-                        Signal::Exit {
-                            from: me,
-                            reason: atom_buffer(Atom::NOPROC),
-                            linked: true,
-                        },
-                    );
-                }
-                Signal::Monitor { from, reference } => {
-                    ctx.send(
-                        from,
-                        Signal::Down {
-                            from: me,
-                            reference,
-                            reason: atom_buffer(Atom::NOPROC),
-                        },
-                    );
-                }
-                _ => {}
-            }
+        for (from, monitor) in raced {
+            let signal = match monitor {
+                None => Signal::Link(from),
+                Some(reference) => Signal::Monitor { from, reference },
+            };
+            answer_raced(ctx, me, signal);
         }
+        while let Some(signal) = ctx.take_signal() {
+            answer_raced(ctx, me, signal);
+        }
+    }
+}
+
+/// Answers a link or monitor request that reached process `me` as it
+/// exited: `noproc`, as if it had come a moment later. Other signals are
+/// dropped.
+fn answer_raced(ctx: &mut RunContext<'_, Actor>, me: Pid, signal: Signal<MessageBuffer>) {
+    match signal {
+        Signal::Link(from) => {
+            ctx.send(
+                from,
+                Signal::Exit {
+                    from: me,
+                    reason: atom_buffer(Atom::NOPROC),
+                    linked: true,
+                },
+            );
+        }
+        Signal::Monitor { from, reference } => {
+            ctx.send(
+                from,
+                Signal::Down {
+                    from: me,
+                    reference,
+                    reason: atom_buffer(Atom::NOPROC),
+                },
+            );
+        }
+        _ => {}
     }
 }
 
@@ -1143,6 +1215,15 @@ impl Services for ActorServices<'_, '_> {
     fn is_alive(&self, pid: Pid) -> bool {
         let killed = self.cold.as_ref().is_some_and(|c| c.killed.contains(&pid));
         !killed && self.ctx.is_alive(pid)
+    }
+
+    fn await_exit(&mut self, pid: Pid) -> bool {
+        let killed = self.cold.as_ref().is_some_and(|c| c.killed.contains(&pid));
+        if killed && self.ctx.is_alive(pid) {
+            self.cold().awaiting_exit = Some(pid);
+            return true;
+        }
+        false
     }
 
     fn killed(&mut self, pid: Pid) {

@@ -160,6 +160,14 @@ pub trait ProcessBody: Send + Sized + 'static {
         budget: u32,
     ) -> RunOutcome<Self::Message>;
 
+    /// Called once when the process exits, before it leaves the table:
+    /// from here on no signal reaches its inbox. A body gives back what it
+    /// holds here (its heap, the messages still queued), so that a process
+    /// that finds it gone from the table finds its memory back as well.
+    fn on_exiting(&mut self, ctx: &mut RunContext<'_, Self>) {
+        let _ = ctx;
+    }
+
     /// Called once after the process exited and left the table: send exit
     /// signals to links and `'DOWN'` to monitors; signals still in the inbox
     /// (`ctx.take_signal`) may be answered (a link to a dead process).

@@ -1094,6 +1094,16 @@ fn run_process<B: ProcessBody>(
             },
             RunOutcome::Exit(reason) => {
                 let mut exiting = right.exit();
+                {
+                    let (body, inbox) = exiting.split();
+                    let mut context = RunContext {
+                        shared,
+                        local: &mut *local,
+                        inbox,
+                        reductions: 0,
+                    };
+                    body.on_exiting(&mut context);
+                }
                 shared.table.remove(cell.pid());
                 {
                     let (body, inbox) = exiting.split();
