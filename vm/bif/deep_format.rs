@@ -9,10 +9,13 @@
 //! (padded as `[Pad | S]` or `[S | Pad...]`), `~w`/`~p` are io_lib:write's
 //! nesting (`[$[, [E1, $,, E2 | Tail], $]]`, tuples and maps alike).
 //!
-//! The characters always come from the flat formatter; the shape is built
-//! beside them and used only when it flattens to the same characters
-//! (else the directive's characters form one flat element), so a shape
-//! this module does not know can never change what is printed.
+//! Each directive is formatted once, alone (a `~p` after the text of its
+//! line so far, so that it breaks lines at the same columns), and its
+//! shape is built beside its characters and used only when it flattens
+//! to the same characters (else the directive's characters form one flat
+//! element), so a shape this module does not know can never change what
+//! is printed. A format this module cannot split goes to the flat
+//! formatter whole.
 
 use super::{BifError, BifResult, Context};
 use crate::heap::Heap;
@@ -23,16 +26,29 @@ use crate::term::{Term, print};
 /// A deep character list being built.
 enum Deep {
     Char(u32),
+    /// A flat list of these characters: the same shape as a `List` of
+    /// their `Char`s, in one allocation.
+    Text(String),
     List(Vec<Deep>),
 }
 
 fn chars(s: &str) -> Deep {
-    Deep::List(s.chars().map(|c| Deep::Char(c as u32)).collect())
+    Deep::Text(s.to_owned())
+}
+
+/// The elements of a list-shaped `d` (a `Text` as its characters).
+fn items(d: Deep) -> Result<Vec<Deep>, Deep> {
+    match d {
+        Deep::List(items) => Ok(items),
+        Deep::Text(s) => Ok(s.chars().map(|c| Deep::Char(c as u32)).collect()),
+        d => Err(d),
+    }
 }
 
 fn flatten_into(d: &Deep, out: &mut String) {
     match d {
         Deep::Char(c) => out.push(char::from_u32(*c).unwrap_or('?')),
+        Deep::Text(s) => out.push_str(s),
         Deep::List(items) => items.iter().for_each(|i| flatten_into(i, out)),
     }
 }
@@ -40,20 +56,33 @@ fn flatten_into(d: &Deep, out: &mut String) {
 /// Whether `d` flattens to exactly `flat` (compared as it is walked,
 /// without building the flat text).
 fn flattens_to(d: &Deep, flat: &str) -> bool {
-    fn walk(d: &Deep, rest: &mut std::str::Chars) -> bool {
+    fn walk(d: &Deep, rest: &mut &str) -> bool {
         match d {
-            Deep::Char(c) => rest.next().is_some_and(|f| f as u32 == *c),
+            Deep::Char(c) => {
+                let mut it = rest.chars();
+                let ok = it.next().is_some_and(|f| f as u32 == *c);
+                *rest = it.as_str();
+                ok
+            }
+            Deep::Text(s) => match rest.strip_prefix(s.as_str()) {
+                Some(after) => {
+                    *rest = after;
+                    true
+                }
+                None => false,
+            },
             Deep::List(items) => items.iter().all(|i| walk(i, rest)),
         }
     }
-    let mut rest = flat.chars();
-    walk(d, &mut rest) && rest.next().is_none()
+    let mut rest = flat;
+    walk(d, &mut rest) && rest.is_empty()
 }
 
 /// Heap words the deep list needs: two per cons cell.
 fn words(d: &Deep) -> usize {
     match d {
         Deep::Char(_) => 0,
+        Deep::Text(s) => 2 * s.chars().count(),
         Deep::List(items) => items.iter().map(|i| 2 + words(i)).sum(),
     }
 }
@@ -61,6 +90,13 @@ fn words(d: &Deep) -> usize {
 fn build(heap: &mut Heap, d: &Deep) -> Term {
     match d {
         Deep::Char(c) => Term::small(*c as i64),
+        Deep::Text(s) => {
+            let mut list = Term::NIL;
+            for c in s.chars().rev() {
+                list = heap.cons(Term::small(c as i64), list);
+            }
+            list
+        }
         Deep::List(items) => {
             let mut list = Term::NIL;
             for item in items.iter().rev() {
@@ -180,7 +216,8 @@ fn parse(fmt: &[char], args: &[Term]) -> Option<Vec<Result<char, Directive>>> {
         d.args = taken;
         out.push(Err(d));
     }
-    Some(out)
+    // Arguments left over are the flat formatter's `badarg`.
+    args.next().is_none().then_some(out)
 }
 
 /// io_lib:write's nesting of `t`, or `None` where this module does not
@@ -188,7 +225,9 @@ fn parse(fmt: &[char], args: &[Term]) -> Option<Vec<Result<char, Directive>>> {
 /// flat quoted text; an improper tail is spliced).
 fn term_shape(heap: &Heap, t: Term, pretty: bool) -> Option<Deep> {
     let leaf = |t: Term| {
-        if pretty {
+        // A number prints the same either way; `write` skips the layout.
+        let number = matches!(heap.view(t), View::Small(_) | View::Big(_) | View::Float(_));
+        if pretty && !number {
             chars(&print::print(heap, t, 0, usize::MAX / 4))
         } else {
             chars(&print::write(heap, t))
@@ -196,11 +235,11 @@ fn term_shape(heap: &Heap, t: Term, pretty: bool) -> Option<Deep> {
     };
     Some(match heap.view(t) {
         View::Cons(..) => {
-            if pretty {
-                let text = print::print(heap, t, 0, usize::MAX / 4);
-                if text.starts_with('"') {
-                    return Some(chars(&text));
-                }
+            // `~p` shows a printable list as a string (as `print` decides).
+            if pretty && let Some(cs) = print::printable_list(heap, t) {
+                let mut text = String::new();
+                print::write_string(&mut text, cs);
+                return Some(Deep::Text(text));
             }
             let mut items = Vec::new();
             let mut rest = t;
@@ -219,7 +258,9 @@ fn term_shape(heap: &Heap, t: Term, pretty: bool) -> Option<Deep> {
                     _ => {
                         items.push(Deep::Char('|' as u32));
                         match term_shape(heap, rest, pretty)? {
-                            Deep::List(tail) if pretty => items.extend(tail),
+                            tail @ (Deep::List(_) | Deep::Text(_)) if pretty => {
+                                items.extend(self::items(tail).unwrap_or_default())
+                            }
                             tail => items.push(tail),
                         }
                         break;
@@ -335,9 +376,7 @@ fn pad_chars(c: u32, n: usize) -> Deep {
         0..=3 => Deep::List((0..n).map(|_| Deep::Char(c)).collect()),
         _ => {
             let half = pad_chars(c, n / 2);
-            let Deep::List(tail) = pad_chars(c, n / 2) else {
-                unreachable!("pad_chars builds lists")
-            };
+            let tail = items(pad_chars(c, n / 2)).unwrap_or_default();
             let mut items = Vec::with_capacity(tail.len() + 2);
             if n % 2 == 1 {
                 items.push(Deep::Char(c));
@@ -359,18 +398,21 @@ fn adjust(data: Deep, pad: Deep, left: bool) -> Deep {
             items.extend(pad);
             Deep::List(items)
         }
-        (pad, Deep::List(data)) => {
-            let mut items = vec![pad];
-            items.extend(data);
-            Deep::List(items)
-        }
-        (pad, data) => Deep::List(vec![pad, data]),
+        (pad, data) => match items(data) {
+            Ok(data) => {
+                let mut items = vec![pad];
+                items.extend(data);
+                Deep::List(items)
+            }
+            Err(data) => Deep::List(vec![pad, data]),
+        },
     }
 }
 
 fn char_count(d: &Deep) -> usize {
     match d {
         Deep::Char(_) => 1,
+        Deep::Text(s) => s.chars().count(),
         Deep::List(items) => items.iter().map(char_count).sum(),
     }
 }
@@ -379,7 +421,7 @@ fn char_count(d: &Deep) -> usize {
 fn flat_trunc(d: &Deep, n: usize) -> Deep {
     let mut text = String::new();
     flatten_into(d, &mut text);
-    Deep::List(text.chars().take(n).map(|c| Deep::Char(c as u32)).collect())
+    Deep::Text(text.chars().take(n).collect())
 }
 
 /// io_lib_format's `term/5`: `~w` text `t` in a field of width `f` and
@@ -455,13 +497,11 @@ fn directive_shape(heap: &Heap, d: &Directive, text: &str) -> Option<Deep> {
 
 /// `io_lib:format(Format, Args)`.
 pub fn lib_format_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    super::fmt::install_namer();
     let heap = &ctx.process.heap;
-    let flat = super::fmt::format(heap, args[0], args[1]).ok_or(BifError::Badarg)?;
-    let deep = shape(heap, args[0], args[1]).unwrap_or_else(|| chars(&flat));
-    let deep = if flattens_to(&deep, &flat) {
-        deep
-    } else {
-        chars(&flat)
+    let deep = match shape(heap, args[0], args[1]) {
+        Some(deep) => deep,
+        None => chars(&super::fmt::format(heap, args[0], args[1]).ok_or(BifError::Badarg)?),
     };
     ctx.ensure(words(&deep), args)?;
     Ok(build(ctx.heap(), &deep))
@@ -469,15 +509,15 @@ pub fn lib_format_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// The whole deep list, or `None` if this module cannot split the format.
 fn shape(heap: &Heap, fmt: Term, args: Term) -> Option<Deep> {
-    let fmt: Vec<char> = match heap.view(fmt) {
-        View::Binary(bytes) => bytes.iter().map(|&b| b as char).collect(),
-        _ => format::chardata(heap, fmt, true).ok()?,
-    };
+    let fmt = format::format_chars(heap, fmt).ok()?;
     let mut list = Vec::new();
     let mut t = args;
     while let View::Cons(h, tl) = heap.view(t) {
         list.push(h);
         t = tl;
+    }
+    if !t.is_nil() {
+        return None;
     }
     let pieces = parse(&fmt, &list)?;
     let mut out = Vec::new();

@@ -26,7 +26,7 @@ pub fn format(heap: &Heap, fmt: Term, args: Term) -> Option<String> {
 }
 
 /// Funs print as `#Fun<Module.Index.0>` (BEAM adds a hash where we put 0).
-fn install_namer() {
+pub(super) fn install_namer() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         print::set_namer(print::Namer {

@@ -39,9 +39,9 @@ pub struct FormatError;
 type Result<T> = std::result::Result<T, FormatError>;
 
 /// Formats `fmt` (a char list, binary or atom) with `args` (a proper list).
-pub fn format_term(heap: &Heap, fmt: Term, args: Term) -> Result<String> {
-    // A format is an atom, a binary or a flat string; unlike a `~s`
-    // argument, never a deep list.
+/// The characters of a format term: an atom, a binary or a flat string;
+/// unlike a `~s` argument, never a deep list.
+pub fn format_chars(heap: &Heap, fmt: Term) -> Result<Vec<char>> {
     let mut t = fmt;
     while let View::Cons(head, tail) = heap.view(t) {
         if head.as_small().is_none() {
@@ -50,10 +50,14 @@ pub fn format_term(heap: &Heap, fmt: Term, args: Term) -> Result<String> {
         t = tail;
     }
     // A binary format is read byte by byte, as io_lib's binary_to_list.
-    let fmt = match heap.view(fmt) {
+    Ok(match heap.view(fmt) {
         View::Binary(bytes) => bytes.iter().map(|&b| b as char).collect(),
         _ => chardata(heap, fmt, true)?,
-    };
+    })
+}
+
+pub fn format_term(heap: &Heap, fmt: Term, args: Term) -> Result<String> {
+    let fmt = format_chars(heap, fmt)?;
     let mut list = Vec::new();
     let mut t = args;
     while let View::Cons(head, tail) = heap.view(t) {
