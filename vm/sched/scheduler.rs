@@ -238,6 +238,21 @@ struct Shared<B: ProcessBody> {
     /// Signals from threads outside the schedulers (a distributed node's
     /// connections); `None` on a node that is not alive.
     outside: Option<Arc<Outside<B::Message>>>,
+    /// The reclamation epoch: one more each time a process leaves the
+    /// table (see `Retired`).
+    epoch: AtomicU64,
+    /// The epoch each scheduler read as it began a send's lookup, until
+    /// the send is done; `u64::MAX` the rest of the time (it holds no
+    /// cell found by `ProcessTable::lookup` then).
+    pinned: Box<[CachePadded<AtomicU64>]>,
+    /// Cells still waiting for their grace period when their scheduler
+    /// stopped; dropped after every scheduler has.
+    leftover: Mutex<Vec<Queued<B>>>,
+    /// Retired cells a scheduler handed over as it parked, for whichever
+    /// scheduler reclaims next to drop (a parked one would keep them while
+    /// it sleeps); `orphaned` says some are there.
+    orphans: Mutex<Vec<(u64, Queued<B>)>>,
+    orphaned: AtomicBool,
 }
 
 impl<B: ProcessBody> Shared<B> {
@@ -314,6 +329,59 @@ struct Local<B: ProcessBody> {
     next_reference: u64,
     reference_end: u64,
     idle_time: Duration,
+    retired: Retired<B>,
+}
+
+/// Cells of processes this scheduler took out of the table, each with the
+/// epoch of its removal. A send finds its receiver without a reference
+/// count (`ProcessTable::lookup`), pinned at the epoch it read first
+/// (`Shared::pinned`); a cell removed at epoch `e` may still be held only
+/// by a scheduler pinned at `e` or before, so once none is, it is dropped.
+struct Retired<B: ProcessBody> {
+    cells: Vec<(u64, Queued<B>)>,
+}
+
+/// Keeps the cell of a process that left the table until no send can
+/// still hold it (see `Retired`).
+fn retire<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>, cell: Queued<B>) {
+    let epoch = shared.epoch.fetch_add(1, Ordering::SeqCst);
+    local.retired.cells.push((epoch, cell));
+}
+
+/// Drops the retired cells (this scheduler's, and those handed over by
+/// parked ones) that no send can hold any more.
+fn reclaim<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
+    let orphaned = shared.orphaned.load(Ordering::Relaxed);
+    if local.retired.cells.is_empty() && !orphaned {
+        return;
+    }
+    let oldest = shared
+        .pinned
+        .iter()
+        .map(|s| s.load(Ordering::SeqCst))
+        .min()
+        .unwrap_or(u64::MAX);
+    // Removed at `e`: a send pinned later than `e` found the slot empty.
+    local.retired.cells.retain(|(e, _)| *e >= oldest);
+    if orphaned {
+        let mut orphans = shared.orphans.lock().unwrap_or_else(|e| e.into_inner());
+        orphans.retain(|(e, _)| *e >= oldest);
+        shared
+            .orphaned
+            .store(!orphans.is_empty(), Ordering::Relaxed);
+    }
+}
+
+/// Before parking: the retired cells not yet free go to `Shared::orphans`,
+/// so that a sleeping scheduler does not keep them.
+fn hand_over_retired<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
+    reclaim(shared, local);
+    if local.retired.cells.is_empty() {
+        return;
+    }
+    let mut orphans = shared.orphans.lock().unwrap_or_else(|e| e.into_inner());
+    orphans.append(&mut local.retired.cells);
+    shared.orphaned.store(true, Ordering::Relaxed);
 }
 
 /// What a running process may do to the world: the only door from a
@@ -359,18 +427,35 @@ impl<B: ProcessBody> RunContext<'_, B> {
     /// Sends a signal. If it wakes the receiver, the receiver runs next on
     /// this scheduler, in the rest of this time slice.
     pub fn send(&mut self, to: Pid, signal: Signal<B::Message>) -> Delivery {
-        let Some(cell) = self.shared.table.get(to) else {
-            return Delivery::NoProcess;
-        };
-        self.local.counters.messages_sent += 1;
-        match cell.deliver(signal) {
-            Notified::Woken => {
-                make_next(self.shared, self.local, cell);
-                Delivery::Delivered
+        // Pinned (see `Retired`): a cell removed from now on is kept.
+        let pin = &self.shared.pinned[self.local.index];
+        pin.store(self.shared.epoch.load(Ordering::SeqCst), Ordering::SeqCst);
+        // SAFETY: pinned until the cell is no longer used, below.
+        let delivery = match unsafe { self.shared.table.lookup(to) } {
+            None => Delivery::NoProcess,
+            Some(cell) => {
+                self.local.counters.messages_sent += 1;
+                match cell.deliver(signal) {
+                    Notified::Woken => {
+                        // SAFETY: the cell is alive (in the table or
+                        // retired, so an `Arc` holds it); this counts one
+                        // more, for the run queue.
+                        let cell = unsafe {
+                            let raw: *const ProcessCell<B> = cell;
+                            Arc::increment_strong_count(raw);
+                            Arc::from_raw(raw)
+                        };
+                        pin.store(u64::MAX, Ordering::Release);
+                        make_next(self.shared, self.local, cell);
+                        return Delivery::Delivered;
+                    }
+                    Notified::Active => Delivery::Delivered,
+                    Notified::Exiting => Delivery::NoProcess,
+                }
             }
-            Notified::Active => Delivery::Delivered,
-            Notified::Exiting => Delivery::NoProcess,
-        }
+        };
+        pin.store(u64::MAX, Ordering::Release);
+        delivery
     }
 
     /// Reads another process's body and waiting signals while it is not
@@ -685,6 +770,13 @@ pub fn run_with_outside<B: ProcessBody>(
             .collect(),
         send_timers: SendTimers::default(),
         outside,
+        epoch: AtomicU64::new(0),
+        pinned: (0..n)
+            .map(|_| CachePadded::new(AtomicU64::new(u64::MAX)))
+            .collect(),
+        leftover: Mutex::new(Vec::new()),
+        orphans: Mutex::new(Vec::new()),
+        orphaned: AtomicBool::new(false),
         config,
     };
     if let Some(outside) = &shared.outside {
@@ -717,6 +809,7 @@ pub fn run_with_outside<B: ProcessBody>(
                     next_reference: 0,
                     reference_end: 0,
                     idle_time: Duration::ZERO,
+                    retired: Retired { cells: Vec::new() },
                 };
                 std::thread::Builder::new()
                     .name(format!("scheduler {}", index + 1))
@@ -775,6 +868,7 @@ fn scheduler_loop<B: ProcessBody>(shared: &Shared<B>, mut local: Local<B>) -> Co
     let started = Instant::now();
     let mut registers = B::Registers::default();
     while !shared.stopped() {
+        reclaim(shared, &mut local);
         fire_due_timers(shared, &mut local);
         if let Some(outside) = &shared.outside
             && outside.pending()
@@ -805,6 +899,13 @@ fn scheduler_loop<B: ProcessBody>(shared: &Shared<B>, mut local: Local<B>) -> Co
     // Drop what is still queued here now, on this thread.
     local.next = None;
     while local.worker.pop().is_some() {}
+    // Retired cells others may still hold go when every scheduler has stopped.
+    let retired = std::mem::take(&mut local.retired.cells);
+    shared
+        .leftover
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(retired.into_iter().map(|(_, cell)| cell));
     local.counters
 }
 
@@ -925,6 +1026,7 @@ fn idle<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
     let outside = shared.outside.as_ref().is_some_and(|o| o.pending());
     if !shared.has_work() && !shared.stopped() && !outside {
         local.counters.parks += 1;
+        hand_over_retired(shared, local);
         match deadline {
             Some(at) => {
                 let now = shared.clock.now();
@@ -1104,7 +1206,9 @@ fn run_process<B: ProcessBody>(
                     };
                     body.on_exiting(&mut context);
                 }
-                shared.table.remove(cell.pid());
+                if let Some(cell) = shared.table.remove(cell.pid()) {
+                    retire(shared, local, cell);
+                }
                 {
                     let (body, inbox) = exiting.split();
                     let mut context = RunContext {

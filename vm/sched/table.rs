@@ -14,9 +14,18 @@
 //!   fails with `SystemLimit` and changes nothing.
 //! - Each shard has its own lock, held for a slot read or write only; there
 //!   is no global lock. Spawners on different schedulers use different shards.
+//! - Beside the locked entries, every slot has an atomic pointer to its
+//!   cell (null while free), in segments that never move (`Slots`): a
+//!   send looks its receiver up there (`lookup`) with no lock and no
+//!   reference count. The pointer is set after the entry (insert) and
+//!   cleared before it (remove), under the shard's lock. A removed cell
+//!   stays allocated until no scheduler is in a lookup that began before
+//!   the removal (the scheduler's `Retired` list, epochs pinned by each
+//!   send), so a pointer read before the removal stays good while the
+//!   send that read it lasts.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::ProcessBody;
@@ -42,8 +51,78 @@ struct Shard<B: ProcessBody> {
     free: Vec<u32>,
 }
 
+/// Slots in a shard's first segment of cell pointers; segment `k` holds
+/// `FIRST_SEGMENT << k`, so a shard needs at most `SEGMENTS` of them.
+const FIRST_SEGMENT: usize = 64;
+const SEGMENTS: usize = (SLOT_BITS as usize) - 6 + 1;
+
+/// One shard's cell pointers by index, for lookups without the lock:
+/// segments allocated as the shard grows (under its lock) and freed only
+/// with the table, so a pointer to a slot never dangles.
+struct Slots<B: ProcessBody> {
+    segments: [AtomicPtr<AtomicPtr<ProcessCell<B>>>; SEGMENTS],
+}
+
+impl<B: ProcessBody> Slots<B> {
+    fn new() -> Slots<B> {
+        Slots {
+            segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+        }
+    }
+
+    /// The segment of index `i` and the position in it.
+    fn locate(i: usize) -> (usize, usize) {
+        let k = (i / FIRST_SEGMENT + 1).ilog2() as usize;
+        (k, i - FIRST_SEGMENT * ((1 << k) - 1))
+    }
+
+    /// The slot of index `i`, if its segment exists.
+    fn slot(&self, i: usize) -> Option<&AtomicPtr<ProcessCell<B>>> {
+        let (k, at) = Self::locate(i);
+        let segment = self.segments.get(k)?.load(Ordering::Acquire);
+        if segment.is_null() {
+            return None;
+        }
+        // SAFETY: a segment `k` holds `FIRST_SEGMENT << k` slots, lives as
+        // long as the table, and `at` is below that size (`locate`).
+        Some(unsafe { &*segment.add(at) })
+    }
+
+    /// The slot of index `i`, making its segment (under the shard's lock).
+    fn slot_made(&self, i: usize) -> &AtomicPtr<ProcessCell<B>> {
+        let (k, _) = Self::locate(i);
+        if self.segments[k].load(Ordering::Acquire).is_null() {
+            let segment: Box<[AtomicPtr<ProcessCell<B>>]> = (0..FIRST_SEGMENT << k)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect();
+            let segment = Box::into_raw(segment) as *mut AtomicPtr<ProcessCell<B>>;
+            self.segments[k].store(segment, Ordering::Release);
+        }
+        self.slot(i).expect("segment just made")
+    }
+}
+
+impl<B: ProcessBody> Drop for Slots<B> {
+    fn drop(&mut self) {
+        for (k, segment) in self.segments.iter().enumerate() {
+            let segment = segment.load(Ordering::Acquire);
+            if !segment.is_null() {
+                // SAFETY: made by `slot_made` from a boxed slice of this length.
+                drop(unsafe {
+                    Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                        segment,
+                        FIRST_SEGMENT << k,
+                    ))
+                });
+            }
+        }
+    }
+}
+
 pub struct ProcessTable<B: ProcessBody> {
     shards: Box<[RwLock<Shard<B>>]>,
+    /// The cell pointers of each shard, read without its lock.
+    slots: Box<[Slots<B>]>,
     alive: AtomicUsize,
     peak_alive: AtomicUsize,
     /// The next spawn serial (the generation of the next pid).
@@ -65,6 +144,7 @@ impl<B: ProcessBody> ProcessTable<B> {
             .collect();
         ProcessTable {
             shards,
+            slots: (0..SHARDS).map(|_| Slots::new()).collect(),
             alive: AtomicUsize::new(0),
             peak_alive: AtomicUsize::new(0),
             serial: AtomicU32::new(0),
@@ -116,7 +196,32 @@ impl<B: ProcessBody> ProcessTable<B> {
         let pid = Pid::new(slot as u32, entry.generation);
         let cell = Arc::new(ProcessCell::new(pid, make(pid)));
         entry.cell = Some(Arc::clone(&cell));
+        self.slots[shard_index]
+            .slot_made(index as usize)
+            .store(Arc::as_ptr(&cell).cast_mut(), Ordering::SeqCst);
         Ok(cell)
+    }
+
+    /// The live process a pid names, found without a lock or a reference
+    /// count: the send path's lookup.
+    ///
+    /// # Safety
+    /// Only a scheduler thread may call this, pinned at an epoch read
+    /// before the call (`scheduler::Retired`), and it must not use the
+    /// cell once it unpins: until then a removed cell is not freed.
+    pub unsafe fn lookup(&self, pid: Pid) -> Option<&ProcessCell<B>> {
+        let slot = pid.slot() as usize;
+        let cell = self.slots[slot % SHARDS]
+            .slot(slot / SHARDS)?
+            .load(Ordering::SeqCst);
+        if cell.is_null() {
+            return None;
+        }
+        // SAFETY: a cell stays allocated while the caller is pinned at an
+        // epoch from before its removal (the caller's contract).
+        let cell = unsafe { &*cell };
+        // A reused slot holds another process: its pid differs.
+        (cell.pid() == pid).then_some(cell)
     }
 
     /// The live process a pid names.
@@ -156,6 +261,9 @@ impl<B: ProcessBody> ProcessTable<B> {
         if entry.generation != pid.generation() || entry.cell.is_none() {
             return None;
         }
+        if let Some(slot) = self.slots[slot % SHARDS].slot(index) {
+            slot.store(std::ptr::null_mut(), Ordering::SeqCst);
+        }
         let cell = entry.cell.take();
         shard.free.push(index as u32);
         drop(shard);
@@ -165,8 +273,13 @@ impl<B: ProcessBody> ProcessTable<B> {
 
     /// Empties the table (at the end of a run), dropping every cell.
     pub fn clear(&self) {
-        for shard in self.shards.iter() {
+        for (shard, slots) in self.shards.iter().zip(self.slots.iter()) {
             let mut shard = shard.write().unwrap_or_else(|e| e.into_inner());
+            for i in 0..shard.entries.len() {
+                if let Some(slot) = slots.slot(i) {
+                    slot.store(std::ptr::null_mut(), Ordering::SeqCst);
+                }
+            }
             let taken: Vec<_> = shard
                 .entries
                 .iter_mut()

@@ -166,6 +166,34 @@ fn a_dead_pid_never_reaches_a_new_process() {
     );
     assert!(table.get(second.pid()).is_some());
     assert_eq!(table.alive(), 1);
+    // The lock-free lookup of the send path agrees. (SAFETY: no scheduler
+    // runs, so no cell is reclaimed while these are used.)
+    unsafe {
+        assert!(
+            table.lookup(old).is_none(),
+            "a stale pid looked up the new process"
+        );
+        assert_eq!(
+            table.lookup(second.pid()).map(|c| c.pid()),
+            Some(second.pid())
+        );
+    }
+    table.remove(second.pid());
+    assert!(unsafe { table.lookup(second.pid()) }.is_none());
+}
+
+#[test]
+fn lookups_find_processes_in_every_segment_of_a_shard() {
+    // Enough processes for several segments of one shard's slots.
+    let table: ProcessTable<Mock> = ProcessTable::new(usize::MAX);
+    let cells: Vec<_> = (0..1000)
+        .map(|_| table.insert(0, |_| mock(|_, _| RunOutcome::Wait)).unwrap())
+        .collect();
+    for cell in &cells {
+        // SAFETY: no scheduler runs, so no cell is reclaimed meanwhile.
+        let found = unsafe { table.lookup(cell.pid()) };
+        assert_eq!(found.map(|c| c.pid()), Some(cell.pid()));
+    }
 }
 
 #[test]
