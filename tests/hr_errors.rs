@@ -170,7 +170,7 @@ fn operators_and_clauses_read_as_in_escript() {
     let out = crash("nth", "lists:nth(5, id([1]))");
     assert!(
         out.stderr.starts_with(
-            "act: exception error: no function clause matching lists:nth(4,[]) (lists.act, line"
+            "act: exception error: no function clause matching lists:nth(4,[]) (lists.erl, line 198)\n"
         ),
         "{}",
         out.stderr

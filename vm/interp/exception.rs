@@ -66,7 +66,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 34] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 64] = {
     use OtpFrame::{As, At, Hidden};
     [
         ("gen_server", "init_it", 2, "", At(851)),
@@ -103,6 +103,38 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 34] = {
         ("timer", "sleep", 1, "", At(219)),
         ("erpc", "local", 3, "", As("call", 5, 137)),
         ("erpc", "local_timeout", 3, "", As("call", 5, 702)),
+        // The list and dictionary functions programs see fail most: a
+        // bad argument (function_clause, badarg) or a fun that raised.
+        ("lists", "seq", 2, "", At(271)),
+        ("lists", "seq", 3, "", At(299)),
+        ("lists", "nth", 2, "", At(198)),
+        ("lists", "nthtail", 2, "", At(208)),
+        ("lists", "last", 1, "", At(256)),
+        ("lists", "min", 1, "", At(343)),
+        ("lists", "max", 1, "", At(356)),
+        ("lists", "zip", 2, "", At(419)),
+        ("lists", "sum", 2, "", At(319)),
+        ("lists", "duplicate", 2, "", At(331)),
+        ("lists", "sublist", 2, "", As("sublist_2", 2, 388)),
+        ("lists", "split", 2, "", At(1568)),
+        ("lists", "zipwith", 3, "", At(483)),
+        ("lists", "all", 2, "", At(1268)),
+        ("lists", "any", 2, "", At(1291)),
+        ("lists", "map", 2, "", At(1315)),
+        ("lists", "flatmap", 2, "", As("flatmap_1", 2, 1335)),
+        ("lists", "foldl", 3, "", At(1350)),
+        ("lists", "foreach", 2, "", As("foreach_1", 2, 1442)),
+        ("lists", "mapfoldl", 3, "", As("mapfoldl_1", 3, 1462)),
+        ("lists", "takewhile", 2, "", As("takewhile_1", 2, 1499)),
+        ("lists", "dropwhile", 2, "", As("dropwhile_1", 2, 1516)),
+        ("dict", "fetch", 2, "", At(132)),
+        ("orddict", "fetch", 2, "", At(80)),
+        ("gb_trees", "insert", 3, "", At(278)),
+        ("gb_trees", "insert_1", 4, "", At(319)),
+        ("gb_trees", "get_1", 2, "", At(244)),
+        ("proplists", "get_value", 3, "", At(216)),
+        ("queue", "get", 1, "", At(188)),
+        ("array", "get", 2, "", At(642)),
     ]
 };
 
@@ -257,7 +289,8 @@ fn raise_traced(
 
 /// Records where the stack stands (`RawTrace`): the raise at `ip` in
 /// `module` (unless it was a tail call, whose caller's frame is gone on
-/// BEAM), then the callers, as many as a trace shows.
+/// BEAM), then the callers, each return address once where it repeats,
+/// as many as a trace shows.
 fn record(p: &mut Process, module: ModuleRef, ip: usize, top: Option<TraceTop>, tail: bool) {
     // Taken out and put back, so the walk can read the frames; the
     // vector keeps its storage from one raise to the next.
@@ -275,13 +308,21 @@ fn record(p: &mut Process, module: ModuleRef, ip: usize, top: Option<TraceTop>, 
     if raw.frames.len() > depth {
         raw.frames.truncate(depth);
     }
+    // As BEAM's walk, a return address the same as the one just taken
+    // (the raise's own place first) is left out: a body recursion shows
+    // as one frame of the recursive call, however deep it went.
+    let mut previous = raw.frames.last().copied();
     let mut cut = false;
     for f in p.frames.iter().rev() {
+        let at = f.return_ip.saturating_sub(1);
+        if previous.is_some_and(|(m, a): (ModuleRef, u32)| m.same(f.module) && a == at) {
+            continue;
+        }
         if raw.frames.len() >= depth {
             cut = true;
             break;
         }
-        let at = f.return_ip.saturating_sub(1);
+        previous = Some((f.module, at));
         if in_function(&f.module, at) {
             raw.frames.push((f.module, at));
         }
