@@ -1,7 +1,8 @@
 //! Property tests: the front end never panics, whatever it is fed. Inputs
 //! are the valid test programs mutated byte- and token-wise, random token
-//! soups, and random bytes. Case counts are bounded so the test runs in
-//! seconds.
+//! soups, and random bytes; the case programs (tests/cases), mutated,
+//! also go through the whole compiler, warnings and code generation
+//! included. Case counts are bounded so the test runs in seconds.
 
 use act::syntax;
 use proptest::prelude::*;
@@ -20,6 +21,25 @@ fn valid_programs() -> &'static [String] {
         paths
             .iter()
             .map(|p| std::fs::read_to_string(p).expect("UTF-8"))
+            .collect()
+    })
+}
+
+/// The case programs: larger and richer than the syntax corpus (records,
+/// macros, binaries, receive, try), and what newcomers copy from.
+fn case_programs() -> &'static [String] {
+    static PROGRAMS: OnceLock<Vec<String>> = OnceLock::new();
+    PROGRAMS.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .expect("tests/cases")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "act"))
+            .collect();
+        paths.sort();
+        paths
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
             .collect()
     })
 }
@@ -121,6 +141,7 @@ fn run(text: &str) {
 #[derive(Debug, Clone)]
 enum Mutation {
     Delete(usize),
+    Truncate(usize),
     Insert(usize, u8),
     Swap(usize, usize),
     InsertPiece(usize, usize),
@@ -130,6 +151,7 @@ enum Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         any::<usize>().prop_map(Mutation::Delete),
+        any::<usize>().prop_map(Mutation::Truncate),
         (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Mutation::Insert(at, b)),
         (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::Swap(a, b)),
         (any::<usize>(), 0..PIECES.len()).prop_map(|(at, p)| Mutation::InsertPiece(at, p)),
@@ -146,6 +168,7 @@ fn apply(program: &str, mutations: &[Mutation]) -> String {
                 bytes.remove(at % bytes.len());
             }
             Mutation::Delete(_) => {}
+            Mutation::Truncate(at) => bytes.truncate(at % (bytes.len() + 1)),
             Mutation::Insert(at, b) => bytes.insert(at % (bytes.len() + 1), b),
             Mutation::Swap(a, b) if !bytes.is_empty() => bytes.swap(a % len, b % len),
             Mutation::Swap(..) => {}
@@ -173,6 +196,18 @@ proptest! {
         let programs = valid_programs();
         let program = &programs[index % programs.len()];
         run(&apply(program, &mutations));
+    }
+
+    #[test]
+    fn mutated_case_programs_compile_or_fail_cleanly(index in any::<usize>(), mutations in prop::collection::vec(mutation(), 1..4)) {
+        let programs = case_programs();
+        let program = &programs[index % programs.len()];
+        let text = apply(program, &mutations);
+        let (body, _) = syntax::script_text(&text);
+        let body = body.to_string();
+        syntax::with_big_stack(move || {
+            let _ = act::runtime::script::compile_source(&body, "fuzz.act", "fuzz");
+        });
     }
 
     #[test]

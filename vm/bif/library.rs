@@ -4,7 +4,7 @@
 use super::erlang::{make_binary, make_integer, per_second, small, system_nanos};
 use super::process::services;
 use super::{BifError, BifResult, Context};
-use crate::heap::{self, budget};
+use crate::heap::{self, Heap, budget};
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use num_bigint::BigInt;
@@ -171,8 +171,16 @@ struct LocalFun {
     free: usize,
 }
 
-fn fun_facts(ctx: &Context, f: Term) -> Result<FunFacts, BifError> {
-    match ctx.process.heap.view(f) {
+/// The module, name and arity of fun `f`, as `erlang:fun_info/2` names
+/// them (a fun expression's name is the one its module gave it,
+/// `'-main/1-fun-0-'`); `None` when `f` is not a fun.
+pub fn fun_mfa(heap: &Heap, f: Term) -> Option<(Atom, Atom, u32)> {
+    let facts = fun_facts(heap, f).ok()?;
+    Some((facts.module, facts.name, facts.arity))
+}
+
+fn fun_facts(heap: &Heap, f: Term) -> Result<FunFacts, BifError> {
+    match heap.view(f) {
         View::ExternalFun {
             module,
             function,
@@ -271,7 +279,7 @@ fn fun_item(ctx: &mut Context, f: Term, facts: &FunFacts, item: &str) -> Option<
 /// `erlang:fun_info(Fun, Item)`: `{Item, Value}`.
 pub fn fun_info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let item = args[1].as_atom().ok_or(BifError::Badarg)?;
-    let facts = fun_facts(ctx, args[0])?;
+    let facts = fun_facts(&ctx.process.heap, args[0])?;
     ctx.ensure(fun_item_words(&facts) + 3, args)?;
     let value = fun_item(ctx, args[0], &facts, item.name()).ok_or(BifError::Badarg)?;
     Ok(ctx.heap().tuple(&[args[1], value]))
@@ -279,7 +287,7 @@ pub fn fun_info_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `erlang:fun_info(Fun)`: every item, those an external fun lacks left out.
 pub fn fun_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let facts = fun_facts(ctx, args[0])?;
+    let facts = fun_facts(&ctx.process.heap, args[0])?;
     ctx.ensure(FUN_ITEMS.len() * (fun_item_words(&facts) + 5), args)?;
     let undefined = Term::atom(Atom::intern("undefined"));
     let mut pairs = Vec::with_capacity(FUN_ITEMS.len());

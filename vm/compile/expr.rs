@@ -452,7 +452,7 @@ impl<'a> Fc<'a> {
             ExprKind::Receive(clauses, after) => {
                 return self.receive(clauses, after.as_deref(), ctx);
             }
-            ExprKind::Try(t) => return self.try_expr(t, ctx),
+            ExprKind::Try(t) => return self.try_expr(t, e.span, ctx),
             ExprKind::Catch(body) => self.catch_expr(body, hint)?,
             ExprKind::Block(body) => return self.body(body, ctx),
             ExprKind::ListComprehension(head, quals) => {

@@ -5,6 +5,7 @@ use super::expr::{Ctx, Fc, as_constant};
 use super::{Result, error};
 use crate::code::{Dst, Instr, Label, Src, TypeTest};
 use crate::syntax::ast::{self, BinaryOp, CallTarget, Expr, ExprKind, UnaryOp};
+use crate::syntax::span::Span;
 use crate::term::{Atom, Constant, Term};
 use std::collections::HashSet;
 
@@ -468,16 +469,16 @@ impl Fc<'_> {
     /// run outside the protected region, so in tail position they are
     /// compiled as tail (a call there is a tail call, as on BEAM); with
     /// `after`, nothing inside is in tail position.
-    pub fn try_expr(&mut self, t: &ast::Try, ctx: Ctx) -> Result<Src> {
+    pub fn try_expr(&mut self, t: &ast::Try, span: Span, ctx: Ctx) -> Result<Src> {
         let floor = self.x_floor;
         if t.after.is_empty() && ctx == Ctx::Tail {
-            self.try_of_catch(t, None)?;
+            self.try_of_catch(t, span, None)?;
             self.x_floor = floor;
             return Ok(Src::x(0));
         }
         let result = self.new_y();
         if t.after.is_empty() {
-            self.try_of_catch(t, Some(result))?;
+            self.try_of_catch(t, span, Some(result))?;
         } else {
             // try ... after A end: A runs on every way out, so the whole
             // try/of/catch sits in an outer try whose handler runs A and
@@ -490,7 +491,7 @@ impl Fc<'_> {
                 handler,
             });
             self.try_depth += 1;
-            self.try_of_catch(t, Some(result))?;
+            self.try_of_catch(t, span, Some(result))?;
             self.try_depth -= 1;
             self.m.emit(Instr::TryEnd {
                 slot: slot.index() as u32,
@@ -522,8 +523,10 @@ impl Fc<'_> {
     }
 
     /// try Body of Clauses catch CatchClauses end, result to `result`
-    /// (None: in tail position, each clause body returns).
-    fn try_of_catch(&mut self, t: &ast::Try, result: Option<Dst>) -> Result<()> {
+    /// (None: in tail position, each clause body returns). A value no
+    /// `of` clause matches raises try_clause at the `try` (`span`), as
+    /// BEAM places it.
+    fn try_of_catch(&mut self, t: &ast::Try, span: Span, result: Option<Dst>) -> Result<()> {
         let slot = self.new_y();
         let handler = self.m.new_label();
         let end = self.m.new_label();
@@ -563,6 +566,7 @@ impl Fc<'_> {
                 merge_bound(&mut after_bound, &self.bound);
                 self.m.bind(next);
             }
+            self.m.set_line(span);
             self.m.emit(Instr::TryClause { src: value.src() });
         }
         // The handler: x0 class, x1 reason, x2 stacktrace.

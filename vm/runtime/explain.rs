@@ -439,10 +439,19 @@ fn explain_reason(
                 2 => "two arguments".to_string(),
                 n => format!("{n} arguments"),
             };
-            return Some(format!(
-                "{} called with {count}",
-                print::write(heap, pair[0])
-            ));
+            // erl_error names a compiled fun by its module, name and
+            // arity (`m:'-main/1-fun-0-'/1`).
+            let fun = match bif::library::fun_mfa(heap, pair[0]) {
+                Some((module, function, arity)) => mfa_to_string(&Frame {
+                    module: Term::atom(module),
+                    function: Term::atom(function),
+                    arity: arity as usize,
+                    args: None,
+                    location: Vec::new(),
+                }),
+                None => print::write(heap, pair[0]),
+            };
+            return Some(format!("{fun} called with {count}"));
         }
         _ => return None,
     };

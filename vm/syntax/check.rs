@@ -1698,6 +1698,23 @@ impl Checker<'_> {
                     self.guard_expr(arg, env);
                 }
             }
+            // A send is an operator to erl_lint: its operands are looked
+            // at first, and the error is at the `!`.
+            ExprKind::Send(to, message) => {
+                self.guard_expr(to, env);
+                self.guard_expr(message, env);
+                let at = self.operator_between(to, message).unwrap_or(e.span);
+                self.diagnostics
+                    .push(Diagnostic::error("illegal guard expression", at));
+            }
+            // A match or a comprehension is refused whole: the variables
+            // in it are not uses (`f(X) when X = 1` leaves X unused).
+            ExprKind::Match(..)
+            | ExprKind::ListComprehension(..)
+            | ExprKind::BinaryComprehension(..) => {
+                self.diagnostics
+                    .push(Diagnostic::error("illegal guard expression", e.span));
+            }
             _ => {
                 self.diagnostics
                     .push(Diagnostic::error("illegal guard expression", e.span));

@@ -8,7 +8,8 @@
 //! - an arithmetic operator on constants that raises: "evaluation of
 //!   operator '+'/2 will fail with a 'badarith' exception", at the operator
 //!   (`-`, `bnot` of one operand: at the operator too, the expression's
-//!   start);
+//!   start); `++` whose left operand, or `--` either of whose operands, is
+//!   not a proper list: "... will fail with a 'badarg' exception";
 //! - a call of an erlang BIF whose constant arguments make it fail:
 //!   "the call to atom_to_list/1 will fail with a 'badarg' exception", at
 //!   the call (`erlang:hd/1` is named `hd/1`; `maps:get/2` is `map_get/2`,
@@ -17,8 +18,8 @@
 //! - a call of a constant that is not a fun: "invalid function call",
 //!   twice when the callee is written in place (`1()`), once through a
 //!   variable;
-//! - a match or `case` on a constant that no clause matches: "no clause
-//!   will ever match", at the match or the `case`;
+//! - a match, `case` or `try ... of` on a constant that no clause
+//!   matches: "no clause will ever match", at the match, `case` or `try`;
 //! - a clause (of a function, `case` or `if`) whose guard is false on the
 //!   constants: "this clause cannot match because its guard evaluates to
 //!   'false'", at the clause; the `if` clauses after one whose guard is
@@ -289,6 +290,17 @@ impl Walk<'_> {
                 let x = self.expr(a, env);
                 let y = self.expr(b, env);
                 let (x, y) = (x?, y?);
+                if list_operator_fails(*op, &x, &y) {
+                    let at = self.operator_at(a, b);
+                    self.warn(
+                        format!(
+                            "evaluation of operator '{}'/2 will fail with a 'badarg' exception",
+                            op.symbol()
+                        ),
+                        at,
+                    );
+                    return None;
+                }
                 match arith(*op, &x, &y) {
                     Some(Ok(v)) => Some(v),
                     Some(Err(())) => {
@@ -363,44 +375,8 @@ impl Walk<'_> {
                 Some(Value::Fun)
             }
             ExprKind::Case(subject, clauses) => {
-                self.shadowed(&at_starts(clauses), "", true);
                 let v = self.expr(subject, env);
-                let mut all_never = true;
-                // Once a clause surely matches the known value, OTP drops
-                // the clauses after it unlooked at: no warnings there.
-                let mut decided = false;
-                for c in clauses {
-                    if decided {
-                        continue;
-                    }
-                    let bound = match (&v, c.patterns.first()) {
-                        (Some(v), Some(p)) => match match_pattern(p, v, env) {
-                            Matched::Never => {
-                                self.clause_body(c, env, Vec::new());
-                                continue;
-                            }
-                            Matched::Maybe(bound) => bound,
-                        },
-                        _ => Vec::new(),
-                    };
-                    all_never = false;
-                    let mut guard_env = env.clone();
-                    guard_env.extend(bound.iter().cloned());
-                    match guard_value(&c.guard, &guard_env) {
-                        Some(false) => self.warn(GUARD_FALSE.into(), c.span.start as usize),
-                        Some(true) => {
-                            decided = match (&v, c.patterns.first()) {
-                                (Some(v), Some(p)) => sure_match(p, v, env),
-                                _ => false,
-                            }
-                        }
-                        None => {}
-                    }
-                    self.clause_body(c, env, bound);
-                }
-                if v.is_some() && all_never && !clauses.is_empty() {
-                    self.warn("no clause will ever match".into(), e.span.start as usize);
-                }
+                self.case_clauses(e, v, clauses, env);
                 None
             }
             ExprKind::If(clauses) => {
@@ -437,11 +413,10 @@ impl Walk<'_> {
                 None
             }
             ExprKind::Try(t) => {
-                self.shadowed(&at_starts(&t.of_clauses), "", true);
-                self.body(&t.body, &mut env.clone());
-                for c in &t.of_clauses {
-                    self.clause_body(c, env, Vec::new());
-                }
+                // `try Body of Clauses` matches the body's value as a
+                // `case` does (OTP compiles it to one).
+                let v = self.body(&t.body, &mut env.clone());
+                self.case_clauses(e, v, &t.of_clauses, env);
                 for c in &t.catch_clauses {
                     self.body(&c.body, &mut env.clone());
                 }
@@ -541,6 +516,51 @@ impl Walk<'_> {
         }
     }
 
+    /// The clauses of a `case` (or of `try ... of`) on the value `v` of
+    /// its subject, when known: the clauses no value reaches and, when
+    /// none can match, "no clause will ever match" at `e`.
+    fn case_clauses(&mut self, e: &Expr, v: Option<Value>, clauses: &[Clause], env: &Env) {
+        self.shadowed(&at_starts(clauses), "", true);
+        let mut all_never = true;
+        // Once a clause surely matches the known value, OTP drops
+        // the clauses after it unlooked at: no warnings there.
+        let mut decided = false;
+        for c in clauses {
+            if decided {
+                continue;
+            }
+            let bound = match (&v, c.patterns.first()) {
+                (Some(v), Some(p)) => match match_pattern(p, v, env) {
+                    Matched::Never => {
+                        self.clause_body(c, env, Vec::new());
+                        continue;
+                    }
+                    Matched::Maybe(bound) => bound,
+                },
+                _ => Vec::new(),
+            };
+            let mut guard_env = env.clone();
+            guard_env.extend(bound.iter().cloned());
+            let guard = guard_value(&c.guard, &guard_env);
+            // A clause whose guard is false on the value never matches it.
+            all_never &= v.is_some() && guard == Some(false);
+            match guard {
+                Some(false) => self.warn(GUARD_FALSE.into(), c.span.start as usize),
+                Some(true) => {
+                    decided = match (&v, c.patterns.first()) {
+                        (Some(v), Some(p)) => sure_match(p, v, env),
+                        _ => false,
+                    }
+                }
+                None => {}
+            }
+            self.clause_body(c, env, bound);
+        }
+        if v.is_some() && all_never && !clauses.is_empty() {
+            self.warn("no clause will ever match".into(), e.span.start as usize);
+        }
+    }
+
     /// Where the operator between `a` and `b` is written.
     fn operator_at(&self, a: &Expr, b: &Expr) -> usize {
         self.sources.operator_between(a.span.end, b.span.start)
@@ -607,6 +627,16 @@ fn arith(op: BinaryOp, x: &Value, y: &Value) -> Option<Result<Value, ()>> {
         Some(n) => Some(Ok(from_number(n))),
         None if shift => None,
         None => Some(Err(())),
+    }
+}
+
+/// Whether `++` or `--` on known values raises `badarg`: the left
+/// operand (and for `--` the right too) must be a proper list.
+fn list_operator_fails(op: BinaryOp, x: &Value, y: &Value) -> bool {
+    match op {
+        BinaryOp::Append => list_of(x).is_none(),
+        BinaryOp::Subtract => list_of(x).is_none() || list_of(y).is_none(),
+        _ => false,
     }
 }
 
