@@ -412,6 +412,12 @@ pub fn getopts_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             "delay_send" => Term::FALSE,
             "send_timeout" => atom("infinity"),
             "deliver" => atom("term"),
+            // Options of OTP's that act does not keep: left out of the
+            // answer, as OTP leaves out those it cannot read.
+            "buffer" | "recbuf" | "sndbuf" | "linger" | "priority" | "tos" | "high_watermark"
+            | "low_watermark" | "send_timeout_close" | "show_econnreset" | "reuseport" => {
+                continue;
+            }
             _ => return error_tuple(ctx, args, "einval"),
         };
         values.push((a, value));

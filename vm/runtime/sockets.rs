@@ -762,10 +762,10 @@ pub fn connect(
         reply(&waiter, &answer);
         sources(-1);
     };
-    if let Err(_e) = std::thread::Builder::new()
+    let started = std::thread::Builder::new()
         .name("connect".into())
-        .spawn(run)
-    {
+        .spawn(run);
+    if started.is_err() {
         sources(-1);
         reply(
             &Waiter {
