@@ -1472,6 +1472,9 @@ const STDLIB: &[(&str, &str)] = &[
     ("erl_internal", include_str!("../stdlib/erl_internal.act")),
     ("atomics", include_str!("../stdlib/atomics.act")),
     ("counters", include_str!("../stdlib/counters.act")),
+    ("inet", include_str!("../stdlib/inet.act")),
+    ("gen_tcp", include_str!("../stdlib/gen_tcp.act")),
+    ("gen_udp", include_str!("../stdlib/gen_udp.act")),
     (
         "persistent_term",
         include_str!("../stdlib/persistent_term.act"),
