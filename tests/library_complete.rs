@@ -215,6 +215,49 @@ const PROMISED: &[(&str, &[Arities])] = &[
         ],
     ),
     ("timer", &[("sleep", &[1]), ("tc", &[1, 2, 3])]),
+    // Sockets (helper `net`).
+    (
+        "gen_tcp",
+        &[
+            ("listen", &[2]),
+            ("accept", &[1, 2]),
+            ("connect", &[3, 4]),
+            ("send", &[2]),
+            ("recv", &[2, 3]),
+            ("close", &[1]),
+            ("shutdown", &[2]),
+            ("controlling_process", &[2]),
+        ],
+    ),
+    (
+        "gen_udp",
+        &[
+            ("open", &[1, 2]),
+            ("send", &[3, 4]),
+            ("recv", &[2, 3]),
+            ("close", &[1]),
+            ("controlling_process", &[2]),
+        ],
+    ),
+    (
+        "inet",
+        &[
+            ("setopts", &[2]),
+            ("getopts", &[2]),
+            ("port", &[1]),
+            ("peername", &[1]),
+            ("sockname", &[1]),
+            ("close", &[1]),
+            ("ntoa", &[1]),
+            ("parse_address", &[1]),
+            ("parse_ipv4_address", &[1]),
+            ("parse_strict_address", &[1]),
+            ("getaddr", &[2]),
+            ("getaddrs", &[2]),
+            ("gethostname", &[0]),
+            ("format_error", &[1]),
+        ],
+    ),
     // The library helper `stdlib`: every OTP 25 export of these modules.
     ("erlang", &[("phash", &[2]), ("phash2", &[1, 2])]),
     (
@@ -1429,6 +1472,9 @@ const STDLIB: &[(&str, &str)] = &[
     ("erl_internal", include_str!("../stdlib/erl_internal.act")),
     ("atomics", include_str!("../stdlib/atomics.act")),
     ("counters", include_str!("../stdlib/counters.act")),
+    ("inet", include_str!("../stdlib/inet.act")),
+    ("gen_tcp", include_str!("../stdlib/gen_tcp.act")),
+    ("gen_udp", include_str!("../stdlib/gen_udp.act")),
     (
         "persistent_term",
         include_str!("../stdlib/persistent_term.act"),

@@ -46,6 +46,8 @@ pub mod script;
 // Helper `lib`: atomics, counters' base, persistent_term.
 pub mod shared;
 pub mod shell;
+// Helper `net`: gen_tcp, gen_udp and inet's BIFs.
+pub mod socket;
 pub mod unistr;
 pub mod ziggurat;
 
@@ -749,6 +751,27 @@ bifs! {
     }
     "io" => {
         "printable_range", 0 => everyday::printable_range_0;
+    }
+    "$socket" => {
+        "tcp_listen", 2 => socket::tcp_listen_2;
+        "tcp_connect", 4 => socket::tcp_connect_4;
+        "udp_open", 2 => socket::udp_open_2;
+        "recv", 2 => socket::recv_2;
+        "accept", 1 => socket::accept_1;
+        "cancel", 2 => socket::cancel_2;
+        "send", 2 => socket::send_2;
+        "send_to", 4 => socket::send_to_4;
+        "close", 1 => socket::close_1;
+        "shutdown", 2 => socket::shutdown_2;
+        "owner", 1 => socket::owner_1;
+        "hold", 1 => socket::hold_1;
+        "release", 2 => socket::release_2;
+        "setopts", 2 => socket::setopts_2;
+        "getopts", 2 => socket::getopts_2;
+        "sockname", 1 => socket::sockname_1;
+        "peername", 1 => socket::peername_1;
+        "getaddr", 1 => socket::getaddr_1;
+        "is_listener", 1 => socket::is_listener_1;
     }
     "$code" => {
         "load", 1 => modules::load_1;

@@ -1,4 +1,5 @@
-//! Ports, for standard output only: `open_port({fd, 0, 1}, [out, ...])`
+//! Ports, for standard output only (sockets are ports too, numbered
+//! from the same count: `runtime::sockets`): `open_port({fd, 0, 1}, [out, ...])`
 //! gives a port whose commands write raw bytes to stdout, in order with
 //! io output (the benchmarks game's fasta writes this way). Any other
 //! port is `badarg`, with a line on stderr saying why.
@@ -20,6 +21,11 @@ pub const PORT_BASE: u64 = 1 << 62;
 
 /// The next port number (OTP's first user port is #Port<0.5>).
 static NEXT: AtomicU64 = AtomicU64::new(5);
+
+/// A fresh port number (sockets number theirs from the same count).
+pub fn next_number() -> u64 {
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
 
 fn open_ports() -> std::sync::MutexGuard<'static, HashSet<u64>> {
     static OPEN: OnceLock<Mutex<HashSet<u64>>> = OnceLock::new();
@@ -75,7 +81,7 @@ pub fn open_port_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             return Err(BifError::Badarg);
         }
     }
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let n = next_number();
     open_ports().insert(n);
     ctx.ensure(heap::REF_WORDS, args)?;
     Ok(ctx.heap().reference(PORT_BASE + n))

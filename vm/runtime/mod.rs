@@ -11,6 +11,7 @@ pub mod nodes;
 pub mod output;
 pub mod processes;
 pub mod script;
+pub mod sockets;
 pub mod stdin;
 
 use crate::code::{Module, ModuleRef};

@@ -2,9 +2,9 @@
 //! scheduler reach the network only through here, and the network
 //! reaches processes only through `deliver`.
 //!
-//! Invariant: on a node that is not alive (no `--sname`/`--name`), no
-//! outside queue exists and `run_main` runs the schedulers exactly as
-//! before; sends to other nodes go nowhere.
+//! Invariant: on a node that is not alive (no `--sname`/`--name`), this
+//! module has no outside queue (`run_main` makes one for the sockets
+//! alone, `runtime::sockets`); sends to other nodes go nowhere.
 
 use crate::dist;
 use crate::heap::{Heap, MessageBuffer};

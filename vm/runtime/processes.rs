@@ -878,6 +878,7 @@ impl ProcessBody for Actor {
         let me = ctx.pid();
         super::nodes::exited(me, reason);
         crate::bif::io_server::exited(me);
+        super::sockets::exited(me);
         crate::bif::extras::priority_exited(me);
         // Its ets tables go to their heirs or away.
         for (heir, message) in super::ets::owner_exited(me, |p| ctx.is_alive(p)) {
@@ -1323,7 +1324,11 @@ pub fn run_main(config: Config, process: Process, args: Vec<Term>, stats: bool) 
         output::write_stderr(format!("act: {message}\n").as_bytes());
         return 1;
     }
-    let finished = sched::run_with_outside(config, super::nodes::outside(), move |_| {
+    // The outside queue: the distribution's when the node is alive, else
+    // one for the sockets' reader threads alone.
+    let outside = super::nodes::outside().unwrap_or_default();
+    super::sockets::attach(outside.clone());
+    let finished = sched::run_with_outside(config, Some(outside), move |_| {
         Actor::new(process, Start::Run(args), true)
     });
     super::nodes::flush();

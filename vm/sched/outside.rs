@@ -18,7 +18,7 @@ use super::signal::Signal;
 use crate::term::Atom;
 use crossbeam_utils::sync::Unparker;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Whom an outside signal is for.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +50,10 @@ pub struct Outside<M> {
     /// Held by the one scheduler delivering: two schedulers delivering
     /// two batches at once could interleave one sender's messages.
     drain: Mutex<()>,
+    /// Things outside that may still push (open sockets): while there
+    /// are any, a deterministic run with nothing runnable waits a little
+    /// for them before it moves its clock or calls it a deadlock.
+    sources: AtomicUsize,
 }
 
 impl<M> Default for Outside<M> {
@@ -60,6 +64,7 @@ impl<M> Default for Outside<M> {
             wake: Mutex::new(Vec::new()),
             probe_hook: std::sync::OnceLock::new(),
             drain: Mutex::new(()),
+            sources: AtomicUsize::new(0),
         }
     }
 }
@@ -101,6 +106,21 @@ impl<M> Outside<M> {
             // than it saves.
             u.unpark();
         }
+    }
+
+    /// One more source of signals (see `sources`).
+    pub fn add_source(&self) {
+        self.sources.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A source of signals is gone.
+    pub fn remove_source(&self) {
+        self.sources.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Whether anything outside may still push.
+    pub(crate) fn has_sources(&self) -> bool {
+        self.sources.load(Ordering::SeqCst) > 0
     }
 
     /// Whether signals wait.

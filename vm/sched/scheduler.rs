@@ -1010,6 +1010,27 @@ fn idle<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
         (a, b) => a.or(b),
     };
     if shared.config.deterministic {
+        // Something outside (a socket) may still deliver: give it a
+        // moment of real time before the clock jumps, and wait for it
+        // rather than call the run a deadlock.
+        if let Some(outside) = &shared.outside
+            && outside.has_sources()
+        {
+            // (A wake-up left over from earlier ends a park at once, so
+            // the pause is measured, not trusted to one park.)
+            let pause = Duration::from_millis(100);
+            let until = Instant::now() + pause;
+            while !outside.pending() {
+                let now = Instant::now();
+                if now >= until {
+                    break;
+                }
+                local.parker.park_timeout(until - now);
+            }
+            if outside.pending() || deadline.is_none() {
+                return;
+            }
+        }
         // One scheduler, nothing runnable: jump the clock to the next timer.
         match deadline {
             Some(at) => shared.clock.advance_to(at),
