@@ -215,6 +215,16 @@ fn port_number(t: Term) -> Option<u16> {
 
 /// `'$socket':tcp_listen(Port, Options)`.
 pub fn tcp_listen_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    open_on_port(ctx, args, sockets::listen)
+}
+
+/// A socket bound to the port `args[0]` with the options `args[1]`
+/// (`{ip, Ip}` among them, or every address), opened by `open`.
+fn open_on_port(
+    ctx: &mut Context,
+    args: &mut [Term],
+    open: fn(Ipv4Addr, u16, Pid, Options) -> Answer,
+) -> BifResult {
     let heap = &ctx.process.heap;
     let port = port_number(args[0]).ok_or(BifError::Badarg)?;
     let Some(parsed) = parse_options(heap, args[1]) else {
@@ -222,7 +232,7 @@ pub fn tcp_listen_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     };
     let options = initial(&parsed.settings, Options::default());
     let ip = parsed.ip.unwrap_or(Ipv4Addr::UNSPECIFIED);
-    let result = sockets::listen(ip, port, me(), options);
+    let result = open(ip, port, me(), options);
     answer(ctx, args, result, 0)
 }
 
@@ -247,15 +257,7 @@ pub fn tcp_connect_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `'$socket':udp_open(Port, Options)`.
 pub fn udp_open_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let heap = &ctx.process.heap;
-    let port = port_number(args[0]).ok_or(BifError::Badarg)?;
-    let Some(parsed) = parse_options(heap, args[1]) else {
-        return Ok(atom("badarg"));
-    };
-    let options = initial(&parsed.settings, Options::default());
-    let ip = parsed.ip.unwrap_or(Ipv4Addr::UNSPECIFIED);
-    let result = sockets::udp_open(ip, port, me(), options);
-    answer(ctx, args, result, 0)
+    open_on_port(ctx, args, sockets::udp_open)
 }
 
 /// `'$socket':recv(S, Length)`.

@@ -41,7 +41,7 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use crossbeam_utils::sync::{Parker, Unparker};
 
-use super::cell::{InboxReader, ProcessCell};
+use super::cell::{ExitRight, InboxReader, ProcessCell};
 use super::outside::{Item, Outside, Target};
 use super::pid::Pid;
 use super::send_timer::{Destination, Pending, SendTimers};
@@ -245,12 +245,10 @@ struct Shared<B: ProcessBody> {
     /// the send is done; `u64::MAX` the rest of the time (it holds no
     /// cell found by `ProcessTable::lookup` then).
     pinned: Box<[CachePadded<AtomicU64>]>,
-    /// Cells still waiting for their grace period when their scheduler
-    /// stopped; dropped after every scheduler has.
-    leftover: Mutex<Vec<Queued<B>>>,
-    /// Retired cells a scheduler handed over as it parked, for whichever
-    /// scheduler reclaims next to drop (a parked one would keep them while
-    /// it sleeps); `orphaned` says some are there.
+    /// Retired cells a scheduler handed over as it parked or stopped, for
+    /// whichever scheduler reclaims next to drop (a parked one would keep
+    /// them while it sleeps; what is left goes after every scheduler has
+    /// stopped); `orphaned` says some are there.
     orphans: Mutex<Vec<(u64, Queued<B>)>>,
     orphaned: AtomicBool,
 }
@@ -372,8 +370,8 @@ fn reclaim<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
     }
 }
 
-/// Before parking: the retired cells not yet free go to `Shared::orphans`,
-/// so that a sleeping scheduler does not keep them.
+/// Before parking or stopping: the retired cells not yet free go to
+/// `Shared::orphans`, so that a sleeping scheduler does not keep them.
 fn hand_over_retired<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
     reclaim(shared, local);
     if local.retired.cells.is_empty() {
@@ -431,30 +429,31 @@ impl<B: ProcessBody> RunContext<'_, B> {
         let pin = &self.shared.pinned[self.local.index];
         pin.store(self.shared.epoch.load(Ordering::SeqCst), Ordering::SeqCst);
         // SAFETY: pinned until the cell is no longer used, below.
-        let delivery = match unsafe { self.shared.table.lookup(to) } {
-            None => Delivery::NoProcess,
+        let (delivery, woken) = match unsafe { self.shared.table.lookup(to) } {
+            None => (Delivery::NoProcess, None),
             Some(cell) => {
                 self.local.counters.messages_sent += 1;
                 match cell.deliver(signal) {
-                    Notified::Woken => {
-                        // SAFETY: the cell is alive (in the table or
-                        // retired, so an `Arc` holds it); this counts one
-                        // more, for the run queue.
-                        let cell = unsafe {
+                    // SAFETY: the cell is alive (in the table or retired,
+                    // so an `Arc` holds it); this counts one more, for the
+                    // run queue.
+                    Notified::Woken => (
+                        Delivery::Delivered,
+                        Some(unsafe {
                             let raw: *const ProcessCell<B> = cell;
                             Arc::increment_strong_count(raw);
                             Arc::from_raw(raw)
-                        };
-                        pin.store(u64::MAX, Ordering::Release);
-                        make_next(self.shared, self.local, cell);
-                        return Delivery::Delivered;
-                    }
-                    Notified::Active => Delivery::Delivered,
-                    Notified::Exiting => Delivery::NoProcess,
+                        }),
+                    ),
+                    Notified::Active => (Delivery::Delivered, None),
+                    Notified::Exiting => (Delivery::NoProcess, None),
                 }
             }
         };
         pin.store(u64::MAX, Ordering::Release);
+        if let Some(cell) = woken {
+            make_next(self.shared, self.local, cell);
+        }
         delivery
     }
 
@@ -774,7 +773,6 @@ pub fn run_with_outside<B: ProcessBody>(
         pinned: (0..n)
             .map(|_| CachePadded::new(AtomicU64::new(u64::MAX)))
             .collect(),
-        leftover: Mutex::new(Vec::new()),
         orphans: Mutex::new(Vec::new()),
         orphaned: AtomicBool::new(false),
         config,
@@ -900,12 +898,7 @@ fn scheduler_loop<B: ProcessBody>(shared: &Shared<B>, mut local: Local<B>) -> Co
     local.next = None;
     while local.worker.pop().is_some() {}
     // Retired cells others may still hold go when every scheduler has stopped.
-    let retired = std::mem::take(&mut local.retired.cells);
-    shared
-        .leftover
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .extend(retired.into_iter().map(|(_, cell)| cell));
+    hand_over_retired(shared, &mut local);
     local.counters
 }
 
@@ -1149,6 +1142,24 @@ fn fire_send_timers<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
     }
 }
 
+/// Runs one of an exited process's hooks (`on_exiting`, `on_exit`) with
+/// a context of its own.
+fn exit_hook<B: ProcessBody>(
+    shared: &Shared<B>,
+    local: &mut Local<B>,
+    exiting: &mut ExitRight<'_, B>,
+    hook: impl FnOnce(&mut B, &mut RunContext<'_, B>),
+) {
+    let (body, inbox) = exiting.split();
+    let mut context = RunContext {
+        shared,
+        local,
+        inbox,
+        reductions: 0,
+    };
+    hook(body, &mut context);
+}
+
 /// Runs one process for at most `budget` reductions and does what its
 /// outcome asks: requeue it, let it sleep, or retire it.
 fn run_process<B: ProcessBody>(
@@ -1217,29 +1228,15 @@ fn run_process<B: ProcessBody>(
             },
             RunOutcome::Exit(reason) => {
                 let mut exiting = right.exit();
-                {
-                    let (body, inbox) = exiting.split();
-                    let mut context = RunContext {
-                        shared,
-                        local: &mut *local,
-                        inbox,
-                        reductions: 0,
-                    };
-                    body.on_exiting(&mut context);
-                }
+                exit_hook(shared, local, &mut exiting, |body, ctx| {
+                    body.on_exiting(ctx)
+                });
                 if let Some(cell) = shared.table.remove(cell.pid()) {
                     retire(shared, local, cell);
                 }
-                {
-                    let (body, inbox) = exiting.split();
-                    let mut context = RunContext {
-                        shared,
-                        local: &mut *local,
-                        inbox,
-                        reductions: 0,
-                    };
-                    body.on_exit(&mut context, &reason);
-                }
+                exit_hook(shared, local, &mut exiting, |body, ctx| {
+                    body.on_exit(ctx, &reason)
+                });
                 if cell.pid() == shared.main_pid {
                     shared.finish(Finish::MainExited(reason));
                 }
