@@ -473,12 +473,12 @@ impl Heap {
         let old_capacity = self.words.capacity();
         let mut from_space = std::mem::replace(&mut self.words, to_space);
         let from_off_heap = std::mem::take(&mut self.off_heap);
-        let mut gc = Evacuator {
-            from: &mut from_space,
-            from_off_heap: &from_off_heap[..],
-            to: &mut self.words,
-            to_off_heap: &mut self.off_heap,
-        };
+        let mut gc = Evacuator::new(
+            &mut from_space,
+            &from_off_heap[..],
+            &mut self.words,
+            &mut self.off_heap,
+        );
         let mut root_words = 0usize;
         for root in roots.iter_mut() {
             root_words += root.len();
@@ -486,23 +486,11 @@ impl Heap {
                 *term = gc.evacuate(*term);
             }
         }
-        let mut scan = 0;
-        while scan < gc.to.len() {
-            let word = gc.to[scan];
-            if is_header(word) {
-                for field in term_fields(word) {
-                    let moved = gc.evacuate(gc.to[scan + field]);
-                    gc.to[scan + field] = moved;
-                }
-                scan += 1 + header_size(word);
-            } else {
-                let head = gc.evacuate(gc.to[scan]);
-                gc.to[scan] = head;
-                let tail = gc.evacuate(gc.to[scan + 1]);
-                gc.to[scan + 1] = tail;
-                scan += 2;
-            }
-        }
+        gc.scan();
+        let top = gc.top;
+        // SAFETY: the evacuator wrote every word below `top`, within the
+        // capacity (`Evacuator::claim`).
+        unsafe { self.words.set_len(top) };
         drop(from_space);
         drop(from_off_heap); // releases the dead off-heap binaries
         budget::release(self.reserved.saturating_sub(bytes));
@@ -1315,15 +1303,56 @@ fn literal_object(t: Term) -> &'static [Term] {
 }
 
 /// The state of one collection: from-space (where forwarding marks are
-/// written) and to-space.
+/// written) and to-space, filled from `top` up through a raw pointer.
+///
+/// Invariant: the to-space is an empty vector whose capacity holds every
+/// word that can survive (`collect_sized` sizes it at least the
+/// from-space's length), and the forwarding marks copy each object once,
+/// so `top` stays within the capacity. `claim` checks that once per
+/// object (the copy itself then needs no bounds or growth test per
+/// word), and each read of the from-space is one range check per object.
 struct Evacuator<'a> {
     from: &'a mut [Term],
     from_off_heap: &'a [Arc<SharedBinary>],
-    to: &'a mut Vec<Term>,
+    /// The to-space's buffer (`Vec::as_mut_ptr`), `capacity` words.
+    to: *mut Term,
+    capacity: usize,
+    /// Words written so far; `collect_sized` sets the length to it.
+    top: usize,
     to_off_heap: &'a mut OffHeap,
 }
 
-impl Evacuator<'_> {
+/// Objects this small are copied a word at a time (a `memcpy` call costs
+/// more than the copy).
+const INLINE_COPY_WORDS: usize = 8;
+
+impl<'a> Evacuator<'a> {
+    fn new(
+        from: &'a mut [Term],
+        from_off_heap: &'a [Arc<SharedBinary>],
+        to: &'a mut Vec<Term>,
+        to_off_heap: &'a mut OffHeap,
+    ) -> Evacuator<'a> {
+        assert!(to.is_empty(), "the to-space starts empty");
+        Evacuator {
+            from,
+            from_off_heap,
+            to: to.as_mut_ptr(),
+            capacity: to.capacity(),
+            top: 0,
+            to_off_heap,
+        }
+    }
+
+    /// The offset of `n` fresh to-space words.
+    #[inline(always)]
+    fn claim(&mut self, n: usize) -> usize {
+        let at = self.top;
+        assert!(n <= self.capacity - at, "to-space overflow");
+        self.top = at + n;
+        at
+    }
+
     /// The to-space copy of `t`: copies the object the first time and
     /// leaves a forwarding mark, follows the mark afterwards. Immediates
     /// and literals are returned as they are.
@@ -1334,11 +1363,18 @@ impl Evacuator<'_> {
         }
         let at = t.offset();
         if t.is_cons() {
-            if self.from[at] == FORWARD {
-                return self.from[at + 1];
+            let cell = &self.from[at..at + 2];
+            let (head, tail) = (cell[0], cell[1]);
+            if head == FORWARD {
+                return tail;
             }
-            let new = Term::heap_pointer(TAG_CONS, self.to.len());
-            self.to.extend_from_slice(&self.from[at..at + 2]);
+            let new_at = self.claim(2);
+            // SAFETY: `claim` checked the two words are within the capacity.
+            unsafe {
+                self.to.add(new_at).write(head);
+                self.to.add(new_at + 1).write(tail);
+            }
+            let new = Term::heap_pointer(TAG_CONS, new_at);
             self.from[at] = FORWARD;
             self.from[at + 1] = new;
             return new;
@@ -1347,17 +1383,58 @@ impl Evacuator<'_> {
         if head.is_boxed() {
             return head; // already moved: the header was replaced by its new place
         }
-        let new_at = self.to.len();
-        let size = header_size(head);
-        self.to.extend_from_slice(&self.from[at..at + 1 + size]);
+        let words = 1 + header_size(head);
+        let object = self.from[at..at + words].as_ptr();
+        let new_at = self.claim(words);
+        // SAFETY: `claim` checked the words are within the capacity, the
+        // slice above that `object` is `words` words of the from-space,
+        // and the two spaces are different buffers.
+        unsafe {
+            let to = self.to.add(new_at);
+            if words <= INLINE_COPY_WORDS {
+                for i in 0..words {
+                    to.add(i).write(object.add(i).read());
+                }
+            } else {
+                std::ptr::copy_nonoverlapping(object, to, words);
+            }
+        }
         if header_kind(head) == Kind::ProcBin {
             let binary = self.from_off_heap[self.from[at + 1].0 as usize].clone();
-            self.to[new_at + 1] = Term(self.to_off_heap.len() as u64);
+            let index = Term(self.to_off_heap.len() as u64);
+            // SAFETY: within the words just written.
+            unsafe { self.to.add(new_at + 1).write(index) };
             self.to_off_heap.push(binary);
         }
         let new = Term::heap_pointer(TAG_BOXED, new_at);
         self.from[at] = new;
         new
+    }
+
+    /// Cheney's scan: evacuates what the to-space's words point at, from
+    /// the first word until the scan meets `top`.
+    fn scan(&mut self) {
+        let mut scan = 0;
+        while scan < self.top {
+            // SAFETY: every word below `top` was written, and an object's
+            // fields lie below `top` (it was copied whole).
+            let word = unsafe { self.to.add(scan).read() };
+            if is_header(word) {
+                for field in term_fields(word) {
+                    let slot = unsafe { self.to.add(scan + field) };
+                    let moved = self.evacuate(unsafe { slot.read() });
+                    unsafe { slot.write(moved) };
+                }
+                scan += 1 + header_size(word);
+            } else {
+                for field in 0..2 {
+                    let slot = unsafe { self.to.add(scan + field) };
+                    let moved = self.evacuate(unsafe { slot.read() });
+                    unsafe { slot.write(moved) };
+                }
+                scan += 2;
+            }
+        }
     }
 }
 
