@@ -321,6 +321,45 @@ fn act_to_act() {
     echo.expect("stopped");
 }
 
+/// A script whose `%%!` line names its node (as escript reads it: the
+/// second line, or the third after another comment) starts as that node,
+/// and the command line's `--sname` wins over the line.
+#[test]
+fn emulator_line_starts_the_node() {
+    let Some(mut cluster) = Cluster::new() else {
+        return;
+    };
+    let host = short_host();
+    let named = unique("line");
+    let source = format!(
+        "#!/usr/bin/env escript\n%% -*- erlang -*-\n%%! -smp enable -sname {named} -setcookie linecookie +P 5000\n\
+         main(_) -> io:format(\"node ~p ~p ~p~n\", [node(), is_alive(), erlang:get_cookie()]).\n"
+    );
+    let file = cluster.dir.join("line.act");
+    std::fs::write(&file, &source).expect("write program");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_act"));
+    command.arg(&file);
+    let mut node = cluster.spawn(command);
+    assert_eq!(
+        node.expect("node "),
+        format!("node {named}@{host} true linecookie")
+    );
+    // The command line's name and cookie come first.
+    let flagged = unique("flag");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_act"));
+    command
+        .arg("--sname")
+        .arg(&flagged)
+        .arg("--cookie")
+        .arg(COOKIE)
+        .arg(&file);
+    let mut node = cluster.spawn(command);
+    assert_eq!(
+        node.expect("node "),
+        format!("node {flagged}@{host} true {COOKIE}")
+    );
+}
+
 #[test]
 fn act_to_beam() {
     let Some(mut cluster) = Cluster::new() else {

@@ -167,6 +167,37 @@ pub fn apply_option(name: &str, value: Option<&str>) -> Result<bool, String> {
     Ok(true)
 }
 
+/// The node options of a script's emulator line (`%%! -sname N`,
+/// `-name N`, `-setcookie C`; see `syntax::emulator_args`), for what the
+/// command line left unset: escript starts the script's node with them.
+/// Other emulator arguments (`+P`, `-smp`, ...) mean nothing to act.
+pub fn apply_emulator_args(args: &str) -> Result<(), String> {
+    let mut words = args.split_whitespace();
+    let mut o = options().lock().unwrap_or_else(|e| e.into_inner());
+    while let Some(word) = words.next() {
+        let (flag, long) = match word {
+            "-sname" => ("--sname", false),
+            "-name" => ("--name", true),
+            "-setcookie" => ("--cookie", false),
+            _ => continue,
+        };
+        let Some(value) = words.next() else {
+            return Err(format!("the script's %%! line: '{word}' needs a value"));
+        };
+        let o = o.get_or_insert_with(|| dist::Options {
+            name: String::new(),
+            long: false,
+            cookie: None,
+        });
+        if flag == "--cookie" {
+            o.cookie.get_or_insert_with(|| value.to_string());
+        } else if o.name.is_empty() {
+            (o.name, o.long) = (value.to_string(), long);
+        }
+    }
+    Ok(())
+}
+
 pub fn option_takes_value(name: &str) -> bool {
     matches!(name, "--sname" | "--name" | "--cookie")
 }

@@ -240,6 +240,11 @@ fn compile_file_as(file: &str, shown: Option<&str>) -> Result<crate::code::Modul
     let (text, header) = match shown {
         Some(shown) => {
             let (text, header) = syntax::script_text(&source);
+            // escript starts the node its `%%!` line names.
+            if let Some(args) = syntax::emulator_args(&source) {
+                super::nodes::apply_emulator_args(args)
+                    .map_err(|message| format!("act: {shown}: {message}\n"))?;
+            }
             if header.is_some_and(syntax::first_line_has_code) {
                 output::write_stderr(syntax::first_line_warning(shown).as_bytes());
             }

@@ -111,6 +111,24 @@ pub fn script_text(source: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// The emulator arguments of a script (`%%! -sname a -setcookie c`), as
+/// escript finds them: on the second line, or on the third when the
+/// second is another comment (an Emacs mode line, say). escript hands
+/// them to `erl`; act takes the node options among them
+/// (`runtime::nodes::apply_emulator_args`) and leaves the rest.
+pub fn emulator_args(source: &str) -> Option<&str> {
+    let body = source.strip_prefix('\u{FEFF}').unwrap_or(source);
+    let mut lines = body.lines().skip(1).map(|l| l.trim_end_matches('\r'));
+    let second = lines.next()?;
+    if let Some(args) = second.strip_prefix("%%!") {
+        return Some(args);
+    }
+    if second.starts_with('%') {
+        return lines.next()?.strip_prefix("%%!");
+    }
+    None
+}
+
 /// Whether a first line that escript leaves out held code (not a comment
 /// or white space): act then says that it was not read.
 pub fn first_line_has_code(line: &str) -> bool {
@@ -208,4 +226,26 @@ pub fn check_program(
 /// as undefined, since the definition may be the broken form.
 pub fn check_source(source: &str) -> Vec<Diagnostic> {
     check_program("", source, None).1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::emulator_args;
+
+    #[test]
+    fn emulator_line_is_the_second_or_after_a_comment_the_third() {
+        assert_eq!(
+            emulator_args("#!/usr/bin/env escript\n%%! -sname a\nmain(_) -> ok.\n"),
+            Some(" -sname a")
+        );
+        assert_eq!(
+            emulator_args("#!/usr/bin/env escript\r\n%% -*- erlang -*-\r\n%%! -name b\r\n"),
+            Some(" -name b")
+        );
+        // Not after code, not on the fourth line, not on the first.
+        assert_eq!(emulator_args("#!x\nmain(_) -> ok.\n%%! -sname a\n"), None);
+        assert_eq!(emulator_args("#!x\n%% a\n%% b\n%%! -sname a\n"), None);
+        assert_eq!(emulator_args("%%! -sname a\nmain(_) -> ok.\n"), None);
+        assert_eq!(emulator_args(""), None);
+    }
 }
