@@ -285,7 +285,7 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let msg = args[1];
     // The common case first: a local pid (an immediate), no port.
     match Pid::from_term(args[0]) {
-        Some(pid) => send_local(ctx, pid, msg)?,
+        Some(pid) => send_local(ctx.process, pid, msg)?,
         None => {
             send_other(ctx, args[0], msg, SendOptions::default())?;
         }
@@ -293,8 +293,9 @@ pub fn send_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(msg)
 }
 
-/// A message to the local `pid`.
-fn send_local(ctx: &mut Context, pid: Pid, msg: Term) -> Result<(), BifError> {
+/// A message from `process` to the local `pid` (the native tier's send
+/// comes here straight, `native::helpers::send_local`).
+pub(crate) fn send_local(process: &mut Process, pid: Pid, msg: Term) -> Result<(), BifError> {
     // One visit to the services for the test and the send.
     services(|s| {
         if pid == s.self_pid() {
@@ -302,11 +303,11 @@ fn send_local(ctx: &mut Context, pid: Pid, msg: Term) -> Result<(), BifError> {
             // signals to itself arrive in order, so it goes straight in,
             // charged as any message (see `heap::MESSAGE_BYTES`).
             heap::budget::charge(heap::MESSAGE_BYTES).map_err(|_| BifError::SystemLimit)?;
-            ctx.process.mailbox.push_charged(msg);
+            process.mailbox.push_charged(msg);
             return Ok(());
         }
         let buffer =
-            MessageBuffer::for_send(&ctx.process.heap, msg).map_err(|_| BifError::SystemLimit)?;
+            MessageBuffer::for_send(&process.heap, msg).map_err(|_| BifError::SystemLimit)?;
         s.send(pid, buffer);
         Ok(())
     })
@@ -322,7 +323,7 @@ fn send_other(
     options: SendOptions,
 ) -> Result<Sent, BifError> {
     match send_target(ctx, to, msg, options)? {
-        Ok(pid) => send_local(ctx, pid, msg).map(|_| Sent::Ok),
+        Ok(pid) => send_local(ctx.process, pid, msg).map(|_| Sent::Ok),
         Err(sent) => Ok(sent),
     }
 }
@@ -362,7 +363,7 @@ fn send_options(ctx: &Context, function: &str, mut options: Term) -> Result<Send
 pub fn send_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let options = send_options(ctx, "send", args[2])?;
     let sent = match Pid::from_term(args[0]) {
-        Some(pid) => send_local(ctx, pid, args[1]).map(|_| Sent::Ok)?,
+        Some(pid) => send_local(ctx.process, pid, args[1]).map(|_| Sent::Ok)?,
         None => send_other(ctx, args[0], args[1], options)?,
     };
     Ok(match sent {
@@ -392,7 +393,7 @@ pub fn send_nosuspend_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 fn nosuspend(ctx: &mut Context, to: Term, msg: Term, options: SendOptions) -> BifResult {
     let sent = match Pid::from_term(to) {
-        Some(pid) => send_local(ctx, pid, msg).map(|_| Sent::Ok)?,
+        Some(pid) => send_local(ctx.process, pid, msg).map(|_| Sent::Ok)?,
         None => send_other(ctx, to, msg, options)?,
     };
     Ok(Term::boolean(matches!(sent, Sent::Ok)))

@@ -220,6 +220,7 @@ struct InlineBifs {
     element: Option<u16>,
     tuple_size: Option<u16>,
     self_: Option<u16>,
+    send: Option<u16>,
     map_get: Option<u16>,
     maps_get: Option<u16>,
     map_update1: Option<u16>,
@@ -233,6 +234,7 @@ fn inline_bifs() -> &'static InlineBifs {
         element: crate::bif::lookup("erlang", "element", 2),
         tuple_size: crate::bif::lookup("erlang", "tuple_size", 1),
         self_: crate::bif::lookup("erlang", "self", 0),
+        send: crate::bif::lookup("erlang", "!", 2),
         map_get: crate::bif::lookup("erlang", "map_get", 2),
         maps_get: crate::bif::lookup("maps", "get", 2),
         map_update1: crate::bif::lookup("erlang", "$map_update1", 3),
@@ -369,6 +371,7 @@ struct Sigs {
     fun: SigRef,
     box_float: SigRef,
     wait: SigRef,
+    send: SigRef,
 }
 
 /// A float result kept out of the heap (the "unboxed floats"):
@@ -511,6 +514,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             fun: b.import_signature(sig(&[I64, I32, I64], &[I64])),
             box_float: b.import_signature(sig(&[I64, types::F64], &[I64])),
             wait: b.import_signature(sig(&[I64, I64, I32], &[I64])),
+            send: b.import_signature(sig(&[I64, I64, I64], &[I32])),
         };
         let blocks = (start..end).map(|_| b.create_block()).collect::<Vec<_>>();
         let entry = b.create_block();
@@ -1498,6 +1502,21 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.put(dst, v);
                 true
             }
+            Instr::Bif {
+                bif,
+                args,
+                fail,
+                dst,
+                ..
+            } if Some(bif) == inline_bifs().send => {
+                let module = self.m.get();
+                let (to, msg) = (
+                    module.operand_lists[args as usize],
+                    module.operand_lists[args as usize + 1],
+                );
+                self.send(ip, fail, to, msg, dst);
+                true
+            }
             Instr::Bif { fail, .. } => {
                 self.bif_call(ip, fail);
                 true
@@ -2180,6 +2199,37 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// a tuple; anything else takes the BIF's own path.
     /// Charges the reductions of a BIF call made inline, as the
     /// interpreter charges every BIF (the deterministic clock counts them).
+    /// `To ! Msg`: a local pid goes straight to `helpers::send_local`
+    /// (charged as the BIF is), without the generic BIF call; a name, a
+    /// pid of another node, a port or a failing send takes the BIF's own
+    /// path. Its value is `Msg`.
+    fn send(&mut self, ip: usize, fail: Label, to: Src, msg: Src, dst: Dst) {
+        let vto = self.get(to);
+        let vmsg = self.get(msg);
+        let sig = self.sigs.send;
+        let status = self
+            .call(
+                sig,
+                helpers::send_local as *const () as usize,
+                &[self.ctx, vto, vmsg],
+            )
+            .expect("send_local returns");
+        let sent = self.b.create_block();
+        let general = self.b.create_block();
+        self.b.set_cold_block(general);
+        let join = self.b.create_block();
+        let ok = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
+        self.b.ins().brif(ok, sent, &[], general, &[]);
+        self.b.switch_to_block(sent);
+        self.charge_bif();
+        self.put(dst, vmsg);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(general);
+        self.bif_call(ip, fail);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
     fn charge_bif(&mut self) {
         self.spend(crate::interp::cost::BIF);
     }

@@ -90,6 +90,31 @@ unsafe fn reader<'a>(ctx: *mut Ctx) -> &'a Process {
     }
 }
 
+/// `To ! Msg` when `to` is a local pid: 0 sent; 1 not a local pid, or
+/// the send failed (nothing was sent), and the BIF's own path makes it,
+/// with its errors. A send changes nothing on the sender's heap or
+/// stacks (a message to itself joins its mailbox as it is), so only the
+/// heap top is brought up to date, as for a reader.
+///
+/// # Safety
+/// As for `parts`.
+pub(super) unsafe extern "C" fn send_local(ctx: *mut Ctx, to: u64, msg: u64) -> u32 {
+    let Some(pid) = crate::sched::Pid::from_term(Term(to)) else {
+        return 1;
+    };
+    // SAFETY: as the caller promises; `htop` is valid as in `enter`.
+    let p = unsafe {
+        let ctx = &*ctx;
+        let p = &mut *ctx.process;
+        p.heap.set_native_top(ctx.htop);
+        p
+    };
+    match bif::process::send_local(p, pid, Term(msg)) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
 /// `x[dst] := a op b` past the small-integer fast path; 0 when it fails
 /// (the interpreter then raises or takes the fail label).
 pub(super) unsafe extern "C" fn arith(ctx: *mut Ctx, op: u32, a: u64, b: u64) -> u64 {
