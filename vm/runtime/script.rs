@@ -430,7 +430,7 @@ fn compile_script_source(
     }
     let sources = &program.sources;
     syntax::with_big_stack(|| {
-        crate::compile::compile_module_in(&program.module, default_name, path, sources)
+        crate::compile::compile_module_in(&program.module, default_name, name, sources)
     })
     .map_err(|e| {
         let d = Diagnostic::error(e.message, e.span);
