@@ -342,10 +342,18 @@ fn term_shape(heap: &Heap, t: Term, pretty: bool) -> Option<Deep> {
     })
 }
 
-/// A deep list of character codes given as a `~s` argument, as it is.
+/// A deep list of character codes given as a `~s` argument, as it is,
+/// except that a binary inside it becomes the flat list of its
+/// characters (io_lib_format's `cdata_to_chars`).
 fn as_given(heap: &Heap, t: Term) -> Option<Deep> {
     match heap.view(t) {
         View::Nil => Some(Deep::List(Vec::new())),
+        View::Binary(_) => Some(chars(
+            &format::string_arg(heap, t, true)
+                .ok()?
+                .into_iter()
+                .collect::<String>(),
+        )),
         View::Small(c) if (0..=0x10ffff).contains(&c) => Some(Deep::Char(c as u32)),
         View::Cons(..) => {
             let mut items = Vec::new();

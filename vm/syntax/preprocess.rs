@@ -318,18 +318,56 @@ fn token_text(token: &Token) -> String {
         Token::Var(name) => name.clone(),
         Token::Number(Number::Integer(i)) => i.to_string(),
         Token::Number(Number::Float(f)) => crate::term::print::format_float(*f),
-        Token::Char(c) => {
-            let mut out = String::new();
-            crate::term::print::write_string(&mut out, [*c]);
-            format!("${}", &out[1..out.len() - 1])
-        }
-        Token::String(s) => {
-            let mut out = String::new();
-            crate::term::print::write_string(&mut out, s.iter().copied());
-            out
-        }
+        Token::Char(c) => char_literal_text(*c),
+        Token::String(s) => string_literal_text(s),
         Token::Error(_) => String::new(),
         other => other.symbol().to_string(),
+    }
+}
+
+/// A character literal as io_lib:write_char/1 writes it (epp's
+/// token_src): `$\\s` for a space, else as in a string (without a quote).
+fn char_literal_text(c: u32) -> String {
+    if c == 0x20 {
+        return "$\\s".to_string();
+    }
+    let mut out = String::from("$");
+    push_source_char(&mut out, c, None);
+    out
+}
+
+/// A string literal as io_lib:write_string/1 writes it.
+fn string_literal_text(chars: &[u32]) -> String {
+    let mut out = String::from("\"");
+    for &c in chars {
+        push_source_char(&mut out, c, Some('"'));
+    }
+    out.push('"');
+    out
+}
+
+/// One character as io_lib writes it in source form with Unicode kept:
+/// the quote and the backslash escaped, printable ASCII and everything
+/// from U+00A0 on as the character itself, the usual control escapes,
+/// and any other control character in three octal digits.
+fn push_source_char(out: &mut String, c: u32, quote: Option<char>) {
+    match c {
+        _ if quote.is_some_and(|q| q as u32 == c) => {
+            out.push('\\');
+            out.push(char::from_u32(c).unwrap_or('"'));
+        }
+        0x5c => out.push_str("\\\\"),
+        0x20..=0x7e => out.push(char::from_u32(c).unwrap_or(' ')),
+        0x0a => out.push_str("\\n"),
+        0x0d => out.push_str("\\r"),
+        0x09 => out.push_str("\\t"),
+        0x0b => out.push_str("\\v"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        0x1b => out.push_str("\\e"),
+        0x7f => out.push_str("\\d"),
+        c if c < 0xa0 => out.push_str(&format!("\\{}{}{}", c >> 6, (c >> 3) & 7, c & 7)),
+        c => out.push(char::from_u32(c).unwrap_or('\u{fffd}')),
     }
 }
 
