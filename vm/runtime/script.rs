@@ -435,7 +435,7 @@ fn compile_script_source(
     }
     let sources = &program.sources;
     syntax::with_big_stack(|| {
-        crate::compile::compile_module_in(&program.module, default_name, name, sources)
+        crate::compile::compile_module_in(&program.module, default_name, path, sources)
     })
     .map_err(|e| {
         let d = Diagnostic::error(e.message, e.span);
