@@ -83,12 +83,27 @@ impl Case {
 
     /// Runs act with `extra` flags before the case's own act-flags.
     fn run_act_with(&self, extra: &[&str]) -> Output {
-        let path = self.path.to_string_lossy().into_owned();
+        let file = self.file_name();
         let mut argv: Vec<&str> = extra.to_vec();
         argv.extend(self.act_flags());
-        argv.push(&path);
+        argv.push(&file);
         argv.extend(self.args());
-        run_with_timeout(act_binary(), &argv, &self.stdin(), None, TIMEOUT)
+        run_with_timeout(act_binary(), &argv, &self.stdin(), Some(self.dir()), TIMEOUT)
+    }
+
+    /// Both VMs run a case from its directory by its file name, so the
+    /// file names in their stack traces and messages (the script's path
+    /// as given, on both) are the same on every checkout.
+    fn dir(&self) -> &Path {
+        self.path.parent().expect("a case lives in tests/cases")
+    }
+
+    fn file_name(&self) -> String {
+        self.path
+            .file_name()
+            .expect("a case file")
+            .to_string_lossy()
+            .into_owned()
     }
 
     /// Whether the case runs processes and may be run on any number of
@@ -103,15 +118,15 @@ impl Case {
     /// is standard_io, which would mix them into the compared stdout), and
     /// without crash dumps.
     fn run_escript(&self) -> Output {
-        let path = self.path.to_string_lossy().into_owned();
+        let file = self.file_name();
         let mut argv = vec![
             ESCRIPT_LOGGER_TO_STDERR,
             NO_CRASH_DUMP,
             "escript",
-            path.as_str(),
+            file.as_str(),
         ];
         argv.extend(self.args());
-        run_with_timeout("env", &argv, &self.stdin(), None, TIMEOUT)
+        run_with_timeout("env", &argv, &self.stdin(), Some(self.dir()), TIMEOUT)
     }
 }
 
@@ -198,9 +213,8 @@ fn process_cases_print_their_snapshot_on_one_and_on_two_schedulers() {
     }
 }
 
-/// `text` with the cases' directory taken out of file names: act names a
-/// script as given on its command line (as escript does), and the cases
-/// are run by absolute path.
+/// `text` with the cases' directory taken out of file names (a case that
+/// prints a path it built from `filename:absname` or `file:get_cwd`).
 fn relative(text: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
     text.replace(&format!("{}/", dir.display()), "")
