@@ -62,6 +62,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("c", include_str!("../../stdlib/c.act")),
     // Text and script support (helper `rosetta`).
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
+    ("erl_error", include_str!("../../stdlib/erl_error.act")),
     ("escript", include_str!("../../stdlib/escript.act")),
     ("eunit", include_str!("../../stdlib/eunit.act")),
     ("filelib", include_str!("../../stdlib/filelib.act")),
