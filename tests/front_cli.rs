@@ -139,7 +139,7 @@ fn a_directory_or_an_empty_file_is_named_without_a_code_frame() {
     let path = empty.to_str().expect("path");
     let check = act(&["check", path]);
     let run = act(&[path]);
-    let expected = "act: the script has no function main/1\n";
+    let expected = "act: Premature end of file reached\n";
     assert_eq!(String::from_utf8_lossy(&check.stderr), expected);
     assert_eq!(String::from_utf8_lossy(&run.stderr), expected);
     assert_eq!(check.status.code(), Some(1));

@@ -218,12 +218,7 @@ fn files_that_cannot_run_say_why_with_escripts_status() {
     assert!(out.stderr.contains("Is a directory"), "{}", out.stderr);
 
     for (name, source, status, first_line) in [
-        (
-            "empty.erl",
-            "",
-            127,
-            "act: the script has no function main/1",
-        ),
+        ("empty.erl", "", 127, "act: Premature end of file reached"),
         (
             "main0.erl",
             "#!/usr/bin/env escript\nmain() -> ok.\n",

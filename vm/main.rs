@@ -221,7 +221,7 @@ fn check_files(files: &[String]) -> ExitCode {
         });
         if diagnostics.is_empty() && empty {
             // The same words as running it.
-            eprintln!("act: the script has no function main/1");
+            eprint!("{}", act::runtime::script::PREMATURE_END);
             failed = true;
             continue;
         }

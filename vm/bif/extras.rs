@@ -1044,3 +1044,25 @@ pub fn process_flag(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         }
     })
 }
+
+/// `erl_error:'$format'(Class, Reason, Stack, Column)`: the text of
+/// `erl_error:format_exception/4` for a trace already trimmed, as
+/// escript prints an uncaught exception (without its last newline).
+/// Lines after the first are indented to `Column` (1 is no indent).
+pub fn format_exception_4(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    if args[0].as_atom().and_then(Class::from_atom).is_none() {
+        return Err(BifError::Badarg);
+    }
+    let column = match args[3].as_small() {
+        Some(c) if (1..=1000).contains(&c) => c as usize,
+        _ => return Err(BifError::Badarg),
+    };
+    let heap = &ctx.process.heap;
+    let mut text =
+        crate::runtime::explain::format_exception(heap, args[0], args[1], args[2], column - 1);
+    if text.ends_with('\n') {
+        text.pop();
+    }
+    ctx.ensure(2 * text.chars().count(), args)?;
+    Ok(ctx.heap().string(&text))
+}

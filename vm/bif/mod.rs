@@ -32,6 +32,7 @@ pub mod lists;
 pub mod maps;
 // Helper `lib`: lists:sort/1 in OTP's order for equal but different terms.
 pub mod otp_sort;
+pub mod packet;
 // Helper `lib`: function_exported, module_loaded, code:*.
 pub mod math;
 pub mod modules;
@@ -50,6 +51,7 @@ pub mod shell;
 pub mod socket;
 pub mod unistr;
 pub mod ziggurat;
+pub mod zlib;
 
 use crate::process::{Class, Process};
 use crate::term::{Atom, Term};
@@ -423,6 +425,20 @@ bifs! {
     }
     "crypto" => {
         "strong_rand_bytes", 1 => random::strong_rand_bytes_1;
+    }
+    "erlang" => {
+        "decode_packet", 3 => packet::decode_packet_3;
+    }
+    "erl_error" => {
+        "$format", 4 => extras::format_exception_4;
+    }
+    "zlib" => {
+        "compress", 1 => zlib::compress_1;
+        "uncompress", 1 => zlib::uncompress_1;
+        "zip", 1 => zlib::zip_1;
+        "unzip", 1 => zlib::unzip_1;
+        "gzip", 1 => zlib::gzip_1;
+        "gunzip", 1 => zlib::gunzip_1;
     }
     "atomics" => {
         "new", 2 => shared::new_2;

@@ -83,32 +83,36 @@ pub fn binary_part_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     super::library::binary_part_3(ctx, &mut three)
 }
 
-/// The minor version `term_to_binary/2`'s options ask for; `badarg` for
-/// an option OTP 25 does not know. `compressed` is accepted and ignored:
-/// act writes terms uncompressed (OTP's output would need zlib's exact
-/// deflate to match byte for byte).
-fn encoding_minor(ctx: &Context, options: Term) -> Result<u8, BifError> {
+/// What `term_to_binary/2`'s options ask for: the minor version and the
+/// compression level (0 for none; `compressed` alone is zlib's default,
+/// 6). `badarg` for an option OTP 25 does not know.
+fn encoding_options(ctx: &Context, options: Term) -> Result<(u8, u32), BifError> {
     let heap = &ctx.process.heap;
     let mut minor = crate::term::etf::DEFAULT_MINOR_VERSION;
+    let mut level = 0;
     for option in list_elements(heap, options).ok_or(BifError::Badarg)? {
         match heap.view(option) {
-            View::Atom(a) if matches!(a.name(), "compressed" | "deterministic") => {}
+            View::Atom(a) if a.name() == "compressed" => {
+                level = crate::term::zlib::DEFAULT_LEVEL;
+            }
+            View::Atom(a) if a.name() == "deterministic" => {}
             View::Tuple(&[key, value]) => match (key.as_atom().map(|a| a.name()), value.as_small())
             {
-                (Some("compressed"), Some(0..=9)) => {}
+                (Some("compressed"), Some(n @ 0..=9)) => level = n as u32,
                 (Some("minor_version"), Some(m @ 0..=2)) => minor = m as u8,
                 _ => return Err(BifError::Badarg),
             },
             _ => return Err(BifError::Badarg),
         }
     }
-    Ok(minor)
+    Ok((minor, level))
 }
 
 pub fn term_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let minor = encoding_minor(ctx, args[1])?;
-    let bytes = crate::term::etf::term_to_binary_minor(&ctx.process.heap, args[0], minor)
-        .map_err(|_| BifError::Badarg)?;
+    let (minor, level) = encoding_options(ctx, args[1])?;
+    let bytes =
+        crate::term::etf::term_to_binary_compressed(&ctx.process.heap, args[0], minor, level)
+            .map_err(|_| BifError::Badarg)?;
     make_binary(ctx, bytes, args)
 }
 
@@ -119,8 +123,22 @@ pub fn external_size_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(Term::small(bytes.len() as i64))
 }
 
+/// `erlang:external_size(Term, Options)`: OTP 25 takes only
+/// `{minor_version, 0 | 1}` here; `compressed`, `deterministic` and minor
+/// version 2 are `badarg`.
 pub fn external_size_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let minor = encoding_minor(ctx, args[1])?;
+    let heap = &ctx.process.heap;
+    let mut minor = crate::term::etf::DEFAULT_MINOR_VERSION;
+    for option in list_elements(heap, args[1]).ok_or(BifError::Badarg)? {
+        match heap.view(option) {
+            View::Tuple(&[key, value]) => match (key.as_atom().map(|a| a.name()), value.as_small())
+            {
+                (Some("minor_version"), Some(m @ 0..=1)) => minor = m as u8,
+                _ => return Err(BifError::Badarg),
+            },
+            _ => return Err(BifError::Badarg),
+        }
+    }
     let bytes = crate::term::etf::term_to_binary_minor(&ctx.process.heap, args[0], minor)
         .map_err(|_| BifError::Badarg)?;
     Ok(Term::small(bytes.len() as i64))

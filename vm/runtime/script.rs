@@ -62,6 +62,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("c", include_str!("../../stdlib/c.act")),
     // Text and script support (helper `rosetta`).
     ("io_lib", include_str!("../../stdlib/io_lib.act")),
+    ("erl_error", include_str!("../../stdlib/erl_error.act")),
     ("escript", include_str!("../../stdlib/escript.act")),
     ("eunit", include_str!("../../stdlib/eunit.act")),
     ("filelib", include_str!("../../stdlib/filelib.act")),
@@ -256,7 +257,7 @@ fn compile_file_as(file: &str, shown: Option<&str>) -> Result<crate::code::Modul
     // script whose only form did not even scan is not empty.
     let (parsed, problems) = syntax::parse_module(text);
     if parsed.forms.is_empty() && problems.is_empty() {
-        return Err(NO_MAIN.to_string());
+        return Err(PREMATURE_END.to_string());
     }
     crate::bif::fmt::set_compiled_script(says_mode_compile(&parsed, text));
     let path = Path::new(file);
@@ -459,6 +460,10 @@ fn says_mode_compile(parsed: &syntax::ast::Module, source: &str) -> bool {
 }
 
 const NO_MAIN: &str = "act: the script has no function main/1\n";
+
+/// What escript says about a script with no forms (empty, or only its
+/// `#!` line and comments), in its words.
+pub const PREMATURE_END: &str = "act: Premature end of file reached\n";
 
 /// Runs a script; returns the exit status. (`ACT_GC_STRESS=1` in the
 /// environment makes every heap test collect: see `heap`.)

@@ -474,25 +474,26 @@ pub fn redefined_module(module: &Module) -> Vec<Diagnostic> {
     out
 }
 
-/// escript gives a script whose first form is not `-module` the
-/// attributes `-module(...)` and `-export([main/1])` at line 0, so such a
-/// script without `main/1` is erl_lint's `function main/1 undefined`
-/// there. The error has the empty span at the start of the script, which
-/// `place` reports as line 0. A `main` whose form failed to parse
-/// (`broken`) is not reported again.
+/// escript exports `main/1` itself (a script whose first form is not
+/// `-module` also gets that attribute), at line 0, so a script without
+/// `main/1` is erl_lint's `function main/1 undefined` there, with or
+/// without `-module`. A script that exports `main/1` itself gets the
+/// error at its own `-export`. The error has the empty span at the start
+/// of the script, which `place` reports as line 0. A `main` whose form
+/// failed to parse (`broken`) is not reported again.
 pub fn implicit_main_export(module: &Module, broken: &[String]) -> Vec<Diagnostic> {
-    let has_module = matches!(
-        module.forms.first(),
-        Some(Form::Attribute(Attribute {
-            kind: AttributeKind::Module(_),
+    let exported = module.forms.iter().any(|form| match form {
+        Form::Attribute(Attribute {
+            kind: AttributeKind::Export(names),
             ..
-        }))
-    );
+        }) => names.iter().any(|n| n.name == "main" && n.arity == 1),
+        _ => false,
+    });
     let has_main = module
         .forms
         .iter()
         .any(|form| matches!(form, Form::Function(f) if f.name == "main" && f.arity == 1));
-    if has_module || has_main || module.forms.is_empty() || broken.iter().any(|b| b == "main") {
+    if exported || has_main || module.forms.is_empty() || broken.iter().any(|b| b == "main") {
         return Vec::new();
     }
     vec![

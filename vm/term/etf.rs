@@ -1,5 +1,5 @@
 //! The external term format: `term_to_binary` and `binary_to_term`,
-//! byte for byte as OTP 25 writes them (version 131, no compression).
+//! byte for byte as OTP 25 writes them (version 131), compressed or not.
 //!
 //! Encoding walks the term with an explicit stack. Decoding reads into a
 //! fresh heap sized from the input (no ETF item makes more than two heap
@@ -22,6 +22,8 @@ use crate::heap::{self, Heap, MessageBuffer, SystemLimit};
 use num_bigint::{BigInt, Sign};
 
 const VERSION: u8 = 131;
+/// A zlib stream of the term's bytes follows, after their size.
+const COMPRESSED: u8 = 80;
 const NEW_FLOAT_EXT: u8 = 70;
 const FLOAT_EXT: u8 = 99;
 /// The bytes of a FLOAT_EXT's text.
@@ -81,6 +83,37 @@ pub const DEFAULT_MINOR_VERSION: u8 = 1;
 pub fn term_to_binary_minor(heap: &Heap, t: Term, minor: u8) -> Result<Vec<u8>, EtfError> {
     let mut out = vec![VERSION];
     encode(heap, t, &mut out, minor, 0)?;
+    Ok(out)
+}
+
+/// `term_to_binary(T, [{compressed, Level}])`: the uncompressed bytes
+/// deflated at `Level` (1 to 9; 0 writes them as they are). As in OTP,
+/// the compressed form is kept only when it is no longer than the plain
+/// one: tag, size and stream take at most the plain term's bytes plus
+/// its version byte.
+pub fn term_to_binary_compressed(
+    heap: &Heap,
+    t: Term,
+    minor: u8,
+    level: u32,
+) -> Result<Vec<u8>, EtfError> {
+    let plain = term_to_binary_minor(heap, t, minor)?;
+    if level == 0 {
+        return Ok(plain);
+    }
+    let term = &plain[1..];
+    let stream = super::zlib::compress(term, level, super::zlib::Wrapper::Zlib);
+    let Ok(size) = u32::try_from(term.len()) else {
+        return Ok(plain);
+    };
+    if stream.len() + 5 > term.len() {
+        return Ok(plain);
+    }
+    let mut out = Vec::with_capacity(6 + stream.len());
+    out.push(VERSION);
+    out.push(COMPRESSED);
+    out.extend_from_slice(&size.to_be_bytes());
+    out.extend_from_slice(&stream);
     Ok(out)
 }
 
@@ -500,6 +533,25 @@ pub fn binary_to_term(bytes: &[u8]) -> Result<MessageBuffer, EtfError> {
     }
 }
 
+/// A compressed term (`131, 80, Size:32, ZlibStream`): the stream must
+/// inflate to exactly `Size` bytes holding exactly one term. The bytes
+/// used are those up to the stream's end.
+fn decode_compressed(bytes: &[u8]) -> Result<(MessageBuffer, usize), EtfError> {
+    let size = bytes
+        .get(2..6)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .ok_or(EtfError::Badarg)?;
+    let (term, used) = super::zlib::decompress_exact(&bytes[6..], size).ok_or(EtfError::Badarg)?;
+    let mut plain = Vec::with_capacity(1 + term.len());
+    plain.push(VERSION);
+    plain.extend_from_slice(&term);
+    if plain.get(1) == Some(&COMPRESSED) {
+        return Err(EtfError::Badarg);
+    }
+    let buffer = binary_to_term(&plain)?;
+    Ok((buffer, 6 + used))
+}
+
 /// `binary_to_term(B)` as OTP's BIF does it: the term at the start of
 /// `bytes`, in a buffer of its own, and how many bytes it took (the BIF
 /// ignores any after it; `[used]` returns the count).
@@ -507,6 +559,9 @@ pub fn decode_prefix(bytes: &[u8]) -> Result<(MessageBuffer, usize), EtfError> {
     let mut input = Input { bytes, at: 0 };
     if input.u8()? != VERSION {
         return Err(EtfError::Badarg);
+    }
+    if bytes.get(1) == Some(&COMPRESSED) {
+        return decode_compressed(bytes);
     }
     // A first pass checks the structure and counts the words (an upper
     // bound), so the heap is allocated once and decoding cannot overflow it.

@@ -31,6 +31,7 @@
 //! - `format`: the io_lib:format engine (`format::format_term`).
 //! - `etf`: `term_to_binary` / `binary_to_term`.
 //! - `iolist`: the bytes and size of iolists.
+//! - `zlib`: zlib streams (compressed external terms, the zlib module).
 //!
 //! The heap, the collector and message copying live in `crate::heap`.
 
@@ -49,6 +50,7 @@ pub mod object;
 pub mod order;
 pub mod print;
 pub mod view;
+pub mod zlib;
 
 pub use atom::Atom;
 pub use constant::Constant;
