@@ -127,13 +127,21 @@ fn compare_in(ha: &Heap, a: Term, hb: &Heap, b: Term, exact: bool) -> Ordering {
     if let (Some(x), Some(y)) = (a.as_small(), b.as_small()) {
         return x.cmp(&y);
     }
+    // Two tuples of small integers (the `{X, Y}` keys of a grid map,
+    // searched on every `maps:get/2`): element by element, no walk.
+    if let (Some(p), Some(q)) = (ha.as_tuple(a), hb.as_tuple(b))
+        && let Some(order) = compare_small_tuples(p, q)
+    {
+        return order;
+    }
     // Bit-identical words are the same term only on the same heap (or
     // when immediate or literal).
     let same = std::ptr::eq(ha, hb);
     // Pending pairs, each with its own exactness (map keys are exact).
-    // Comparing two leaves never allocates: the stack grows only when a
-    // structure pushes its children.
-    let mut stack: Vec<(Term, Term, bool)> = Vec::new();
+    // The first few live inline, so comparing small tuples (the `{X, Y}`
+    // keys of a grid map, searched on every `maps:get/2`) and walking
+    // lists never allocates; only wide or deeply nested terms spill.
+    let mut stack = Pending::new();
     let mut next = Some((a, b, exact));
     while let Some((a, b, exact)) = next {
         if a != b || !(same || a.is_immediate() || a.is_literal()) {
@@ -147,6 +155,70 @@ fn compare_in(ha: &Heap, a: Term, hb: &Heap, b: Term, exact: bool) -> Ordering {
     Ordering::Equal
 }
 
+/// Orders two tuples by size, then by their leading small integers;
+/// `None` when that does not decide it (an element that is not a small
+/// integer comes before any difference).
+fn compare_small_tuples(p: &[Term], q: &[Term]) -> Option<Ordering> {
+    if p.len() != q.len() {
+        return Some(p.len().cmp(&q.len()));
+    }
+    for (s, t) in p.iter().zip(q) {
+        match (s.as_small(), t.as_small()) {
+            (Some(x), Some(y)) if x != y => return Some(x.cmp(&y)),
+            (Some(_), Some(_)) => {}
+            _ => return None,
+        }
+    }
+    Some(Ordering::Equal)
+}
+
+/// How many pending pairs a comparison holds before it allocates.
+const INLINE_PENDING: usize = 16;
+
+/// The pairs a comparison has still to visit, last pushed first out: an
+/// inline array, then a vector for whatever does not fit.
+struct Pending {
+    inline: [(Term, Term, bool); INLINE_PENDING],
+    len: usize,
+    spill: Vec<(Term, Term, bool)>,
+}
+
+impl Pending {
+    fn new() -> Pending {
+        Pending {
+            inline: [(Term::NIL, Term::NIL, false); INLINE_PENDING],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, pair: (Term, Term, bool)) {
+        if self.len < INLINE_PENDING && self.spill.is_empty() {
+            self.inline[self.len] = pair;
+            self.len += 1;
+        } else {
+            self.spill.push(pair);
+        }
+    }
+
+    fn pop(&mut self) -> Option<(Term, Term, bool)> {
+        if let Some(pair) = self.spill.pop() {
+            return Some(pair);
+        }
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        Some(self.inline[self.len])
+    }
+
+    fn extend(&mut self, pairs: impl Iterator<Item = (Term, Term, bool)>) {
+        for pair in pairs {
+            self.push(pair);
+        }
+    }
+}
+
 /// Compares the outer layer of `a` and `b`; pushes their children (in
 /// reverse, so the first pair is compared first) when the outer layers
 /// are equal.
@@ -156,7 +228,7 @@ fn compare_one(
     hb: &Heap,
     b: Term,
     exact: bool,
-    stack: &mut Vec<(Term, Term, bool)>,
+    stack: &mut Pending,
 ) -> Ordering {
     let (x, y) = (ha.view(a), hb.view(b));
     let (rx, ry) = (rank(&x), rank(&y));
@@ -182,10 +254,27 @@ fn compare_one(
         ) => bits_of_view(&x).compare(&bits_of_view(&y)),
         (View::Tuple(p), View::Tuple(q)) => {
             let order = p.len().cmp(&q.len());
-            if order == Ordering::Equal {
-                stack.extend(p.iter().zip(q).rev().map(|(&s, &t)| (s, t, exact)));
+            if order != Ordering::Equal {
+                return order;
             }
-            order
+            // Leading small integers (grid coordinates, counters) compare
+            // here; the rest waits on the stack.
+            let mut start = 0;
+            while let (Some(&s), Some(&t)) = (p.get(start), q.get(start)) {
+                match (s.as_small(), t.as_small()) {
+                    (Some(x), Some(y)) if x != y => return x.cmp(&y),
+                    (Some(_), Some(_)) => start += 1,
+                    _ => break,
+                }
+            }
+            stack.extend(
+                p[start..]
+                    .iter()
+                    .zip(&q[start..])
+                    .rev()
+                    .map(|(&s, &t)| (s, t, exact)),
+            );
+            Ordering::Equal
         }
         (View::Cons(h1, t1), View::Cons(h2, t2)) => {
             stack.push((t1, t2, exact));
