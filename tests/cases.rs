@@ -88,7 +88,13 @@ impl Case {
         argv.extend(self.act_flags());
         argv.push(&file);
         argv.extend(self.args());
-        run_with_timeout(act_binary(), &argv, &self.stdin(), Some(self.dir()), TIMEOUT)
+        run_with_timeout(
+            act_binary(),
+            &argv,
+            &self.stdin(),
+            Some(self.dir()),
+            TIMEOUT,
+        )
     }
 
     /// Both VMs run a case from its directory by its file name, so the

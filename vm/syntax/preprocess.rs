@@ -351,6 +351,10 @@ fn string_literal_text(chars: &[u32]) -> String {
 /// from U+00A0 on as the character itself, the usual control escapes,
 /// and any other control character in three octal digits.
 fn push_source_char(out: &mut String, c: u32, quote: Option<char>) {
+    if let Some(escape) = crate::term::print::named_escape(c) {
+        out.push_str(escape);
+        return;
+    }
     match c {
         _ if quote.is_some_and(|q| q as u32 == c) => {
             out.push('\\');
@@ -358,14 +362,6 @@ fn push_source_char(out: &mut String, c: u32, quote: Option<char>) {
         }
         0x5c => out.push_str("\\\\"),
         0x20..=0x7e => out.push(char::from_u32(c).unwrap_or(' ')),
-        0x0a => out.push_str("\\n"),
-        0x0d => out.push_str("\\r"),
-        0x09 => out.push_str("\\t"),
-        0x0b => out.push_str("\\v"),
-        0x08 => out.push_str("\\b"),
-        0x0c => out.push_str("\\f"),
-        0x1b => out.push_str("\\e"),
-        0x7f => out.push_str("\\d"),
         c if c < 0xa0 => out.push_str(&format!("\\{}{}{}", c >> 6, (c >> 3) & 7, c & 7)),
         c => out.push(char::from_u32(c).unwrap_or('\u{fffd}')),
     }

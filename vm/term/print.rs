@@ -128,25 +128,37 @@ fn write_atom_quoted(out: &mut String, name: &str) {
     out.push('\'');
 }
 
+/// The escape io_lib writes for a control character that has a name
+/// (`\\n`, `\\t`, ... and DEL as `\\d`).
+pub fn named_escape(c: u32) -> Option<&'static str> {
+    Some(match c {
+        0x0a => "\\n",
+        0x0d => "\\r",
+        0x09 => "\\t",
+        0x0b => "\\v",
+        0x08 => "\\b",
+        0x0c => "\\f",
+        0x1b => "\\e",
+        0x7f => "\\d",
+        _ => return None,
+    })
+}
+
 /// One character inside quotes `quote` (`"` or `'`), escaped as
 /// io_lib:write_string does.
 fn escape_char(out: &mut String, c: u32, quote: char) {
+    if let Some(escape) = named_escape(c) {
+        out.push_str(escape);
+        return;
+    }
     match c {
-        0x0a => out.push_str("\\n"),
-        0x0d => out.push_str("\\r"),
-        0x09 => out.push_str("\\t"),
-        0x0b => out.push_str("\\v"),
-        0x08 => out.push_str("\\b"),
-        0x0c => out.push_str("\\f"),
-        0x1b => out.push_str("\\e"),
         0x5c => out.push_str("\\\\"),
         _ if c == quote as u32 => {
             out.push('\\');
             out.push(quote);
         }
-        // io_lib writes DEL as \d and other control characters as three
-        // octal digits ('x\000y').
-        0x7f => out.push_str("\\d"),
+        // io_lib writes the other control characters as three octal
+        // digits ('x\000y').
         0..=0x1f => {
             let _ = write!(out, "\\{c:03o}");
         }
