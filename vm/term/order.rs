@@ -130,7 +130,7 @@ fn compare_in(ha: &Heap, a: Term, hb: &Heap, b: Term, exact: bool) -> Ordering {
     // Two tuples of small integers (the `{X, Y}` keys of a grid map,
     // searched on every `maps:get/2`): element by element, no walk.
     if let (Some(p), Some(q)) = (ha.as_tuple(a), hb.as_tuple(b))
-        && let Some(order) = compare_small_tuples(p, q)
+        && let Ok(order) = compare_small_prefix(p, q)
     {
         return order;
     }
@@ -155,21 +155,22 @@ fn compare_in(ha: &Heap, a: Term, hb: &Heap, b: Term, exact: bool) -> Ordering {
     Ordering::Equal
 }
 
-/// Orders two tuples by size, then by their leading small integers;
-/// `None` when that does not decide it (an element that is not a small
-/// integer comes before any difference).
-fn compare_small_tuples(p: &[Term], q: &[Term]) -> Option<Ordering> {
+/// Orders two tuples' element lists by size, then by their leading small
+/// integers: `Err(i)` when that does not decide it, `i` being the first
+/// element that is not a small integer on both sides (the pairs from `i`
+/// on are still to compare).
+fn compare_small_prefix(p: &[Term], q: &[Term]) -> Result<Ordering, usize> {
     if p.len() != q.len() {
-        return Some(p.len().cmp(&q.len()));
+        return Ok(p.len().cmp(&q.len()));
     }
-    for (s, t) in p.iter().zip(q) {
+    for (i, (s, t)) in p.iter().zip(q).enumerate() {
         match (s.as_small(), t.as_small()) {
-            (Some(x), Some(y)) if x != y => return Some(x.cmp(&y)),
+            (Some(x), Some(y)) if x != y => return Ok(x.cmp(&y)),
             (Some(_), Some(_)) => {}
-            _ => return None,
+            _ => return Err(i),
         }
     }
-    Some(Ordering::Equal)
+    Ok(Ordering::Equal)
 }
 
 /// How many pending pairs a comparison holds before it allocates.
@@ -253,20 +254,12 @@ fn compare_one(
             y @ (View::Binary(_) | View::Bitstring(_)),
         ) => bits_of_view(&x).compare(&bits_of_view(&y)),
         (View::Tuple(p), View::Tuple(q)) => {
-            let order = p.len().cmp(&q.len());
-            if order != Ordering::Equal {
-                return order;
-            }
             // Leading small integers (grid coordinates, counters) compare
             // here; the rest waits on the stack.
-            let mut start = 0;
-            while let (Some(&s), Some(&t)) = (p.get(start), q.get(start)) {
-                match (s.as_small(), t.as_small()) {
-                    (Some(x), Some(y)) if x != y => return x.cmp(&y),
-                    (Some(_), Some(_)) => start += 1,
-                    _ => break,
-                }
-            }
+            let start = match compare_small_prefix(p, q) {
+                Ok(order) => return order,
+                Err(start) => start,
+            };
             stack.extend(
                 p[start..]
                     .iter()
