@@ -131,6 +131,10 @@ impl Jit {
         b.finalize(config);
 
         let dump = std::env::var_os("ACT_NATIVE_DUMP").is_some();
+        // `ACT_NATIVE_BYTES=DIR` writes each function's machine code to
+        // DIR/ADDRESS.bin, to read beside a profile of the run
+        // (`objdump -D -b binary -mi386:x86-64 --adjust-vma=ADDRESS`).
+        let bytes_dir = std::env::var_os("ACT_NATIVE_BYTES");
         if dump {
             self.context.set_disasm(true);
             eprintln!("{}", self.context.func.display());
@@ -139,21 +143,30 @@ impl Jit {
         if dump && let Some(code) = self.context.compiled_code() {
             eprintln!("{}", code.vcode.as_deref().unwrap_or(""));
         }
+        let machine_code = match (&bytes_dir, self.context.compiled_code()) {
+            (Some(_), Some(code)) => code.code_buffer().to_vec(),
+            _ => Vec::new(),
+        };
         self.module.clear_context(&mut self.context);
         defined.map_err(|e| format!("code generation failed: {e}"))?;
         self.module
             .finalize_definitions()
             .map_err(|e| e.to_string())?;
         let code = self.module.get_finalized_function(id) as usize;
+        if let Some(dir) = bytes_dir {
+            let name = format!("{code:x}.bin");
+            let _ = std::fs::write(std::path::Path::new(&dir).join(name), machine_code);
+        }
         Ok((code, entries))
     }
 }
 
-/// `fn(ctx, entry) -> exit code`
+/// `fn(ctx, entry, depth) -> exit code` (see `native::NativeFn`)
 fn native_signature(call_conv: CallConv) -> Signature {
     let mut sig = Signature::new(call_conv);
     sig.params.push(AbiParam::new(I64));
     sig.params.push(AbiParam::new(I32));
+    sig.params.push(AbiParam::new(I64));
     sig.returns.push(AbiParam::new(I32));
     sig
 }
@@ -364,6 +377,7 @@ struct Sigs {
     unary: SigRef,
     ctx_word: SigRef,
     ctx_u32: SigRef,
+    ctx_u32_word: SigRef,
     ctx_ret: SigRef,
     push_frame: SigRef,
     native: SigRef,
@@ -452,6 +466,9 @@ struct Gen<'a, 'b> {
     blocks: Vec<Block>,
     ctx: Value,
     x: Value,
+    /// Native calls below this one on the machine stack whose frames are
+    /// not pushed (the `depth` parameter, see `native::NativeFn`).
+    depth: Value,
     sigs: Sigs,
     /// This function's entry block for entry 0 (self tail calls jump here).
     body: Block,
@@ -507,6 +524,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             unary: b.import_signature(sig(&[I64], &[I64])),
             ctx_word: b.import_signature(sig(&[I64, I64], &[I32])),
             ctx_u32: b.import_signature(sig(&[I64, I32], &[I32])),
+            ctx_u32_word: b.import_signature(sig(&[I64, I32, I64], &[I32])),
             ctx_ret: b.import_signature(sig(&[I64], &[I32])),
             push_frame: b.import_signature(sig(&[I64, I32, I64, I64, I32], &[I32])),
             native: b.import_signature(native_signature(call_conv)),
@@ -521,6 +539,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let ctx = b.block_params(entry)[0];
+        let depth = b.block_params(entry)[2];
         let mem = Mem::new(b.func);
         // Never stored by native code, so no region is needed.
         let x = b.ins().load(I64, flags(), ctx, off!(x));
@@ -533,6 +552,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             blocks,
             ctx,
             x,
+            depth,
             sigs,
             body,
             itself,
@@ -1810,7 +1830,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::Try { .. } | Instr::Catch { .. } => {
                 let at = self.b.ins().iconst(I32, ip as i64);
                 let f = helpers::push_catch as *const () as usize;
-                let status = self.call(self.sigs.ctx_u32, f, &[self.ctx, at]).unwrap();
+                let sig = self.sigs.ctx_u32_word;
+                let status = self.call(sig, f, &[self.ctx, at, self.depth]).unwrap();
                 let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
                 self.bail_if(bad, ip);
                 true
@@ -2624,7 +2645,11 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// `allocate`: pushes `slots` Y slots set to `[]` and makes them the
-    /// current frame's; the stack grows through a helper when full.
+    /// current frame's. When the stack is full it grows through a helper,
+    /// only with no native caller below (`depth` zero): callers keep
+    /// their Y slots' addresses across a call (`call_native`), so the Y
+    /// stack must not move under them; with callers, the code bails out
+    /// at the `allocate` and the interpreter grows it.
     fn allocate(&mut self, ip: usize, slots: usize) {
         if slots > MAX_INLINE_SLOTS {
             self.exit_at(ip as u32, exit::BAIL);
@@ -2632,15 +2657,19 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.b.switch_to_block(dead);
             return;
         }
-        let len = self.load_ctx(off!(stack_len));
-        let cap = self.load_ctx(off!(stack_cap));
-        let new = self.b.ins().iadd_imm_s(len, slots as i64);
-        let full = self.b.ins().icmp(IntCC::UnsignedGreaterThan, new, cap);
+        let top = self.load_ctx(off!(stack_top));
+        let end = self.load_ctx(off!(stack_end));
+        let new = self.b.ins().iadd_imm_s(top, slots as i64 * 8);
+        let full = self.b.ins().icmp(IntCC::UnsignedGreaterThan, new, end);
         let grow = self.b.create_block();
         self.b.set_cold_block(grow);
         let push = self.b.create_block();
-        self.b.ins().brif(full, grow, &[], push, &[]);
+        let y = self.b.append_block_param(push, I64);
+        self.b
+            .ins()
+            .brif(full, grow, &[], push, &[BlockArg::Value(top)]);
         self.b.switch_to_block(grow);
+        self.bail_if(self.depth, ip);
         let n = self.b.ins().iconst(I32, slots as i64);
         let sig = self.sigs.ctx_u32;
         self.call_or_bail(
@@ -2649,33 +2678,26 @@ impl<'a, 'b> Gen<'a, 'b> {
             helpers::grow_stack as *const () as usize,
             &[self.ctx, n],
         );
-        self.b.ins().jump(push, &[]);
+        let top = self.load_ctx(off!(stack_top));
+        self.b.ins().jump(push, &[BlockArg::Value(top)]);
         self.b.switch_to_block(push);
-        let base = self.load_ctx(off!(stack));
-        let len = self.load_ctx(off!(stack_len));
-        let bytes = self.b.ins().ishl_imm_s(len, 3);
-        let y = self.b.ins().iadd(base, bytes);
         let nil = self.konst(Term::NIL);
         for i in 0..slots {
             let f = self.mem.region(self.b.func, Kind8::Y, i as u32);
             self.b.ins().store(f, nil, y, i as i32 * 8);
         }
         self.store_ctx(y, off!(y));
-        let new = self.b.ins().iadd_imm_s(len, slots as i64);
-        self.store_ctx(new, off!(stack_len));
+        let new = self.b.ins().iadd_imm_s(y, slots as i64 * 8);
+        self.store_ctx(new, off!(stack_top));
     }
 
     /// `deallocate`: the current frame's Y slots are popped.
     fn deallocate(&mut self) {
-        let base = self.load_ctx(off!(stack));
         let y = self.load_ctx(off!(y));
-        let bytes = self.b.ins().isub(y, base);
-        let len = self.b.ins().ushr_imm_s(bytes, 3);
-        self.store_ctx(len, off!(stack_len));
+        self.store_ctx(y, off!(stack_top));
     }
 
-    /// The current frame's Y base, as an offset into the Y stack (which
-    /// may move while a callee runs; the offset stays).
+    /// The current frame's Y base, as an offset into the Y stack.
     fn y_offset(&mut self) -> Value {
         let base = self.load_ctx(off!(stack));
         let y = self.load_ctx(off!(y));
@@ -2690,7 +2712,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Pushes the frame of this function's call at `ip`, with its Y
-    /// slots at `y_offset`, as the code leaves for `run` (see `Ctx::lazy`;
+    /// slots at `y_offset`, as the code leaves for `run` (see `NativeFn`;
     /// `helpers::push_frame_out`): `status` is the callee's exit code,
     /// handed back, or `helpers::STOP` before the callee is entered, when
     /// the call bails out if the memory budget has no room for the frame.
@@ -2701,13 +2723,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         let f = helpers::push_frame_out as *const () as usize;
         self.call(sig, f, &[self.ctx, ret, y_offset, module, status])
             .expect("status")
-    }
-
-    /// Counts native calls pending without a frame up or down.
-    fn count_lazy(&mut self, by: i64) {
-        let lazy = self.load_ctx(off!(lazy));
-        let lazy = self.b.ins().iadd_imm_s(lazy, by);
-        self.store_ctx(lazy, off!(lazy));
     }
 
     /// Spends `reductions` and returns what is left.
@@ -2722,13 +2737,11 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// caller (or `run`), with `Ctx::ip` and `Ctx::module` the return
     /// address and its module version; `DONE` when there is no frame.
     fn do_return(&mut self) {
-        // Called straight by native code: no frame to pop (`Ctx::lazy`).
-        let lazy = self.load_ctx(off!(lazy));
+        // Called straight by native code: no frame to pop (`depth`).
         let straight = self.b.create_block();
         let popping = self.b.create_block();
-        self.b.ins().brif(lazy, straight, &[], popping, &[]);
+        self.b.ins().brif(self.depth, straight, &[], popping, &[]);
         self.b.switch_to_block(straight);
-        self.count_lazy(-1);
         let code = self.b.ins().iconst(I32, exit::RETURNED as i64);
         self.b.ins().return_(&[code]);
         self.b.switch_to_block(popping);
@@ -2813,28 +2826,31 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// Calls native code at entry 0 (the caller checked the machine
     /// stack has room: `stack_room`) and goes on as `after_call` says. A
-    /// body call pushes no frame: it counts in `Ctx::lazy` for the callee.
+    /// body call pushes no frame: the callee runs at `depth + 1`, and the
+    /// caller keeps the address of its Y slots in its machine frame (the
+    /// Y stack does not move while native callers are below: see
+    /// `allocate`). A tail call runs the callee at this `depth`.
     fn call_native(&mut self, ip: usize, callee: Callee, tail: bool) {
-        let y_offset = if tail {
-            None
+        let (y_saved, depth) = if tail {
+            (None, self.depth)
         } else {
-            self.count_lazy(1);
-            let y_offset = self.y_offset();
+            let y = self.load_ctx(off!(y));
             let slot = self.y_saved();
-            self.b.ins().stack_store(I64, y_offset, slot, 0);
-            Some(slot)
+            self.b.ins().stack_store(I64, y, slot, 0);
+            (Some(slot), self.b.ins().iadd_imm_s(self.depth, 1))
         };
         let zero = self.b.ins().iconst(I32, 0);
         self.epoch += 1;
+        let args = [self.ctx, zero, depth];
         let call = match callee {
-            Callee::Itself => self.b.ins().call(self.itself, &[self.ctx, zero]),
+            Callee::Itself => self.b.ins().call(self.itself, &args),
             Callee::Code(code) => {
                 let sig = self.sigs.native;
-                self.b.ins().call_indirect(sig, code, &[self.ctx, zero])
+                self.b.ins().call_indirect(sig, code, &args)
             }
         };
         let result = self.b.inst_results(call)[0];
-        self.after_call(ip, y_offset, result);
+        self.after_call(ip, y_saved, result);
     }
 
     /// Whether the machine stack has room for one more native call
@@ -2990,9 +3006,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// After a native call returned `result`: a tail call returns it; a
-    /// body call (its Y offset kept in `y_saved`) goes on after the call
-    /// when the callee returned, with its own Y slots and module back,
-    /// and else pushes its frame and passes `result` up.
+    /// body call (its Y slots' address kept in `y_saved`) goes on after
+    /// the call when the callee returned, with its own Y slots and module
+    /// back (a local callee may have tail-called another module), and
+    /// else pushes its frame and passes `result` up.
     fn after_call(
         &mut self,
         ip: usize,
@@ -3013,20 +3030,19 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.set_cold_block(up);
                 self.b.ins().brif(returned, back, &[], up, &[]);
                 self.b.switch_to_block(back);
-                let y_offset = self.b.ins().stack_load(I64, I64, slot, 0);
-                let base = self.load_ctx(off!(stack));
-                let bytes = self.b.ins().ishl_imm_s(y_offset, 3);
-                let y = self.b.ins().iadd(base, bytes);
+                let y = self.b.ins().stack_load(I64, I64, slot, 0);
                 self.store_ctx(y, off!(y));
                 let module = self.own_module();
                 self.store_ctx(module, off!(module));
                 let after = self.block(ip + 1);
                 self.b.ins().jump(after, &[]);
                 self.b.switch_to_block(up);
-                self.count_lazy(-1);
                 // The helper hands `result` back (so it needs no register
                 // kept across the call).
-                let y_offset = self.b.ins().stack_load(I64, I64, slot, 0);
+                let y = self.b.ins().stack_load(I64, I64, slot, 0);
+                let base = self.load_ctx(off!(stack));
+                let bytes = self.b.ins().isub(y, base);
+                let y_offset = self.b.ins().ushr_imm_s(bytes, 3);
                 let passed = self.push_frame_out(ip, y_offset, result);
                 self.b.ins().return_(&[passed]);
             }

@@ -27,7 +27,7 @@ pub(super) fn enter(ctx: &mut Ctx, p: &mut Process) {
     // before it counts it; `y` points into the Y stack, at most at its top.
     unsafe {
         p.heap.set_native_top(ctx.htop);
-        p.stack.set_len(ctx.stack_len as usize);
+        p.stack.set_len(ctx.stack_top.offset_from(ctx.stack) as usize);
         p.frames.set_len(ctx.frames_len as usize);
         p.y_base = ctx.y.offset_from(ctx.stack) as u32;
     }
@@ -45,8 +45,11 @@ pub(super) fn leave(ctx: &mut Ctx, p: &mut Process) {
     ctx.htop = top;
     ctx.hlimit = limit;
     ctx.stack = p.stack.as_mut_ptr();
-    ctx.stack_len = p.stack.len() as u64;
-    ctx.stack_cap = p.stack.capacity() as u64;
+    // SAFETY: both are within (or one past) the stack's allocation.
+    unsafe {
+        ctx.stack_top = ctx.stack.add(p.stack.len());
+        ctx.stack_end = ctx.stack.add(p.stack.capacity());
+    }
     ctx.frames = p.frames.as_mut_ptr();
     ctx.frames_len = p.frames.len() as u64;
     ctx.frames_cap = p.frames.capacity() as u64;
@@ -300,7 +303,7 @@ pub(super) unsafe extern "C" fn grow_stack(ctx: *mut Ctx, slots: u32) -> u32 {
     ok as u32
 }
 
-/// Pushes the frame of a call native code made without one (`Ctx::lazy`)
+/// Pushes the frame of a call native code made without one (`NativeFn`)
 /// as the code leaves for `run`: the call returns to `return_ip` in
 /// `module`, with the caller's Y slots at `y_base`. Frames pushed so come
 /// innermost first; `run` puts them in order (`Ctx::pushed`).
@@ -596,7 +599,7 @@ fn finish_call(
             _ => remote::JUMP,
         }
     };
-    // Native code called straight pushes no frame (see `Ctx::lazy`);
+    // Native code called straight pushes no frame (see `NativeFn`);
     // leaving for `run` needs the frame on the stack now.
     if tail == Tail::No && code <= remote::YIELD {
         let y_base = p.y_base;
@@ -672,9 +675,11 @@ pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, index: u32, args: *mut T
 }
 
 /// `try` or `catch` at `ip`: pushes the catch entry the interpreter
-/// pushes (the handler, and the frame and stack depths to unwind to). An
-/// exception is still raised by the interpreter, which unwinds to it.
-pub(super) unsafe extern "C" fn push_catch(ctx: *mut Ctx, ip: u32) -> u32 {
+/// pushes (the handler, and the frame and stack depths to unwind to; the
+/// frames include the `depth` native calls whose frames are pushed only
+/// on the way out). An exception is still raised by the interpreter,
+/// which unwinds to it.
+pub(super) unsafe extern "C" fn push_catch(ctx: *mut Ctx, ip: u32, depth: u64) -> u32 {
     let (ctx, p, _) = unsafe { parts(ctx) };
     let m = ctx.module;
     let (kind, handler) = match m.get().code.get(ip as usize) {
@@ -682,7 +687,7 @@ pub(super) unsafe extern "C" fn push_catch(ctx: *mut Ctx, ip: u32) -> u32 {
         Some(&Instr::Catch { handler, .. }) => (CatchKind::Catch, handler),
         _ => return 1,
     };
-    p.push_catch(kind, handler.0, m, ctx.lazy as u32);
+    p.push_catch(kind, handler.0, m, depth as u32);
     leave(ctx, p);
     0
 }

@@ -2,7 +2,7 @@
 //! function by function, and run under the engine contract
 //! (`crate::engine`).
 //!
-//! A compiled function is `extern "C" fn(&mut Ctx, entry) -> code`. It
+//! A compiled function is `extern "C" fn(&mut Ctx, entry, depth) -> code`. It
 //! works on the process state the interpreter uses, through `Ctx`: X
 //! registers in the scheduler's array, Y slots in `process.stack`, the
 //! heap's free space as a bump pointer. `entry` says where it starts: 0
@@ -16,14 +16,14 @@
 //!   every root, and an exit at any instruction boundary leaves exactly
 //!   the state the interpreter expects there.
 //! - `Ctx::htop` is the heap's top while native code runs, and
-//!   `Ctx::stack_len`/`frames_len` the lengths of the Y and frame stacks
+//!   `Ctx::stack_top`/`frames_len` the tops of the Y and frame stacks
 //!   (native code allocates, pushes and pops frames inline); every helper
 //!   takes them back first (`enter`) and hands them out again after
 //!   (`leave`), so Rust code always sees the process whole.
 //! - A call calls the callee's native code directly on the machine
 //!   stack, at most `NATIVE_STACK` bytes deep, without pushing a frame
-//!   (`Ctx::lazy` counts such calls); the callee returns `RETURNED` and
-//!   the caller goes on. Any other code goes up the machine stack to
+//!   (the callee's `depth` counts such calls); the callee returns
+//!   `RETURNED` and the caller goes on. Any other code goes up the machine stack to
 //!   `run`, each caller pushing the frame of its call on the way
 //!   (`Ctx::pushed`), so `run` carries on from `process.ip` with every
 //!   frame on the process: unwinding the machine stack loses nothing.
@@ -70,10 +70,11 @@ pub struct Ctx {
     pub module: ModuleRef,
     pub budget: u64,
     /// The Y stack (`process.stack`) as a raw vector, so that native code
-    /// pushes and pops frames' slots without a call.
+    /// pushes and pops frames' slots without a call: its first slot, the
+    /// slot after the last (its length) and the end of its capacity.
     pub stack: *mut Term,
-    pub stack_len: u64,
-    pub stack_cap: u64,
+    pub stack_top: *mut Term,
+    pub stack_end: *mut Term,
     /// The frame stack (`process.frames`) likewise.
     pub frames: *mut Frame,
     pub frames_len: u64,
@@ -88,13 +89,6 @@ pub struct Ctx {
     /// `helpers::leave` forgets it, since a collection may reuse the term.
     pub bs_base: u64,
     pub bs_data: u64,
-    /// Native calls on the machine stack whose frames are not pushed:
-    /// a call between native functions pushes no frame; the callee's
-    /// `return` only counts this down, and the caller restores its own Y
-    /// slots and module. Whenever native code leaves for `run` instead
-    /// (yield, wait, bail-out, a call or return it does not make), each
-    /// caller on the way up pushes its frame (`helpers::push_frame_out`).
-    pub lazy: u64,
     /// Frames pushed on the way out since `run` last looked: innermost
     /// first, so `run` reverses them (`order_pushed`).
     pub pushed: u64,
@@ -143,7 +137,17 @@ fn stack_pointer() -> u64 {
 /// Calls an interpreted function takes in `auto` mode before it is compiled.
 const HOT_CALLS: u32 = 1000;
 
-type NativeFn = unsafe extern "C" fn(*mut Ctx, u32) -> u32;
+/// A compiled function: `(ctx, entry, depth) -> exit code`.
+///
+/// `depth` counts the native calls below this one on the machine stack
+/// whose frames are not pushed (0 when `run` calls it): a call between
+/// native functions pushes no frame, the callee runs at the caller's
+/// depth plus one, and its `return` at a depth above zero only returns
+/// `RETURNED`, the caller restoring its own Y slots and module. Whenever
+/// native code leaves for `run` instead (yield, wait, bail-out, a call
+/// or return it does not make), each caller on the way up pushes the
+/// frame of its call (`helpers::push_frame_out`).
+type NativeFn = unsafe extern "C" fn(*mut Ctx, u32, u64) -> u32;
 
 /// Whether Cranelift can generate code for this machine.
 pub fn supported() -> bool {
@@ -238,8 +242,8 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             module: m,
             budget: budget as u64,
             stack: std::ptr::null_mut(),
-            stack_len: 0,
-            stack_cap: 0,
+            stack_top: std::ptr::null_mut(),
+            stack_end: std::ptr::null_mut(),
             frames: std::ptr::null_mut(),
             frames_len: 0,
             frames_cap: 0,
@@ -247,7 +251,6 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             self_pid,
             bs_base: 0,
             bs_data: 0,
-            lazy: 0,
             pushed: 0,
             collect: 0,
         };
@@ -261,7 +264,7 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
             // touches while it runs.
             let exit = unsafe {
                 let f: NativeFn = std::mem::transmute::<usize, NativeFn>(code);
-                f(&mut ctx, entry)
+                f(&mut ctx, entry, 0)
             };
             order_pushed(&mut ctx);
             // A return past the bottom of the machine stack, or a call
@@ -317,7 +320,6 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
 /// Puts the frames native code pushed on its way out (`Ctx::pushed`),
 /// which came innermost first, in stack order.
 fn order_pushed(ctx: &mut Ctx) {
-    debug_assert_eq!(ctx.lazy, 0, "native code left with calls pending");
     let k = ctx.pushed as usize;
     if k > 1 {
         let len = ctx.frames_len as usize;
