@@ -27,7 +27,8 @@ pub(super) fn enter(ctx: &mut Ctx, p: &mut Process) {
     // before it counts it; `y` points into the Y stack, at most at its top.
     unsafe {
         p.heap.set_native_top(ctx.htop);
-        p.stack.set_len(ctx.stack_top.offset_from(ctx.stack) as usize);
+        p.stack
+            .set_len(ctx.stack_top.offset_from(ctx.stack) as usize);
         p.frames.set_len(ctx.frames_len as usize);
         p.y_base = ctx.y.offset_from(ctx.stack) as u32;
     }
