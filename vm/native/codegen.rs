@@ -10,7 +10,7 @@
 
 use super::{Ctx, exit, helpers};
 use crate::code::{
-    CmpOp, Dst, Instr, Label, ModuleRef, SRC_X, SRC_Y, Src, Tail, TypeTest, X_REGISTERS,
+    CmpOp, Dst, Instr, Label, ModuleRef, SRC_LIT, SRC_X, SRC_Y, Src, Tail, TypeTest, X_REGISTERS,
 };
 use crate::process::Frame;
 use crate::term::object::{Kind, header};
@@ -446,6 +446,8 @@ struct FreshMap {
     ip: usize,
     dst: Dst,
     fresh: Value,
+    /// The copy's address, when `fresh`.
+    addr: Value,
     done: Block,
 }
 
@@ -606,12 +608,17 @@ impl<'a, 'b> Gen<'a, 'b> {
 
         self.find_targets(entries);
         let runs = self.float_runs();
+        let gets = self.map_get_runs(&runs);
         let mut runs = runs.into_iter().peekable();
+        let mut gets = gets.into_iter().peekable();
         let mut ip = self.start;
         while ip < self.end {
             if let Some(run) = runs.next_if(|r| r.start == ip) {
                 self.speculate(&run);
                 ip = run.end;
+            } else if let Some((start, end)) = gets.next_if(|&(s, _)| s == ip) {
+                self.map_gets(start, end);
+                ip = end;
             } else {
                 self.emit(ip);
                 ip += 1;
@@ -664,6 +671,142 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.addrs.clear();
             self.matches.clear();
         }
+    }
+
+    /// The runs of a map pattern: an `is_type map` of a register followed,
+    /// in fall-through code, by `map_get`s of that register with immediate
+    /// literal keys and the same failure label (what the compiler makes
+    /// of `#{a := A, b := B} = M`). Each run is `start..end`, `start` the
+    /// type test; the instruction after it becomes a jump target, where
+    /// the run's two versions (`Gen::map_gets`) meet. Runs overlapping a
+    /// float run are left alone.
+    fn map_get_runs(&mut self, floats: &[FloatRun]) -> Vec<(usize, usize)> {
+        let module = self.m.get();
+        let code = &module.code;
+        let map_get = inline_bifs().map_get;
+        let mut runs = Vec::new();
+        let mut ip = self.start;
+        while ip < self.end {
+            let Instr::IsType {
+                test: TypeTest::Map,
+                src,
+                fail,
+            } = code[ip]
+            else {
+                ip += 1;
+                continue;
+            };
+            let mut end = ip + 1;
+            while end < self.end && !self.targets[end - self.start] {
+                let Instr::Bif {
+                    bif,
+                    args,
+                    dst,
+                    fail: f,
+                    ..
+                } = code[end]
+                else {
+                    break;
+                };
+                let [key, map] = [0, 1].map(|i| module.operand_lists[args as usize + i]);
+                let immediate_key = key.kind() == SRC_LIT && {
+                    let tag = module.literals[key.index()].0 & TAG_MASK;
+                    tag != TAG_CONS && tag != TAG_BOXED
+                };
+                if Some(bif) != map_get
+                    || f != fail
+                    || map != src
+                    || dst.src() == src
+                    || !immediate_key
+                {
+                    break;
+                }
+                end += 1;
+            }
+            let overlaps = floats.iter().any(|r| r.start < end && ip < r.end);
+            if end > ip + 1 && end < self.end && !overlaps {
+                self.targets[end - self.start] = true;
+                runs.push((ip, end));
+                ip = end;
+            } else {
+                ip += 1;
+            }
+        }
+        runs
+    }
+
+    /// A map pattern (see `map_get_runs`) in two versions: when the map is
+    /// a flat map, one dereference and header test, then a scan of its
+    /// keys for each `map_get`; any other map (a large one), or no map,
+    /// takes the instructions one by one.
+    fn map_gets(&mut self, start: usize, end: usize) {
+        let code = &self.m.get().code;
+        let Instr::IsType { src, fail, .. } = code[start] else {
+            unreachable!("a map pattern starts with its type test")
+        };
+        let gets: Vec<(Src, Dst)> = code[start + 1..end]
+            .iter()
+            .map(|i| match *i {
+                Instr::Bif { args, dst, .. } => (self.m.get().operand_lists[args as usize], dst),
+                _ => unreachable!("a map pattern's gets"),
+            })
+            .collect();
+        let head = self.block(start);
+        self.b.switch_to_block(head);
+        if self.targets[start - self.start] {
+            self.addrs.clear();
+            self.matches.clear();
+        }
+        self.flush();
+        self.fresh_map = None;
+        let saved = (
+            self.pending.clone(),
+            self.addrs.clone(),
+            self.matches.clone(),
+        );
+        let general = self.b.create_block();
+        let check = self.b.create_block();
+        let flat = self.b.create_block();
+        let vm = self.get(src);
+        let boxed = self.tag_is(vm, TAG_BOXED);
+        self.b.ins().brif(boxed, check, &[], general, &[]);
+        self.b.switch_to_block(check);
+        let addr = self.deref(vm);
+        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
+        let low = self.b.ins().band_imm_s(h, 0xff);
+        let is_flat = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, low, header(Kind::Map, 0).0 as i64);
+        self.b.ins().brif(is_flat, flat, &[], general, &[]);
+        self.b.switch_to_block(flat);
+        let size = self.b.ins().ushr_imm_s(h, 8);
+        let missing = self.b.create_block();
+        for (key, dst) in gets {
+            let vk = self.get(key);
+            let at = self.find_flat_key(addr, size, vk, missing);
+            let v = self.b.ins().load(I64, self.mem.heap, at, 0);
+            self.put(dst, v);
+            self.charge_bif();
+        }
+        self.flush();
+        let next = self.block(end);
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(missing);
+        // The BIF charges a miss too (see `helpers::call_bif`).
+        self.charge_bif();
+        self.materialize_all();
+        let fail = self.fail_target(fail, start);
+        self.b.ins().jump(fail, &[]);
+
+        // The general version, from the state before the test.
+        (self.pending, self.addrs, self.matches) = saved;
+        let at = start - self.start;
+        self.blocks[at] = general;
+        for ip in start..end {
+            self.emit(ip);
+        }
+        self.blocks[at] = head;
     }
 
     /// The runs worth a float version: fall-through code from a float
@@ -2340,8 +2483,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, I64);
         let made = self.b.append_block_param(done, types::I8);
+        let made_at = self.b.append_block_param(done, I64);
         let yes = self.b.ins().iconst(types::I8, 1);
         let no = self.b.ins().iconst(types::I8, 0);
+        let nowhere = self.b.ins().iconst(I64, 0);
         let general = self.b.create_block();
         self.b.set_cold_block(general);
         let check = self.b.create_block();
@@ -2359,7 +2504,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.b.ins().brif(immediate, scan, &[], copying, &[]);
             self.b.switch_to_block(scan);
             // A flat map on the heap (the copy): header, n keys, n values.
-            let addr = self.deref(vm);
+            let addr = f.addr;
             let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
             let size = self.b.ins().ushr_imm_s(h, 8);
             let value_at = self.find_flat_key(addr, size, vk, copying);
@@ -2367,7 +2512,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.charge_bif();
             self.b
                 .ins()
-                .jump(done, &[BlockArg::Value(vm), BlockArg::Value(yes)]);
+                .jump(done, &[vm, yes, addr].map(BlockArg::Value));
             self.b.switch_to_block(copying);
         }
         let boxed = self.tag_is(vm, TAG_BOXED);
@@ -2387,8 +2532,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(scan);
         let size = self.b.ins().ushr_imm_s(h, 8);
         let value_at = self.find_flat_key(addr, size, vk, general);
-        let v = match vput {
-            None => self.b.ins().load(I64, self.mem.heap, value_at, 0),
+        let (v, at) = match vput {
+            None => (self.b.ins().load(I64, self.mem.heap, value_at, 0), nowhere),
             Some(new_value) => {
                 // The copy: header and 2n words.
                 let words = self.b.ins().iadd_imm_s(size, 1);
@@ -2408,20 +2553,20 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let slot = self.b.ins().iadd(top, within);
                 self.b.ins().store(self.mem.heap, new_value, slot, 0);
                 self.store_ctx(new_top, off!(htop));
-                self.pointer(top, TAG_BOXED)
+                (self.pointer(top, TAG_BOXED), top)
             }
         };
         self.charge_bif();
         let fresh = if vput.is_some() { yes } else { no };
         self.b
             .ins()
-            .jump(done, &[BlockArg::Value(v), BlockArg::Value(fresh)]);
+            .jump(done, &[v, fresh, at].map(BlockArg::Value));
         self.b.switch_to_block(general);
         self.bif_call(ip, fail);
         let v = self.get(dst.src());
         self.b
             .ins()
-            .jump(done, &[BlockArg::Value(v), BlockArg::Value(no)]);
+            .jump(done, &[v, no, nowhere].map(BlockArg::Value));
         self.b.switch_to_block(done);
         self.put(dst, result);
         if vput.is_some() {
@@ -2429,6 +2574,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 ip,
                 dst,
                 fresh: made,
+                addr: made_at,
                 done,
             });
         }
@@ -2436,51 +2582,75 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// The address of the value of key `vk` (an immediate) in the flat map
     /// at `addr` whose header's size field is `size` (2n: n keys, then n
-    /// values); goes to `miss` when the key is not there.
+    /// values); goes to `miss` when the key is not there. The loop tests
+    /// at its bottom: a load, a compare and a step per key.
     fn find_flat_key(&mut self, addr: Value, size: Value, vk: Value, miss: Block) -> Value {
         // Bytes of the keys: n * 8 = size * 4.
         let key_bytes = self.b.ins().ishl_imm_s(size, 2);
         let keys = self.b.ins().iadd_imm_s(addr, 8);
         let end = self.b.ins().iadd(keys, key_bytes);
-        let head = self.b.create_block();
-        let at = self.b.append_block_param(head, I64);
         let body = self.b.create_block();
+        let at = self.b.append_block_param(body, I64);
+        let next_key = self.b.create_block();
         let found = self.b.create_block();
-        self.b.ins().jump(head, &[BlockArg::Value(keys)]);
-        self.b.switch_to_block(head);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
-        self.b.ins().brif(more, body, &[], miss, &[]);
+        let any = self.b.ins().icmp(IntCC::UnsignedLessThan, keys, end);
+        self.b
+            .ins()
+            .brif(any, body, &[BlockArg::Value(keys)], miss, &[]);
         self.b.switch_to_block(body);
         let k = self.b.ins().load(I64, self.mem.heap, at, 0);
         let same = self.b.ins().icmp(IntCC::Equal, k, vk);
+        self.b.ins().brif(same, found, &[], next_key, &[]);
+        self.b.switch_to_block(next_key);
         let next = self.b.ins().iadd_imm_s(at, 8);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, end);
         self.b
             .ins()
-            .brif(same, found, &[], head, &[BlockArg::Value(next)]);
+            .brif(more, body, &[BlockArg::Value(next)], miss, &[]);
         self.b.switch_to_block(found);
         // The value sits n words after its key.
         self.b.ins().iadd(at, key_bytes)
     }
 
-    /// Copies `bytes` (a multiple of 8) of heap words from `from` to `to`,
-    /// a word at a time; the code goes on after the copy.
+    /// Copies `bytes` (a multiple of 8) of heap words from `from` to `to`:
+    /// an odd word first, then two words at a time in a loop that tests at
+    /// its bottom; the code goes on after the copy.
     fn copy_words(&mut self, from: Value, to: Value, bytes: Value) {
-        let zero = self.b.ins().iconst(I64, 0);
-        let head = self.b.create_block();
-        let offset = self.b.append_block_param(head, I64);
+        // Two heap words need not be 16-byte aligned: the pair moves
+        // without the `aligned` flag.
+        let pair_flags = MemFlagsData::new()
+            .with_notrap()
+            .with_alias_region(self.mem.heap.alias_region());
+        let odd = self.b.ins().band_imm_s(bytes, 8);
+        let one = self.b.create_block();
+        let pairs = self.b.create_block();
+        let start = self.b.append_block_param(pairs, I64);
         let body = self.b.create_block();
+        let offset = self.b.append_block_param(body, I64);
         let done = self.b.create_block();
-        self.b.ins().jump(head, &[BlockArg::Value(zero)]);
-        self.b.switch_to_block(head);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, offset, bytes);
-        self.b.ins().brif(more, body, &[], done, &[]);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b
+            .ins()
+            .brif(odd, one, &[], pairs, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(one);
+        let w = self.b.ins().load(I64, self.mem.heap, from, 0);
+        self.b.ins().store(self.mem.heap, w, to, 0);
+        self.b.ins().jump(pairs, &[BlockArg::Value(odd)]);
+        self.b.switch_to_block(pairs);
+        let any = self.b.ins().icmp(IntCC::UnsignedLessThan, start, bytes);
+        self.b
+            .ins()
+            .brif(any, body, &[BlockArg::Value(start)], done, &[]);
         self.b.switch_to_block(body);
         let source = self.b.ins().iadd(from, offset);
-        let w = self.b.ins().load(I64, self.mem.heap, source, 0);
+        let w = self.b.ins().load(types::I64X2, pair_flags, source, 0);
         let target = self.b.ins().iadd(to, offset);
-        self.b.ins().store(self.mem.heap, w, target, 0);
-        let next = self.b.ins().iadd_imm_s(offset, 8);
-        self.b.ins().jump(head, &[BlockArg::Value(next)]);
+        self.b.ins().store(pair_flags, w, target, 0);
+        let next = self.b.ins().iadd_imm_s(offset, 16);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, next, bytes);
+        self.b
+            .ins()
+            .brif(more, body, &[BlockArg::Value(next)], done, &[]);
         self.b.switch_to_block(done);
     }
 
