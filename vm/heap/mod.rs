@@ -915,6 +915,10 @@ impl Heap {
         }
         let first = self.words.len();
         self.words.reserve(2 * n);
+        // Writes go through a raw pointer into the spare capacity while
+        // `cons_parts` reads the initialised words below it: the two never
+        // overlap, and nothing reallocates the vector in between.
+        let free = self.words.spare_capacity_mut().as_mut_ptr();
         let mut t = list;
         for i in 0..n {
             let (head, rest) = self.cons_parts(t);
@@ -923,9 +927,11 @@ impl Heap {
             } else {
                 Term::heap_pointer(TAG_CONS, first + 2 * (i + 1))
             };
-            let free = self.words.spare_capacity_mut();
-            free[2 * i].write(head);
-            free[2 * i + 1].write(next);
+            // SAFETY: 2i + 1 < 2n, within the capacity reserved above.
+            unsafe {
+                free.add(2 * i).write(std::mem::MaybeUninit::new(head));
+                free.add(2 * i + 1).write(std::mem::MaybeUninit::new(next));
+            }
             t = rest;
         }
         // SAFETY: the loop wrote the 2n words past the old length, within
@@ -993,7 +999,14 @@ impl Heap {
     #[inline]
     pub fn cons_parts(&self, t: Term) -> (Term, Term) {
         debug_assert!(t.is_cons());
-        let words = self.object(t);
+        // The cell's two words as one range: one bounds check, not three
+        // (`object` slices to the end of the heap, then indexes twice).
+        let words = if t.is_literal() {
+            &literal_object(t)[..2]
+        } else {
+            let at = t.offset();
+            &self.words[at..at + 2]
+        };
         (words[0], words[1])
     }
 
