@@ -699,6 +699,15 @@ enum Status {
         construct: &'static str,
         span: Span,
     },
+    /// Bound in every branch of a `case`/`if`/`receive`: erl_lint warns
+    /// at the first match test of such a variable in a pattern ("exported
+    /// from"; uses in expressions say nothing). Clones of the environment
+    /// share `matched`, so one warning is given.
+    Exported {
+        construct: &'static str,
+        span: Span,
+        matched: std::rc::Rc<std::cell::Cell<bool>>,
+    },
 }
 
 /// A variable in scope: the bindings a use of it refers to (more than one
@@ -938,13 +947,15 @@ impl Checker<'_> {
                 for &id in &state.bindings {
                     self.bindings[id].used = true;
                 }
-                if let Status::Unsafe {
-                    construct,
-                    span: at,
-                } = state.status
-                {
-                    let (line, column) = self.lines.line_col(self.source, at.start);
-                    self.error(format!("variable '{name}' unsafe in '{construct}' (line {line}, column {column})"), span);
+                match &state.status {
+                    Status::Unsafe {
+                        construct,
+                        span: at,
+                    } => {
+                        let (line, column) = self.lines.line_col(self.source, at.start);
+                        self.error(format!("variable '{name}' unsafe in '{construct}' (line {line}, column {column})"), span);
+                    }
+                    Status::Exported { .. } | Status::Bound => {}
                 }
             }
         }
@@ -1316,6 +1327,12 @@ impl Checker<'_> {
         for (name, (count, mut state)) in new {
             if count < branches.len() {
                 state.status = Status::Unsafe { construct, span };
+            } else if let Status::Bound | Status::Exported { .. } = state.status {
+                state.status = Status::Exported {
+                    construct,
+                    span,
+                    matched: Default::default(),
+                };
             }
             env.insert(name, state);
         }
@@ -1469,6 +1486,23 @@ impl Checker<'_> {
                 if let Some(&id) = new.get(name) {
                     self.bindings[id].used = true;
                 } else if !fresh && env.contains_key(name) {
+                    if let Some(VarState {
+                        status:
+                            Status::Exported {
+                                construct,
+                                span: at,
+                                matched,
+                            },
+                        ..
+                    }) = env.get(name)
+                        && !matched.replace(true)
+                    {
+                        let (line, column) = self.lines.line_col(self.source, at.start);
+                        self.warning(
+                            format!("variable '{name}' exported from '{construct}' (line {line}, column {column})"),
+                            p.span,
+                        );
+                    }
                     self.use_var(name, p.span, env);
                 } else {
                     let id = self.new_binding(name, p.span);
