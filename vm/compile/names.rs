@@ -3,7 +3,8 @@
 //!
 //! Two counters run per source function, as in OTP 25's compiler:
 //! - v3_core numbers every fun after the funs inside it
-//!   (`'-main/1-fun-3-'`), counting `fun f/1` too, and numbers each
+//!   (`'-main/1-fun-3-'`), counting `fun f/1` too, the parts of a list,
+//!   tuple or call last to first, and numbers each
 //!   generator of a comprehension after the expressions of its qualifiers
 //!   and before its head (`'lc$^2'`, `'lbc$^2'` for a binary one);
 //! - v3_kernel numbers what it lifts out, each comprehension generator and
@@ -15,7 +16,7 @@
 //! per span, for the funs of one macro expansion, which share it).
 
 use super::lower::{children, clause_children};
-use crate::syntax::ast::{Clause, Expr, ExprKind, Fun, Qualifier};
+use crate::syntax::ast::{CallTarget, Clause, Expr, ExprKind, Fun, Qualifier};
 use crate::syntax::span::Span;
 use std::collections::{HashMap, VecDeque};
 
@@ -173,6 +174,35 @@ fn core_walk(e: &Expr, n: &mut u32, out: &mut Numbers) {
                 .or_default()
                 .push_back((gens, binary));
             core_walk(head, n, out);
+        }
+        // v3_core translates the parts of a cons (tail first), a tuple
+        // and a call (arguments, then the callee) last to first: the funs
+        // of `[F1, F2]`, `{F1, F2}` and `f(F1, F2)` are numbered F2's first.
+        ExprKind::List(elements, tail) => {
+            if let Some(t) = tail {
+                core_walk(t, n, out);
+            }
+            for x in elements.iter().rev() {
+                core_walk(x, n, out);
+            }
+        }
+        ExprKind::Tuple(elements) => {
+            for x in elements.iter().rev() {
+                core_walk(x, n, out);
+            }
+        }
+        ExprKind::Call(target, args) => {
+            for x in args.iter().rev() {
+                core_walk(x, n, out);
+            }
+            match &**target {
+                CallTarget::Remote(m, f) => {
+                    core_walk(f, n, out);
+                    core_walk(m, n, out);
+                }
+                CallTarget::Fun(f) => core_walk(f, n, out),
+                CallTarget::Local(..) => {}
+            }
         }
         _ => each_child(e, |x| core_walk(x, n, out)),
     }

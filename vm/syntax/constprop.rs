@@ -36,10 +36,11 @@
 //! Invariants: the walk never warns where it does not know; a value is
 //! known only when it is a constant term (numbers, atoms, lists, tuples,
 //! maps and funs as opaque values; binaries are never known). Bindings
-//! made inside a clause body stay in that clause. Nothing is warned
-//! inside a macro expansion but at its start (the macro's name, where
-//! epp places the replacement's tokens), as OTP's other positions there
-//! differ. What the
+//! made inside a clause body stay in that clause. Inside a macro's
+//! expansion a warning is where OTP gives it: the replacement's tokens
+//! sit at the macro's name (where epp places them), its arguments at their
+//! own places, and an operator the replacement wrote is warned at its
+//! left operand. What the
 //! optimiser says after code that must fail (the later values it then
 //! finds unused) is not followed.
 
@@ -166,15 +167,10 @@ const GUARD_FALSE: &str = "this clause cannot match because its guard evaluates 
 impl Walk<'_> {
     fn warn(&mut self, message: String, at: usize) {
         // The replacement's tokens are placed at the macro's name, as epp
-        // places them: a warning there is where OTP gives it.
-        let inside = self
-            .expansions
-            .iter()
-            .any(|s| (s.start as usize) < at && at < s.end as usize);
-        if !inside {
-            self.warnings
-                .push(Diagnostic::warning(message, Span::new(at, at + 1)));
-        }
+        // places them, and a macro's arguments keep their own places: a
+        // warning at either is where OTP gives it.
+        self.warnings
+            .push(Diagnostic::warning(message, Span::new(at, at + 1)));
     }
 
     /// Warns each clause after the first that always matches; `clauses`
@@ -183,10 +179,11 @@ impl Walk<'_> {
     /// function clause outside the clause itself may be bound there (by
     /// code before it, or by a comprehension's generator after it) and
     /// is no catch-all; a function's or fun's head variables are always
-    /// new. Clauses written by a macro are left alone: their tokens all
-    /// sit at the macro's name.
+    /// new. Clauses a macro's replacement wrote are left alone: their
+    /// tokens all sit at the macro's name, and OTP's places for them
+    /// differ. Clauses written in a macro's arguments keep their places.
     fn shadowed(&mut self, clauses: &[(&Clause, u32)], named: &str, scoped: bool) {
-        let in_macro = |at: u32| self.expansions.iter().any(|s| s.start <= at && at <= s.end);
+        let in_macro = |at: u32| self.expansions.iter().any(|s| s.start == at);
         if clauses
             .iter()
             .any(|&(c, at)| in_macro(at) || in_macro(c.span.start))
@@ -291,7 +288,7 @@ impl Walk<'_> {
                 let y = self.expr(b, env);
                 let (x, y) = (x?, y?);
                 if list_operator_fails(*op, &x, &y) {
-                    let at = self.operator_at(a, b);
+                    let at = self.operator_at(*op, a, b);
                     self.warn(
                         format!(
                             "evaluation of operator '{}'/2 will fail with a 'badarg' exception",
@@ -304,7 +301,7 @@ impl Walk<'_> {
                 match arith(*op, &x, &y) {
                     Some(Ok(v)) => Some(v),
                     Some(Err(())) => {
-                        let at = self.operator_at(a, b);
+                        let at = self.operator_at(*op, a, b);
                         self.warn(
                             format!(
                                 "evaluation of operator '{}'/2 will fail with a 'badarith' exception",
@@ -520,7 +517,11 @@ impl Walk<'_> {
     /// its subject, when known: the clauses no value reaches and, when
     /// none can match, "no clause will ever match" at `e`.
     fn case_clauses(&mut self, e: &Expr, v: Option<Value>, clauses: &[Clause], env: &Env) {
-        self.shadowed(&at_starts(clauses), "", true);
+        // On a known value the first clause that always matches decides
+        // the case, and OTP drops the clauses after it unwarned.
+        if v.is_none() {
+            self.shadowed(&at_starts(clauses), "", true);
+        }
         let mut all_never = true;
         // Once a clause surely matches the known value, OTP drops
         // the clauses after it unlooked at: no warnings there.
@@ -561,9 +562,18 @@ impl Walk<'_> {
         }
     }
 
-    /// Where the operator between `a` and `b` is written.
-    fn operator_at(&self, a: &Expr, b: &Expr) -> usize {
-        self.sources.operator_between(a.span.end, b.span.start)
+    /// Where OTP places a warning about the operator `op` between `a`
+    /// and `b`: at the operator where it is written between them; an
+    /// operator a macro's replacement wrote (its token sits at the macro's
+    /// name) is placed at its left operand, as OTP places it.
+    fn operator_at(&self, op: BinaryOp, a: &Expr, b: &Expr) -> usize {
+        if a.span.end <= b.span.start {
+            let at = self.sources.operator_between(a.span.end, b.span.start);
+            if self.sources.text_at(at).starts_with(op.symbol()) {
+                return at;
+            }
+        }
+        a.span.start as usize
     }
 }
 

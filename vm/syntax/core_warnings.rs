@@ -23,8 +23,9 @@
 //!   only.
 //!
 //! Invariants: only literal terms are compared, so a warning is never
-//! given where a match could succeed; nothing is warned inside a macro
-//! expansion, where OTP places its positions differently.
+//! given where a match could succeed. Inside a macro's expansion a
+//! warning is where OTP gives it: at the macro's name for what its
+//! replacement wrote, at their own places for its arguments.
 
 use super::ast::*;
 use super::diagnostic::Diagnostic;
@@ -34,16 +35,14 @@ use crate::term::print::{format_float, is_printable_char, write_atom, write_stri
 const OVERRIDDEN: &str = "will be overridden in expression";
 const CANNOT_MATCH: &str = "pattern cannot possibly match";
 
-struct Walk<'a> {
-    expansions: &'a [Span],
+struct Walk {
     warnings: Vec<Diagnostic>,
 }
 
 /// The warnings about repeated map keys and impossible patterns, in the
 /// order of the module's text.
-pub fn warnings(module: &Module, expansions: &[Span]) -> Vec<Diagnostic> {
+pub fn warnings(module: &Module) -> Vec<Diagnostic> {
     let mut walk = Walk {
-        expansions,
         warnings: Vec::new(),
     };
     for form in &module.forms {
@@ -57,14 +56,13 @@ pub fn warnings(module: &Module, expansions: &[Span]) -> Vec<Diagnostic> {
     walk.warnings
 }
 
-impl Walk<'_> {
+impl Walk {
+    /// Warns at `at` (inside a macro's expansion too, as OTP does: at the
+    /// macro's name for what its replacement wrote).
     fn warn(&mut self, message: String, at: u32) {
-        let inside = self.expansions.iter().any(|s| s.start <= at && at < s.end);
-        if !inside {
-            let at = at as usize;
-            self.warnings
-                .push(Diagnostic::warning(message, Span::new(at, at + 1)));
-        }
+        let at = at as usize;
+        self.warnings
+            .push(Diagnostic::warning(message, Span::new(at, at + 1)));
     }
 
     /// A clause whose warning about its patterns is given at `at`.

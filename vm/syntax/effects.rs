@@ -19,9 +19,10 @@
 //! `receive` clause bodies and list comprehension heads, not into `try`
 //! or `catch`. The optimiser also propagates constants and inlines funs,
 //! which finds more (and can word them differently); act does not follow
-//! values here, so it warns only where the expression alone decides, and
-//! nothing inside a macro expansion, where OTP's positions differ. Code
-//! that must fail (`1 + a`) is `constprop`'s to warn about.
+//! values here, so it warns only where the expression alone decides
+//! (inside a macro's expansion too: at the macro's name for what its
+//! replacement wrote, at their places for its arguments). Code that
+//! must fail (`1 + a`) is `constprop`'s to warn about.
 
 use super::ast::*;
 use super::diagnostic::Diagnostic;
@@ -164,25 +165,17 @@ struct Effects<'a> {
     table: &'a super::check::FunctionTable,
     /// Spans of the variables the checker found unused.
     unused: &'a [Span],
-    /// Spans of macro expansions: no warnings inside.
-    expansions: &'a [Span],
     warnings: Vec<Diagnostic>,
 }
 
 /// The optimiser's warnings about values thrown away, for a module whose
 /// unused variables are at `unused`.
-pub fn warnings(
-    module: &Module,
-    sources: &Sources,
-    unused: &[Span],
-    expansions: &[Span],
-) -> Vec<Diagnostic> {
+pub fn warnings(module: &Module, sources: &Sources, unused: &[Span]) -> Vec<Diagnostic> {
     let table = super::check::FunctionTable::of(module);
     let mut effects = Effects {
         sources,
         table: &table,
         unused,
-        expansions,
         warnings: Vec::new(),
     };
     for form in &module.forms {
@@ -197,15 +190,11 @@ pub fn warnings(
 }
 
 impl Effects<'_> {
+    /// Warns at `at`. A macro's replacement sits at the macro's name and
+    /// its arguments keep their places, where OTP warns too.
     fn warn(&mut self, message: String, at: usize) {
-        let inside = self
-            .expansions
-            .iter()
-            .any(|s| (s.start as usize) <= at && at < s.end as usize);
-        if !inside {
-            self.warnings
-                .push(Diagnostic::warning(message, Span::new(at, at + 1)));
-        }
+        self.warnings
+            .push(Diagnostic::warning(message, Span::new(at, at + 1)));
     }
 
     fn clause(&mut self, clause: &Clause, thrown: bool) {

@@ -234,14 +234,13 @@ pub fn optimiser_warnings(program: &super::Program, lint: &[Diagnostic]) -> Vec<
         })
         .map(|d| d.span)
         .collect();
-    let mut warnings =
-        super::effects::warnings(&program.module, &program.sources, &unused, &expansions);
+    let mut warnings = super::effects::warnings(&program.module, &program.sources, &unused);
     warnings.extend(super::constprop::warnings(
         &program.module,
         &program.sources,
         &expansions,
     ));
-    warnings.extend(super::core_warnings::warnings(&program.module, &expansions));
+    warnings.extend(super::core_warnings::warnings(&program.module));
     warnings
 }
 

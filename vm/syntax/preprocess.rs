@@ -109,6 +109,13 @@ impl Sources {
         after as usize
     }
 
+    /// The text of `offset`'s file from `offset` on.
+    pub fn text_at(&self, offset: usize) -> &str {
+        let file = self.file_of(offset as u32);
+        let from = offset.saturating_sub(file.base).min(file.text.len());
+        file.text.get(from..).unwrap_or("")
+    }
+
     /// The 1-based line of `offset` in its own file.
     pub fn line(&self, offset: u32) -> u32 {
         let file = self.file_of(offset);

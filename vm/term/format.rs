@@ -2,9 +2,11 @@
 //! padding and modifiers, as OTP 25 formats them.
 //!
 //! A directive is `~[-][F][.[P][.Pad]][t|l]C`, where F, P (and the pad)
-//! may be `*`, taking an integer argument. F is the field width (a
-//! negative `*` width, or `-`, left-adjusts), P the precision, Pad the
-//! padding character (default space). The controls:
+//! may be `*`, taking an integer argument. F is the field width (`-`
+//! negates it and must be followed by digits or `*`; a negative width
+//! left-adjusts), P the precision, Pad the padding character (default
+//! space). A `~s` or `~c` field narrower than its precision, a `~p` or
+//! `~n` with a negative width, are errors, as in OTP. The controls:
 //!
 //! ```text
 //!   ~w ~p        a term (~p: F is the line length, not a field width)
@@ -91,20 +93,27 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
             unicode: false,
             lists: false,
         };
-        // Field width.
-        if fmt.get(i) == Some(&'-') {
-            spec.left = true;
+        // Field width F: `-` negates the number or `*` argument after it
+        // (there must be one), and a negative F left-adjusts, so `~-*s`
+        // of -5 is right-adjusted, as in OTP.
+        let minus = fmt.get(i) == Some(&'-');
+        if minus {
             i += 1;
         }
-        if fmt.get(i) == Some(&'*') {
+        let width = if fmt.get(i) == Some(&'*') {
             i += 1;
-            let w = small(next()?)?;
-            if w < 0 {
-                spec.left = true;
+            Some(small(next()?)?)
+        } else {
+            digits(fmt, &mut i).map(|n| n.min(i64::MAX as usize) as i64)
+        };
+        match width {
+            Some(w) => {
+                let f = if minus { -w } else { w };
+                spec.left = f < 0;
+                spec.width = Some(f.unsigned_abs() as usize);
             }
-            spec.width = Some(w.unsigned_abs() as usize);
-        } else if let Some(n) = digits(fmt, &mut i) {
-            spec.width = Some(n);
+            None if minus => return Err(FormatError),
+            None => {}
         }
         // Precision and padding.
         if fmt.get(i) == Some(&'.') {
@@ -144,7 +153,16 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
         }
         let control = *fmt.get(i).ok_or(FormatError)?;
         i += 1;
+        // A string or character field narrower than its precision is
+        // an error, as is a left-adjusted newline.
+        if matches!(control, 's' | 'c')
+            && let (Some(w), Some(p)) = (spec.width, spec.precision)
+            && w < p
+        {
+            return Err(FormatError);
+        }
         match control {
+            'n' if spec.left => return Err(FormatError),
             'n' => out.extend(std::iter::repeat_n('\n', spec.width.unwrap_or(1))),
             '~' => out.extend(std::iter::repeat_n('~', spec.width.unwrap_or(1))),
             'i' => {
@@ -306,8 +324,13 @@ impl Spec {
         let mut chars = chars;
         if let Some(p) = self.precision {
             chars.truncate(p);
-            // The precision is a field too: short strings are padded to
-            // it, always on the right (`~10.4.*s` of "ab" is "------ab--").
+        }
+        // The precision is a field too: short strings are padded to it,
+        // always on the right (`~10.4.*s` of "ab" is "------ab--"), but
+        // for a field as wide as it, which adjusts as any (`~5.5s`).
+        if let Some(p) = self.precision
+            && self.width != Some(p)
+        {
             let inner = Spec {
                 width: Some(p),
                 left: true,
