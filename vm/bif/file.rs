@@ -578,6 +578,15 @@ pub fn read_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 pub fn write_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let Some(f) = open_file(ctx, args[0]) else {
+        // An io device (standard_io, standard_error, user, an io server's
+        // pid): OTP sends it the bytes as `{put_chars, latin1, Bin}`.
+        if super::io::is_io_device(args[0]) {
+            let mut bytes = Vec::new();
+            if iodata(&ctx.process.heap, args[1], &mut bytes).is_none() {
+                return reply_error(ctx, "badarg", args);
+            }
+            return super::io::put_latin1(ctx, args, &bytes);
+        }
         return reply_error(ctx, "einval", args);
     };
     let mut bytes = Vec::new();

@@ -131,6 +131,31 @@ fn put_chars(ctx: &mut Context, device: Term, chars: Term) -> BifResult {
     Ok(Term::OK)
 }
 
+/// Whether `device` names an io device rather than an open file:
+/// standard_io, standard_error, user, or a pid (an io server).
+pub fn is_io_device(device: Term) -> bool {
+    match device.as_atom() {
+        Some(Atom::STANDARD_IO | Atom::STANDARD_ERROR) => true,
+        Some(a) => a.name() == "user",
+        None => device.is_pid() || device.is_boxed(),
+    }
+}
+
+/// `file:write/2` on an io device: bytes, each one character (latin1),
+/// written in the device's encoding. `args[0]` is the device; an io
+/// server gets the characters in `args[1]` as a UTF-8 binary.
+pub fn put_latin1(ctx: &mut Context, args: &mut [Term], bytes: &[u8]) -> BifResult {
+    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+    if let Some(to) = server(ctx, args[0]) {
+        ctx.ensure(crate::heap::words_for_binary(text.len()), args)?;
+        args[1] = ctx.heap().binary(text.as_bytes());
+        return super::io_server::send(ctx, to, Request::Chars(Some(1)), args);
+    }
+    emit(&ctx.process.heap, args[0], &text)?;
+    end_slice(ctx);
+    Ok(Term::OK)
+}
+
 pub fn put_chars_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     if let Some(to) = server(ctx, Term::atom(Atom::STANDARD_IO)) {
         return super::io_server::send(ctx, to, Request::Chars(Some(0)), args);
