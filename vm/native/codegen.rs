@@ -766,21 +766,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         );
         let general = self.b.create_block();
         let check = self.b.create_block();
-        let flat = self.b.create_block();
         let vm = self.get(src);
         let boxed = self.tag_is(vm, TAG_BOXED);
         self.b.ins().brif(boxed, check, &[], general, &[]);
         self.b.switch_to_block(check);
-        let addr = self.deref(vm);
-        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
-        let low = self.b.ins().band_imm_s(h, 0xff);
-        let is_flat = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, low, header(Kind::Map, 0).0 as i64);
-        self.b.ins().brif(is_flat, flat, &[], general, &[]);
-        self.b.switch_to_block(flat);
-        let size = self.b.ins().ushr_imm_s(h, 8);
+        let (addr, size) = self.flat_map(vm, general);
         let missing = self.b.create_block();
         for (key, dst) in gets {
             let vk = self.get(key);
@@ -2520,17 +2510,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let fine = self.b.ins().band(boxed, immediate);
         self.b.ins().brif(fine, check, &[], general, &[]);
         self.b.switch_to_block(check);
-        let addr = self.deref(vm);
-        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
-        // A flat map's header: kind Map in the low byte, 2n above (n
-        // keys, then n values).
-        let low = self.b.ins().band_imm_s(h, 0xff);
-        let flat = header(Kind::Map, 0).0 as i64;
-        let is_flat = self.b.ins().icmp_imm_s(IntCC::Equal, low, flat);
-        let scan = self.b.create_block();
-        self.b.ins().brif(is_flat, scan, &[], general, &[]);
-        self.b.switch_to_block(scan);
-        let size = self.b.ins().ushr_imm_s(h, 8);
+        let (addr, size) = self.flat_map(vm, general);
         let value_at = self.find_flat_key(addr, size, vk, general);
         let (v, at) = match vput {
             None => (self.b.ins().load(I64, self.mem.heap, value_at, 0), nowhere),
@@ -2578,6 +2558,24 @@ impl<'a, 'b> Gen<'a, 'b> {
                 done,
             });
         }
+    }
+
+    /// The address and header size field of the boxed map `vm` when it
+    /// is a flat map; any other object goes to `other`. A flat map's
+    /// header has kind Map in the low byte and 2n above (n keys, then n
+    /// values).
+    fn flat_map(&mut self, vm: Value, other: Block) -> (Value, Value) {
+        let addr = self.deref(vm);
+        let h = self.b.ins().load(I64, self.mem.heap, addr, 0);
+        let low = self.b.ins().band_imm_s(h, 0xff);
+        let is_flat = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, low, header(Kind::Map, 0).0 as i64);
+        let flat = self.b.create_block();
+        self.b.ins().brif(is_flat, flat, &[], other, &[]);
+        self.b.switch_to_block(flat);
+        (addr, self.b.ins().ushr_imm_s(h, 8))
     }
 
     /// The address of the value of key `vk` (an immediate) in the flat map
@@ -2869,8 +2867,13 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// The current frame's Y base, as an offset into the Y stack.
     fn y_offset(&mut self) -> Value {
-        let base = self.load_ctx(off!(stack));
         let y = self.load_ctx(off!(y));
+        self.offset_in_stack(y)
+    }
+
+    /// The Y-slot pointer `y` as an offset into the Y stack.
+    fn offset_in_stack(&mut self, y: Value) -> Value {
+        let base = self.load_ctx(off!(stack));
         let bytes = self.b.ins().isub(y, base);
         self.b.ins().ushr_imm_s(bytes, 3)
     }
@@ -3210,9 +3213,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 // The helper hands `result` back (so it needs no register
                 // kept across the call).
                 let y = self.b.ins().stack_load(I64, I64, slot, 0);
-                let base = self.load_ctx(off!(stack));
-                let bytes = self.b.ins().isub(y, base);
-                let y_offset = self.b.ins().ushr_imm_s(bytes, 3);
+                let y_offset = self.offset_in_stack(y);
                 let passed = self.push_frame_out(ip, y_offset, result);
                 self.b.ins().return_(&[passed]);
             }
