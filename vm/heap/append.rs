@@ -54,14 +54,14 @@ impl Heap {
     ) -> Option<Result<Term, E>> {
         let (base, start) = self.append_target(t)?;
         let index = self.object(base)[1].0 as usize;
-        let shared = Arc::get_mut(&mut self.off_heap.0.as_mut()?[index])?;
+        let shared = Arc::get_mut(self.off_heap.get_mut(index)?)?;
         let old = shared.bits;
         let mut w = BitWriter {
             bytes: std::mem::take(&mut shared.bytes),
             bits: old,
         };
         let result = write(self, &mut w);
-        let shared = Arc::get_mut(&mut self.off_heap.0.as_mut()?[index])?;
+        let shared = Arc::get_mut(self.off_heap.get_mut(index)?)?;
         if result.is_err() {
             w.truncate(old);
         }

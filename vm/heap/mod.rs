@@ -33,6 +33,22 @@
 //! so a process churning short-lived data does not collect every few
 //! allocations, while an idle process stays tiny.
 //!
+//! Generations: when a major collection leaves more than
+//! `GENERATIONAL_WORDS` live, the survivors become the old generation
+//! (the words below `old_top`), and the collections `ensure` makes are
+//! minor while the old generation leaves a quarter of the heap free: a
+//! minor collection copies only the young data reachable from the roots,
+//! through a scratch space, back above the old generation, and what
+//! survives joins it. So a process holding a large structure does not
+//! copy it at every collection (as BEAM's generational collector does
+//! not). This needs nothing below `old_top` to point above it, which holds
+//! because terms are immutable and every constructor fills its object in
+//! before the next safepoint. When the young data mostly survive and the
+//! nursery is still too small, the heap grows instead (the data is
+//! growing); when the old generation fills the heap, or holds too many
+//! binaries promoted since the last major collection, a major collection
+//! runs.
+//!
 //! Accounting: every heap's capacity and every off-heap binary is drawn
 //! from `budget`; only growth touches the shared counter.
 //!
@@ -74,6 +90,13 @@ const GROWN_MIN_HEAP_WORDS: usize = 256;
 /// Live data from which a heap grows at 3/4 full to twice its live data,
 /// not at half full to four times.
 const LARGE_HEAP_WORDS: usize = 1 << 11;
+/// Live data from which a collection's survivors become an old
+/// generation that minor collections leave in place (below it, a major
+/// collection costs little more than a minor one).
+const GENERATIONAL_WORDS: usize = 1 << 10;
+/// Bytes of off-heap binaries minor collections may promote before a
+/// major one must look for the dead among them.
+const PROMOTED_BINARY_BYTES: usize = 4 << 20;
 
 pub const CONS_WORDS: usize = 2;
 pub const FLOAT_WORDS: usize = 2;
@@ -183,26 +206,63 @@ impl Drop for SharedBinary {
 
 /// The off-heap binaries a heap refers to: a list that costs one pointer
 /// while empty (most heaps never hold a large binary).
-/// (The box is deliberate: one word in every heap instead of three.)
+/// (The box is deliberate: one word in every heap instead of several.)
 #[derive(Default)]
-#[allow(clippy::box_collection)]
-struct OffHeap(Option<Box<Vec<Arc<SharedBinary>>>>);
+struct OffHeap(Option<Box<OffHeapList>>);
+
+#[derive(Default)]
+struct OffHeapList {
+    list: Vec<Arc<SharedBinary>>,
+    /// Entries below this belong to ProcBins of the old generation (see
+    /// `Heap::old_top`): the list's length at the end of the last
+    /// collection, which keeps exactly the binaries that survived it.
+    old: usize,
+    /// Bytes of binaries promoted by minor collections since the last
+    /// major one: dead old binaries are only given back by a major
+    /// collection, so these many force one.
+    promoted: usize,
+}
 
 impl OffHeap {
     fn push(&mut self, binary: Arc<SharedBinary>) {
-        self.0.get_or_insert_with(Box::default).push(binary);
+        self.0.get_or_insert_with(Box::default).list.push(binary);
     }
 
     fn extend(&mut self, binaries: impl Iterator<Item = Arc<SharedBinary>>) {
-        self.0.get_or_insert_with(Box::default).extend(binaries);
+        self.0
+            .get_or_insert_with(Box::default)
+            .list
+            .extend(binaries);
     }
 
     fn capacity(&self) -> usize {
-        self.0.as_ref().map_or(0, |v| v.capacity())
+        self.0.as_ref().map_or(0, |v| v.list.capacity())
     }
 
     fn is_allocated(&self) -> bool {
         self.0.is_some()
+    }
+
+    fn get_mut(&mut self, index: usize) -> Option<&mut Arc<SharedBinary>> {
+        self.0.as_mut()?.list.get_mut(index)
+    }
+
+    fn old(&self) -> usize {
+        self.0.as_ref().map_or(0, |v| v.old)
+    }
+
+    fn promoted(&self) -> usize {
+        self.0.as_ref().map_or(0, |v| v.promoted)
+    }
+
+    /// Marks every entry old (the end of a collection), adding `promoted`
+    /// bytes to the count since the last major collection, or starting it
+    /// again after one (`major`).
+    fn age(&mut self, promoted: usize, major: bool) {
+        if let Some(v) = self.0.as_mut() {
+            v.old = v.list.len();
+            v.promoted = if major { 0 } else { v.promoted + promoted };
+        }
     }
 }
 
@@ -210,7 +270,7 @@ impl std::ops::Deref for OffHeap {
     type Target = [Arc<SharedBinary>];
 
     fn deref(&self) -> &[Arc<SharedBinary>] {
-        self.0.as_deref().map_or(&[], |v| v)
+        self.0.as_deref().map_or(&[], |v| &v.list)
     }
 }
 
@@ -233,8 +293,15 @@ pub struct Heap {
     /// next collection copies straight into a heap twice the size instead
     /// of copying into one of the old size and then again into a bigger one.
     growing: bool,
-    /// Collections so far (statistics and tests).
-    pub collections: u64,
+    /// Collections so far, minor and major (statistics and tests; wraps).
+    pub collections: u32,
+    /// The old generation: the words below are the data that survived
+    /// the last collection, which a minor collection leaves in place (0:
+    /// every collection is major). Nothing below points above it (terms
+    /// are immutable, and code that fills an object in does so before
+    /// any collection can run), so the minor collection need not look
+    /// below it. See `collect_minor`.
+    old_top: u32,
 }
 
 impl Default for Heap {
@@ -277,6 +344,7 @@ impl Heap {
             gc_stress: gc_stress(),
             growing: false,
             collections: 0,
+            old_top: 0,
         }
     }
 
@@ -298,6 +366,7 @@ impl Heap {
             gc_stress: false,
             growing: false,
             collections: 0,
+            old_top: 0,
         })
     }
 
@@ -391,6 +460,7 @@ impl Heap {
     /// to them.
     pub fn truncate_unrooted(&mut self, top: usize) {
         self.words.truncate(top);
+        self.old_top = self.old_top.min(top as u32);
     }
 
     // ---------------------------------------------------------------
@@ -404,7 +474,7 @@ impl Heap {
         if self.has_room(need) {
             return Ok(());
         }
-        self.collect(need, roots)
+        self.collect_young_first(need, roots)
     }
 
     /// Whether `need` words are free without a collection (never in GC
@@ -414,9 +484,10 @@ impl Heap {
         self.words.capacity() - self.words.len() >= need && !self.gc_stress
     }
 
-    /// A Cheney collection: copies everything reachable from `roots` into
-    /// a new space with room for `need` more words, then resizes the heap
-    /// from the live data.
+    /// A major collection (a full sweep, as `erlang:garbage_collect/0`
+    /// asks): copies everything reachable from `roots` into a new space
+    /// with room for `need` more words, then resizes the heap from the
+    /// live data.
     pub fn collect(&mut self, need: usize, roots: &mut [&mut [Term]]) -> Result<(), SystemLimit> {
         self.collect_sized(need, roots, false)
     }
@@ -445,6 +516,43 @@ impl Heap {
         if self.words.capacity() == 0 && !past_budget {
             return self.allocate_first(need);
         }
+        self.collect_major(need, roots, past_budget)
+    }
+
+    /// The collection `ensure` makes: a minor one when there is an old
+    /// generation (see `minor_first`), and a major one if that does not
+    /// free enough.
+    fn collect_young_first(
+        &mut self,
+        need: usize,
+        roots: &mut [&mut [Term]],
+    ) -> Result<(), SystemLimit> {
+        if self.minor_first(need)
+            && let Some((root_words, kept_most)) = self.collect_minor(roots)
+        {
+            // The nursery is free again: if it has room enough, the old
+            // generation waits for a major collection. If not, and the
+            // young data mostly survived, the data is growing: the heap
+            // grows (offsets stay valid) rather than copy it all again.
+            let wanted = need.saturating_add(root_words / 2);
+            let free = self.words.capacity() - self.words.len();
+            if free >= wanted && free >= self.words.capacity() / 4 {
+                return Ok(());
+            }
+            if kept_most && self.grow_for(wanted) {
+                return Ok(());
+            }
+        }
+        self.collect_sized(need, roots, false)
+    }
+
+    /// A major collection: everything reachable from `roots` is copied.
+    fn collect_major(
+        &mut self,
+        need: usize,
+        roots: &mut [&mut [Term]],
+        past_budget: bool,
+    ) -> Result<(), SystemLimit> {
         let bound = self.words.len().checked_add(need).ok_or(SystemLimit)?;
         // While the heap grows, size the to-space as the resize below would
         // (twice what may survive), so the live data is copied once.
@@ -495,11 +603,124 @@ impl Heap {
         drop(from_off_heap); // releases the dead off-heap binaries
         budget::release(self.reserved.saturating_sub(bytes));
         self.reserved = bytes;
-        self.collections += 1;
+        self.collections = self.collections.wrapping_add(1);
         // A collection costs the roots too (a stack or mailbox of
         // immediates): leave room in proportion, so their scans amortize.
         self.resize_after_collection(need.saturating_add(root_words / 2), old_capacity);
+        // What survived is the old generation, when there is enough of it
+        // that copying it again would cost more than a minor collection.
+        let live = self.words.len();
+        let threshold = if self.gc_stress {
+            1
+        } else {
+            GENERATIONAL_WORDS
+        };
+        self.old_top = if live >= threshold {
+            u32::try_from(live).unwrap_or(0)
+        } else {
+            0
+        };
+        self.off_heap.age(0, true);
         Ok(())
+    }
+
+    /// Whether the next collection should be a minor one: there is an old
+    /// generation, it leaves a nursery of at least a quarter of the heap,
+    /// and the binaries it kept since the last major collection are few.
+    /// (In stress mode every other collection is minor.)
+    fn minor_first(&self, need: usize) -> bool {
+        let old = self.old_top as usize;
+        if old == 0 {
+            return false;
+        }
+        if self.gc_stress {
+            return self.collections % 2 == 1;
+        }
+        let capacity = self.words.capacity();
+        old <= capacity / 4 * 3
+            && need <= capacity - old
+            && self.off_heap.promoted() < PROMOTED_BINARY_BYTES
+    }
+
+    /// A minor collection: copies what is reachable from `roots` in the
+    /// young data (above `old_top`) to a scratch space, then back above
+    /// the old generation, which is not looked at (nothing in it points
+    /// at younger data); what survives joins the old generation. Returns
+    /// the number of root words and whether most of the young data
+    /// survived, or `None` (nothing done) when the scratch space cannot
+    /// be had.
+    fn collect_minor(&mut self, roots: &mut [&mut [Term]]) -> Option<(usize, bool)> {
+        let old = self.old_top as usize;
+        let young = self.words.len() - old;
+        let mut scratch: Vec<Term> = Vec::new();
+        scratch.try_reserve_exact(young).ok()?;
+        let mut off_heap = std::mem::take(&mut self.off_heap);
+        let old_binaries = off_heap.old();
+        let mut young_off_heap = OffHeap::default();
+        let mut gc = Evacuator::new(
+            &mut self.words[..],
+            &off_heap[..],
+            &mut scratch,
+            &mut young_off_heap,
+        );
+        gc.floor = old;
+        gc.base = old;
+        gc.off_base = old_binaries;
+        let mut root_words = 0usize;
+        for root in roots.iter_mut() {
+            root_words += root.len();
+            for term in root.iter_mut() {
+                *term = gc.evacuate(*term);
+            }
+        }
+        gc.scan();
+        let (top, promoted) = (gc.top, gc.binary_bytes);
+        // SAFETY: the evacuator wrote every word below `top`, within the
+        // capacity (`Evacuator::claim`).
+        unsafe { scratch.set_len(top) };
+        // The survivors go back where the evacuator addressed them; the
+        // heap's capacity holds them, as they were part of its young data.
+        self.words.truncate(old);
+        self.words.extend_from_slice(&scratch);
+        if let Some(list) = off_heap.0.as_mut() {
+            list.list.truncate(old_binaries); // releases the dead young binaries
+        }
+        if let Some(survivors) = young_off_heap.0 {
+            off_heap.extend(survivors.list.into_iter());
+        }
+        self.off_heap = off_heap;
+        self.off_heap.age(promoted, false);
+        self.old_top = u32::try_from(self.words.len()).unwrap_or(0);
+        self.collections = self.collections.wrapping_add(1);
+        Some((root_words, top * 2 > young))
+    }
+
+    /// Grows the heap so that `wanted` words are free and the data can
+    /// double, within the budget; false if it cannot.
+    fn grow_for(&mut self, wanted: usize) -> bool {
+        let Some(target) = self
+            .words
+            .len()
+            .checked_add(wanted)
+            .and_then(|w| w.checked_mul(2))
+        else {
+            return false;
+        };
+        let target = size_class(target);
+        let capacity = self.words.capacity();
+        let Some(bytes) = target.checked_sub(capacity).and_then(|w| w.checked_mul(8)) else {
+            return false;
+        };
+        if budget::reserve(bytes).is_err() {
+            return false;
+        }
+        let grown = self
+            .words
+            .try_reserve_exact(target - self.words.len())
+            .is_ok();
+        budget::release(bytes);
+        self.account_capacity();
+        grown
     }
 
     /// The first words of a heap, the smallest size that holds `need`
@@ -1333,6 +1554,15 @@ struct Evacuator<'a> {
     /// Words written so far; `collect_sized` sets the length to it.
     top: usize,
     to_off_heap: &'a mut OffHeap,
+    /// Objects below this offset stay where they are (the old generation,
+    /// in a minor collection; 0 in a major one).
+    floor: usize,
+    /// The offset the to-space's first word will have in the heap.
+    base: usize,
+    /// The index the to-space's first off-heap binary will have.
+    off_base: usize,
+    /// Bytes of the off-heap binaries copied.
+    binary_bytes: usize,
 }
 
 /// Objects this small are copied a word at a time (a `memcpy` call costs
@@ -1354,6 +1584,10 @@ impl<'a> Evacuator<'a> {
             capacity: to.capacity(),
             top: 0,
             to_off_heap,
+            floor: 0,
+            base: 0,
+            off_base: 0,
+            binary_bytes: 0,
         }
     }
 
@@ -1375,6 +1609,9 @@ impl<'a> Evacuator<'a> {
             return t;
         }
         let at = t.offset();
+        if at < self.floor {
+            return t;
+        }
         if t.is_cons() {
             let cell = &self.from[at..at + 2];
             let (head, tail) = (cell[0], cell[1]);
@@ -1387,7 +1624,7 @@ impl<'a> Evacuator<'a> {
                 self.to.add(new_at).write(head);
                 self.to.add(new_at + 1).write(tail);
             }
-            let new = Term::heap_pointer(TAG_CONS, new_at);
+            let new = Term::heap_pointer(TAG_CONS, self.base + new_at);
             self.from[at] = FORWARD;
             self.from[at + 1] = new;
             return new;
@@ -1414,12 +1651,13 @@ impl<'a> Evacuator<'a> {
         }
         if header_kind(head) == Kind::ProcBin {
             let binary = self.from_off_heap[self.from[at + 1].0 as usize].clone();
-            let index = Term(self.to_off_heap.len() as u64);
+            self.binary_bytes += binary.reserved;
+            let index = Term((self.off_base + self.to_off_heap.len()) as u64);
             // SAFETY: within the words just written.
             unsafe { self.to.add(new_at + 1).write(index) };
             self.to_off_heap.push(binary);
         }
-        let new = Term::heap_pointer(TAG_BOXED, new_at);
+        let new = Term::heap_pointer(TAG_BOXED, self.base + new_at);
         self.from[at] = new;
         new
     }

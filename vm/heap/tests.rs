@@ -412,6 +412,7 @@ fn a_heap_that_keeps_collecting_raises_its_floor() {
         heap.collections
     );
     let mut idle = Heap::new();
+    idle.set_gc_stress(false);
     assert_eq!(idle.capacity(), 0, "a new heap allocates nothing");
     idle.ensure(0, &mut []).unwrap();
     assert_eq!(idle.capacity(), 0, "nor when it needs no word");
@@ -523,4 +524,148 @@ fn sender_view(receiver: &Heap, got: Term, sender: &Heap, t: Term) -> bool {
     let mut roots = [a];
     let b = both.copy_in(sender, t, &mut [&mut roots]).unwrap();
     exact_eq(&both, roots[0], b)
+}
+
+/// Churns `n` short-lived tuples through `ensure`, keeping `roots`.
+fn churn(heap: &mut Heap, n: usize, roots: &mut [Term]) {
+    for i in 0..n {
+        heap.ensure(words_for_tuple(3), &mut [&mut roots[..]])
+            .unwrap();
+        heap.tuple(&[Term::small(i as i64), Term::OK, Term::NIL]);
+    }
+}
+
+#[test]
+fn minor_collections_leave_the_old_generation_in_place() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(false); // counts collections: not under ACT_GC_STRESS
+    let mut roots = [Term::NIL, Term::NIL];
+    let mut list = [Term::NIL];
+    build_list(&mut heap, 2000, &mut list);
+    roots[0] = list[0];
+    heap.collect(0, &mut [&mut roots[..]]).unwrap();
+    assert!(
+        heap.old_top as usize == heap.used(),
+        "the survivors are old"
+    );
+    let (old, before) = (roots[0], heap.collections);
+    // A young structure that lives across the minor collections, and
+    // garbage around it.
+    for i in 0..300 {
+        heap.ensure(CONS_WORDS + words_for_tuple(3), &mut [&mut roots[..]])
+            .unwrap();
+        let t = heap.tuple(&[Term::small(i), roots[0], Term::OK]);
+        roots[1] = heap.cons(t, roots[1]);
+        churn(&mut heap, 1000, &mut roots);
+    }
+    assert!(
+        heap.collections > before + 5,
+        "the churn should have collected"
+    );
+    assert_eq!(roots[0], old, "the old list did not move");
+    check_list(&heap, roots[0], 2000);
+    let mut young = roots[1];
+    for i in (0..300).rev() {
+        let (t, tail) = heap.cons_parts(young);
+        let elements = heap.tuple_elements(t);
+        assert_eq!(elements[0].as_small(), Some(i));
+        assert_eq!(elements[1], old, "old terms are pointed at as they were");
+        young = tail;
+    }
+    assert!(young.is_nil());
+}
+
+#[test]
+fn minor_collections_keep_and_release_off_heap_binaries() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(false); // counts collections: not under ACT_GC_STRESS
+    let mut roots = [Term::NIL, Term::NIL];
+    let mut list = [Term::NIL];
+    build_list(&mut heap, 2000, &mut list);
+    heap.ensure(words_for_binary(1000) + CONS_WORDS, &mut [&mut list[..]])
+        .unwrap();
+    let old_bin = heap.binary(&[7u8; 1000]);
+    roots[0] = heap.cons(old_bin, list[0]);
+    heap.collect(0, &mut [&mut roots[..]]).unwrap();
+    assert!(heap.old_top > 0);
+    let old_binaries = heap.off_heap_count();
+    let old_weak = Arc::downgrade(heap.shared_binary_of(heap.cons_parts(roots[0]).0).unwrap());
+    let mut dead = Vec::new();
+    for i in 0..50u8 {
+        heap.ensure(
+            words_for_binary(500) * 2 + CONS_WORDS,
+            &mut [&mut roots[..]],
+        )
+        .unwrap();
+        let garbage = heap.binary(&[i; 500]);
+        dead.push(Arc::downgrade(heap.shared_binary_of(garbage).unwrap()));
+        let keep = heap.binary(&[i; 600]);
+        roots[1] = heap.cons(keep, roots[1]);
+        churn(&mut heap, 300, &mut roots);
+    }
+    let before = heap.collections;
+    churn(&mut heap, 100_000, &mut roots);
+    assert!(heap.collections > before, "collected after the last binary");
+    assert!(old_weak.upgrade().is_some(), "the old binary stays");
+    assert!(
+        dead.iter().all(|w| w.upgrade().is_none()),
+        "dead young binaries are released by minor collections"
+    );
+    assert_eq!(
+        heap.binary_bytes(heap.cons_parts(roots[0]).0),
+        Some(&[7u8; 1000][..])
+    );
+    check_list(&heap, heap.cons_parts(roots[0]).1, 2000);
+    let mut kept = roots[1];
+    for i in (0..50u8).rev() {
+        let (b, tail) = heap.cons_parts(kept);
+        assert_eq!(heap.binary_bytes(b), Some(&[i; 600][..]));
+        kept = tail;
+    }
+    assert_eq!(
+        heap.off_heap_count(),
+        old_binaries + 50,
+        "one binary per live ProcBin"
+    );
+}
+
+#[test]
+fn growing_data_survives_minor_collections_and_growth() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(false); // counts collections: not under ACT_GC_STRESS
+    let mut roots = [Term::NIL];
+    build_list(&mut heap, 2000, &mut roots);
+    heap.collect(0, &mut [&mut roots[..]]).unwrap();
+    // Everything allocated from now on lives: each minor collection keeps
+    // all of the young data, and the heap grows.
+    let mut more = [roots[0]];
+    for i in 0..20_000 {
+        heap.ensure(words_for_tuple(2) + CONS_WORDS, &mut [&mut more[..]])
+            .unwrap();
+        let t = heap.tuple(&[Term::small(i), Term::OK]);
+        more[0] = heap.cons(t, more[0]);
+    }
+    let mut list = more[0];
+    for i in (0..20_000).rev() {
+        let (t, tail) = heap.cons_parts(list);
+        assert_eq!(heap.tuple_elements(t)[0].as_small(), Some(i));
+        list = tail;
+    }
+    check_list(&heap, list, 2000);
+}
+
+#[test]
+fn stress_alternates_minor_and_major_collections() {
+    let mut heap = Heap::new();
+    heap.set_gc_stress(true);
+    let mut roots = [Term::NIL];
+    build_list(&mut heap, 300, &mut roots);
+    churn(&mut heap, 100, &mut roots);
+    check_list(&heap, roots[0], 300);
+    heap.collect(0, &mut [&mut roots[..]]).unwrap();
+    assert!(
+        heap.old_top > 0,
+        "stress makes an old generation of any size"
+    );
+    check_list(&heap, roots[0], 300);
 }
