@@ -5,8 +5,8 @@
 use super::{BifError, BifResult, Context};
 use crate::heap::{self, Heap};
 use crate::term::bits::{
-    BitWriter, Packed, TY_BINARY, TY_FLOAT, TY_INTEGER, write_bigint, write_float, write_int,
-    write_utf,
+    BitWriter, Packed, SIZE_ARG, SIZE_LITERAL, SIZE_NONE, SIZE_SHIFT, TY_BINARY, TY_FLOAT,
+    TY_INTEGER, write_bigint, write_float, write_int, write_utf,
 };
 use crate::term::object::{HEAP_BINARY_MAX, Kind};
 use crate::term::view::View;
@@ -38,46 +38,135 @@ fn segment_bits(heap: &Heap, size: Term, unit: usize) -> Result<Option<usize>, B
     Ok(Some(bits))
 }
 
-/// `<<Segments>>`: a tuple of `{Value, Size, Type}` per segment (see
-/// `compile::bits`). A bad value or size is `badarg`, as in OTP.
+/// One segment of a construction: its value, its size (`Term::NONE` when
+/// none was written) and its packed type (`Packed::of`).
+#[derive(Clone, Copy)]
+struct Seg {
+    value: Term,
+    size: Term,
+    spec: u32,
+}
+
+const NO_SEGMENT: Seg = Seg {
+    value: Term::NIL,
+    size: Term::NONE,
+    spec: 0,
+};
+
+/// The segments of a `$bs_build` call: up to four in the flat form (see
+/// `term::bits::SIZE_SHIFT`) kept here, any number in the tuple form.
+struct Segs {
+    flat: [Seg; 4],
+    n: usize,
+    many: Vec<Seg>,
+}
+
+impl Segs {
+    fn new() -> Segs {
+        Segs {
+            flat: [NO_SEGMENT; 4],
+            n: 0,
+            many: Vec::new(),
+        }
+    }
+
+    fn all(&self) -> &[Seg] {
+        if self.many.is_empty() {
+            &self.flat[..self.n]
+        } else {
+            &self.many
+        }
+    }
+
+    /// Reads the segments out of `$bs_build`'s arguments (again after a
+    /// collection, which moves the terms).
+    fn read(&mut self, heap: &Heap, args: &[Term]) -> Result<(), BifError> {
+        let spec_of = |t: Term| -> Result<u64, BifError> {
+            match t.as_small() {
+                Some(w) if w >= 0 => Ok(w as u64),
+                _ => Err(BifError::Badarg),
+            }
+        };
+        if let [all] = args {
+            let tuple = heap.as_tuple(*all).ok_or(BifError::Badarg)?;
+            self.many.clear();
+            for &s in tuple {
+                let Some(&[value, size, spec]) = heap.as_tuple(s) else {
+                    return Err(BifError::Badarg);
+                };
+                let spec = spec_of(spec)? as u32;
+                self.many.push(Seg { value, size, spec });
+            }
+            return Ok(());
+        }
+        let (mut n, mut i) = (0, 0);
+        while i < args.len() {
+            let word = spec_of(*args.get(i + 1).ok_or(BifError::Badarg)?)?;
+            let value = args[i];
+            i += 2;
+            let size = match word >> SIZE_SHIFT {
+                SIZE_NONE => Term::NONE,
+                SIZE_ARG => {
+                    i += 1;
+                    *args.get(i - 1).ok_or(BifError::Badarg)?
+                }
+                literal => Term::small((literal - SIZE_LITERAL) as i64),
+            };
+            *self.flat.get_mut(n).ok_or(BifError::Badarg)? = Seg {
+                value,
+                size,
+                spec: word as u32,
+            };
+            n += 1;
+        }
+        self.n = n;
+        Ok(())
+    }
+}
+
+/// `<<Segments>>`. The compiler passes up to four segments flat, each
+/// as its value and a spec word with the size folded in when it is a
+/// constant (see `term::bits::SIZE_SHIFT`), more as one tuple of
+/// `{Value, Size, Type}` per segment. A bad value or size is `badarg`,
+/// as in OTP.
 ///
 /// When the first segment is a whole bitstring (`<<Acc/binary, ...>>`),
 /// the result is appendable (see `heap::append`): the next append to it
 /// writes in place, so a loop of appends takes linear time in all.
-pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let heap = &ctx.process.heap;
-    let segments = heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
-    let append = match segments.first().and_then(|&s| heap.as_tuple(s)) {
-        Some(&[value, size, spec]) if size.is_none() => {
-            let spec = Packed::of(spec.as_small().ok_or(BifError::Badarg)? as u32);
-            (spec.ty == TY_BINARY).then_some((value, spec.unit))
+pub fn bs_build(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let mut segs = Segs::new();
+    segs.read(&ctx.process.heap, args)?;
+    let append = match segs.all().first() {
+        Some(s) if s.size.is_none() && Packed::of(s.spec).ty == TY_BINARY => {
+            Some(Packed::of(s.spec).unit)
         }
         _ => None,
     };
-    if let Some((acc, unit)) = append
-        && let Some((base, _)) = heap.append_target(acc)
-        && heap.bit_size(acc).is_some_and(|n| n % unit == 0)
-        && !segments[1..].iter().any(|&s| uses_buffer(heap, s, base))
+    if let Some(unit) = append
+        && let Some(target) = appendable(&ctx.process.heap, &segs, unit)
     {
-        ctx.ensure(heap::SUB_BINARY_WORDS, args)?;
-        let heap = ctx.heap();
-        // The collection may have moved the terms.
-        let all = args[0];
-        let acc = heap.tuple_elements(heap.tuple_elements(all)[0])[0];
-        let done = heap.append_in_place(acc, |heap, out| {
-            for &s in &heap.tuple_elements(all)[1..] {
-                write_segment(heap, s, out)?;
+        let mut target = Some(target);
+        if !ctx.process.heap.has_room(heap::SUB_BINARY_WORDS) {
+            ctx.ensure(heap::SUB_BINARY_WORDS, args)?;
+            // The collection moved the terms.
+            segs.read(&ctx.process.heap, args)?;
+            target = appendable(&ctx.process.heap, &segs, unit);
+        }
+        if let Some(target) = target {
+            let done = ctx.heap().append_in_place(target, |heap, out| {
+                for s in &segs.all()[1..] {
+                    write_segment(heap, s, out)?;
+                }
+                Ok(())
+            });
+            if let Some(result) = done {
+                return result;
             }
-            Ok(())
-        });
-        if let Some(result) = done {
-            return result;
         }
     }
     let heap = &ctx.process.heap;
-    let segments = heap.as_tuple(args[0]).ok_or(BifError::Badarg)?;
     let mut out = BitWriter::default();
-    for &s in segments {
+    for s in segs.all() {
         write_segment(heap, s, &mut out)?;
     }
     let bits = out.bits;
@@ -90,28 +179,37 @@ pub fn bs_build_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     Ok(ctx.heap().bitstring_from_vec(out.bytes, bits))
 }
 
-/// Whether the segment `{Value, Size, Type}` reads the buffer `base`.
-fn uses_buffer(heap: &Heap, segment: Term, base: Term) -> bool {
-    match heap.as_tuple(segment) {
-        Some(&[value, _, _]) => heap.bitstring_parts(value).is_some_and(|p| p.0 == base),
-        _ => false,
-    }
+/// The append target of the first segment (`heap::append`), if the
+/// construction may append in place: the first segment is whole units
+/// and no later one reads the buffer.
+fn appendable(heap: &Heap, segs: &Segs, unit: usize) -> Option<(Term, usize)> {
+    let all = segs.all();
+    let acc = all[0].value;
+    let target = heap.append_target(acc)?;
+    (heap.bit_size(acc).is_some_and(|n| n % unit == 0)
+        && !all[1..]
+            .iter()
+            .any(|s| uses_buffer(heap, s.value, target.0)))
+    .then_some(target)
 }
 
-/// Writes one segment `{Value, Size, Type}`.
-fn write_segment(heap: &Heap, s: Term, out: &mut BitWriter) -> Result<(), BifError> {
-    let t = heap.as_tuple(s).ok_or(BifError::Badarg)?;
-    let &[value, size, spec] = t else {
-        return Err(BifError::Badarg);
-    };
-    let spec = Packed::of(spec.as_small().ok_or(BifError::Badarg)? as u32);
+/// Whether the segment value `value` reads the buffer `base`.
+fn uses_buffer(heap: &Heap, value: Term, base: Term) -> bool {
+    value.is_boxed() && heap.bitstring_parts(value).is_some_and(|p| p.0 == base)
+}
+
+/// Writes one segment.
+fn write_segment(heap: &Heap, s: &Seg, out: &mut BitWriter) -> Result<(), BifError> {
+    let (value, size, spec) = (s.value, s.size, Packed::of(s.spec));
     match spec.ty {
         TY_INTEGER => {
             let n = segment_bits(heap, size, spec.unit)?.unwrap_or(8);
-            match heap.view(value) {
-                View::Small(i) => write_int(out, i, n, spec.little),
-                View::Big(b) => write_bigint(out, &b.to_bigint(), n, spec.little),
-                _ => return Err(BifError::Badarg),
+            match value.as_small() {
+                Some(i) => write_int(out, i, n, spec.little),
+                None => match heap.view(value) {
+                    View::Big(b) => write_bigint(out, &b.to_bigint(), n, spec.little),
+                    _ => return Err(BifError::Badarg),
+                },
             }
         }
         TY_FLOAT => {

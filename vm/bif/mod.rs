@@ -643,7 +643,14 @@ bifs! {
         "open_port", 2 => port::open_port_2, auto;
         "port_command", 2 => port::port_command_2, auto;
         "port_close", 1 => port::port_close_1, auto;
-        "$bs_build", 1 => bits::bs_build_1;
+        "$bs_build", 1 => bits::bs_build;
+        "$bs_build", 2 => bits::bs_build;
+        "$bs_build", 3 => bits::bs_build;
+        "$bs_build", 4 => bits::bs_build;
+        "$bs_build", 5 => bits::bs_build;
+        "$bs_build", 6 => bits::bs_build;
+        "$bs_build", 7 => bits::bs_build;
+        "$bs_build", 8 => bits::bs_build;
         "bit_size", 1 => bits::bit_size_1, auto;
         "byte_size", 1 => bits::byte_size_1, auto;
         "is_bitstring", 1 => bits::is_bitstring_1, auto;

@@ -1,5 +1,5 @@
 //! The bit syntax: binary construction (one `$bs_build` call over the
-//! segments) and binary patterns (`bs_start`, one `bs_get` per segment,
+//! segments, flat when they are few) and binary patterns (`bs_start`, one `bs_get` per segment,
 //! `bs_end`), with sizes, types and defaults as erlc resolves them.
 
 use super::expr::{Ctx, Fc, as_constant};
@@ -9,8 +9,8 @@ use crate::syntax::ast::{self, Expr, ExprKind};
 use crate::syntax::bitspec::{SegSpec, SegType};
 use crate::syntax::span::Span;
 use crate::term::bits::{
-    FLAG_LITTLE, FLAG_SIGNED, TY_BINARY, TY_FLOAT, TY_INTEGER, TY_UTF8, TY_UTF16, TY_UTF32,
-    UNIT_SHIFT,
+    FLAG_LITTLE, FLAG_SIGNED, SIZE_ARG, SIZE_LITERAL, SIZE_LITERAL_MAX, SIZE_SHIFT, TY_BINARY,
+    TY_FLOAT, TY_INTEGER, TY_UTF8, TY_UTF16, TY_UTF32, UNIT_SHIFT,
 };
 use crate::term::{Constant, Term};
 
@@ -54,6 +54,14 @@ fn expand_strings(elements: &[ast::BinElement]) -> Vec<ast::BinElement> {
         }
     }
     expanded
+}
+
+/// A segment size that is a constant small enough for a flat spec word.
+fn constant_size(e: &Expr) -> Option<u64> {
+    match &e.kind {
+        ExprKind::Integer(n) => u64::try_from(n).ok().filter(|&n| n < SIZE_LITERAL_MAX),
+        _ => None,
+    }
 }
 
 /// The bytes of a binary made only of literal bytes (no type, no size).
@@ -116,6 +124,39 @@ impl Fc<'_> {
             }
         }
         let srcs = self.exprs(&es)?;
+        let dst = match hint {
+            Some(d) => d,
+            None => self.temp(),
+        };
+        // Up to four segments go flat, each as its value and a spec word
+        // with a constant size folded in (`term::bits::SIZE_SHIFT`).
+        let mut flat = Vec::new();
+        let mut next = srcs.iter().copied();
+        for (spec, size) in specs.iter().zip(&sizes) {
+            let value = next.next().unwrap_or(none);
+            let mut word = encode(spec) as u64;
+            let mut size_arg = None;
+            if let Some(e) = size {
+                let s = next.next().unwrap_or(none);
+                match constant_size(e) {
+                    Some(n) => word |= (n + SIZE_LITERAL) << SIZE_SHIFT,
+                    None => {
+                        word |= SIZE_ARG << SIZE_SHIFT;
+                        size_arg = Some(s);
+                    }
+                }
+            }
+            flat.push(value);
+            flat.push(self.lit(Term::small(word as i64)));
+            flat.extend(size_arg);
+        }
+        if flat.len() <= crate::bif::MAX_ARITY {
+            let arity = flat.len() as u32;
+            let index = super::expr::bif_index("erlang", "$bs_build", arity, span)?;
+            let r = self.emit_bif(index, &flat, dst);
+            self.x_floor = saved;
+            return Ok(r);
+        }
         let mut next = srcs.into_iter();
         let mut segments = Vec::new();
         for (spec, size) in specs.iter().zip(&sizes) {
@@ -131,10 +172,6 @@ impl Fc<'_> {
         }
         let all = self.put_tuple(&segments, None);
         self.protect(all);
-        let dst = match hint {
-            Some(d) => d,
-            None => self.temp(),
-        };
         let index = super::expr::bif_index("erlang", "$bs_build", 1, span)?;
         let r = self.emit_bif(index, &[all], dst);
         self.x_floor = saved;

@@ -40,19 +40,18 @@ impl Heap {
         (shared.appendable && unique && start + len == shared.bits).then_some((base, start))
     }
 
-    /// Appends to the appendable binary `t` (an `append_target` whose
-    /// buffer is `base`) in place: `write` adds the new segments, reading
-    /// any term of this heap except ones in the buffer `base` itself (the
-    /// caller checks), whose bytes are out while it writes. The result is
-    /// a new sub-binary of the buffer (`SUB_BINARY_WORDS` ensured); if
-    /// `write` fails, the buffer is as it was. `None` if `t` is no longer
-    /// a target.
+    /// Appends in place to the appendable binary whose `append_target`
+    /// is `(base, start)` (found since the last collection): `write` adds
+    /// the new segments, reading any term of this heap except ones in the
+    /// buffer `base` itself (the caller checks), whose bytes are out while
+    /// it writes. The result is a new sub-binary of the buffer
+    /// (`SUB_BINARY_WORDS` ensured); if `write` fails, the buffer is as
+    /// it was.
     pub fn append_in_place<E>(
         &mut self,
-        t: Term,
+        (base, start): (Term, usize),
         write: impl FnOnce(&Heap, &mut BitWriter) -> Result<(), E>,
     ) -> Option<Result<Term, E>> {
-        let (base, start) = self.append_target(t)?;
         let index = self.object(base)[1].0 as usize;
         let shared = Arc::get_mut(self.off_heap.get_mut(index)?)?;
         let old = shared.bits;

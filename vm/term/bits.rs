@@ -243,6 +243,18 @@ pub const FLAG_SIGNED: u32 = 8;
 pub const FLAG_LITTLE: u32 = 16;
 pub const UNIT_SHIFT: u32 = 8;
 
+/// The flat form of `$bs_build` takes each segment as its value and a
+/// spec word, plus its size when that is not a constant: the word's low
+/// 32 bits are the packed spec, and the bits above say where the size is:
+/// `SIZE_NONE` (no size written), `SIZE_ARG` (the next argument), or a
+/// constant size `n` as `n + SIZE_LITERAL`.
+pub const SIZE_SHIFT: u32 = 32;
+pub const SIZE_NONE: u64 = 0;
+pub const SIZE_ARG: u64 = 1;
+pub const SIZE_LITERAL: u64 = 2;
+/// Constant sizes below this fit the spec word (a small integer).
+pub const SIZE_LITERAL_MAX: u64 = 1 << 26;
+
 /// The parts of a packed spec.
 #[derive(Clone, Copy, Debug)]
 pub struct Packed {
