@@ -304,6 +304,9 @@ bifs! {
         "monitor", 3 => process::monitor_3, auto;
         "demonitor", 1 => process::demonitor_1, auto;
         "demonitor", 2 => process::demonitor_2, auto;
+        "alias", 0 => process::alias_0, auto;
+        "alias", 1 => process::alias_1, auto;
+        "unalias", 1 => process::unalias_1, auto;
         "exit", 2 => process::exit_2, auto;
         "process_flag", 2 => process::process_flag_2, auto;
         "register", 2 => process::register_2, auto;
