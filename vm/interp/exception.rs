@@ -66,7 +66,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 64] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 71] = {
     use OtpFrame::{As, At, Hidden};
     [
         ("gen_server", "init_it", 2, "", At(851)),
@@ -135,6 +135,14 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 64] = {
         ("proplists", "get_value", 3, "", At(216)),
         ("queue", "get", 1, "", At(188)),
         ("array", "get", 2, "", At(642)),
+        // A non-list given to inet:parse_ipv4_address/1 and its kin.
+        ("inet_parse", "ipv4_addr", 2, "", At(511)),
+        ("inet_parse", "ipv4_addr", 1, "", At(495)),
+        ("inet_parse", "ipv4_address", 1, "", At(486)),
+        ("inet_parse", "ipv6_address", 1, "", At(608)),
+        ("inet_parse", "ipv4strict_addr", 2, "", At(562)),
+        ("inet_parse", "ipv4strict_addr", 1, "", At(555)),
+        ("inet_parse", "ipv4strict_address", 1, "", At(546)),
     ]
 };
 
