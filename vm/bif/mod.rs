@@ -617,6 +617,9 @@ bifs! {
         "write_file", 3 => file::write_file_3;
         "write", 2 => file::write_2;
         "position", 2 => file::position_2;
+        "sync", 1 => file::sync_1;
+        "datasync", 1 => file::sync_1;
+        "truncate", 1 => file::truncate_1;
         "delete", 1 => file::delete_1;
         "rename", 2 => file::rename_2;
         "make_dir", 1 => file::make_dir_1;

@@ -168,6 +168,15 @@ fn io_site(m: Atom, f: Atom, reason: Term, args: &[Term]) -> Option<IoSite> {
     {
         return Some(("lists.erl", 175, None));
     }
+    // Output to an io server that has ended.
+    if reason == Term::atom(Atom::intern("terminated")) {
+        return match (m.name(), f.name()) {
+            ("io", "format" | "fwrite" | "put_chars" | "write" | "nl") => {
+                Some(("io.erl", 94, Some(("io", "terminated"))))
+            }
+            _ => None,
+        };
+    }
     if reason != Term::atom(Atom::intern("badarg")) {
         return None;
     }
