@@ -182,6 +182,8 @@ enum Expr {
     Const(Term),
     Tuple(Vec<Expr>),
     List(Vec<Expr>, Box<Expr>),
+    /// A map whose keys and values are expressions (`#{'$1' => '$2'}`).
+    Map(Vec<(Expr, Expr)>),
     Call(Op, Vec<Expr>),
 }
 
@@ -353,6 +355,17 @@ fn compile_expr(heap: &Heap, t: Term, vars: &Vars, depth: usize) -> Result<Expr,
             let tail = compile_expr(heap, t, vars, depth + 1)?;
             Ok(Expr::List(elements, Box::new(tail)))
         }
+        View::Map { keys, values } => Ok(Expr::Map(
+            keys.iter()
+                .zip(values.iter())
+                .map(|(&k, &v)| {
+                    Ok((
+                        compile_expr(heap, k, vars, depth + 1)?,
+                        compile_expr(heap, v, vars, depth + 1)?,
+                    ))
+                })
+                .collect::<Result<_, _>>()?,
+        )),
         _ => Ok(Expr::Const(t)),
     }
 }
@@ -585,6 +598,14 @@ impl Env<'_> {
                 let tail = self.eval(tail)?;
                 self.room(2 * values.len())?;
                 Ok(self.heap.list_with_tail(&values, tail))
+            }
+            Expr::Map(pairs) => {
+                let mut built = Vec::with_capacity(pairs.len());
+                for (k, v) in pairs {
+                    built.push((self.eval(k)?, self.eval(v)?));
+                }
+                self.room(heap::words_for_map(built.len()))?;
+                Ok(self.heap.map(&built))
             }
             Expr::Call(Op::AndAlso, args) => {
                 for (i, a) in args.iter().enumerate() {
