@@ -66,7 +66,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 71] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 73] = {
     use OtpFrame::{As, At, Hidden};
     [
         ("gen_server", "init_it", 2, "", At(851)),
@@ -75,8 +75,10 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 71] = {
         ("gen_server", "try_handle_call", 4, "", At(1149)),
         ("gen_server", "handle_msg", 6, "try_handle_call", At(1178)),
         ("gen_server", "handle_msg", 6, "try_dispatch", At(1200)),
-        ("gen_statem", "call_state", 5, "", As("loop_state_callback", 11, 1428)),
+        ("gen_statem", "call_state", 5, "", As("loop_state_callback", 11, 1426)),
+        ("gen_statem", "call_event", 5, "", As("loop_state_callback", 11, 1428)),
         ("gen_statem", "event", 3, "", Hidden),
+        ("gen_statem", "enter_call", 4, "", Hidden),
         ("io_lib", "fwrite", 2, "", Hidden),
         ("io_lib", "format", 3, "", Hidden),
         ("gen_fsm", "catch_call", 3, "", Hidden),
