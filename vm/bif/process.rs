@@ -1183,6 +1183,16 @@ pub fn processes_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn system_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    // `{wordsize, internal | external}`: 8 either way on a 64-bit VM.
+    if let Some(&[key, kind]) = ctx.process.heap.as_tuple(args[0])
+        && key == Term::atom(Atom::intern("wordsize"))
+        && matches!(
+            kind.as_atom().map(Atom::name),
+            Some("internal" | "external")
+        )
+    {
+        return Ok(Term::small(8));
+    }
     let what = args[0].as_atom().ok_or(BifError::Badarg)?;
     super::extras::system_info(ctx, args, what)
 }
