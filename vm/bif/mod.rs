@@ -576,6 +576,7 @@ bifs! {
         "select_reverse", 2 => ets::select_reverse_2;
         "select_count", 2 => ets::select_count_2;
         "select_delete", 2 => ets::select_delete_2;
+        "select_replace", 2 => ets::select_replace_2;
         "all", 0 => ets::all_0;
         "rename", 2 => ets::rename_2;
         "give_away", 3 => ets::give_away_3;
