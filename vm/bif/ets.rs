@@ -1036,6 +1036,58 @@ pub fn select_delete_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     select_true(ctx, args, spec, scratch, true)
 }
 
+/// `ets:select_replace(Tab, MatchSpec)`: each object the specification
+/// matches is replaced by its result, which must keep the object's key
+/// (else badarg, and nothing is replaced); the count replaced.
+pub fn select_replace_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let table = writable(ctx, args[0])?;
+    let mut scratch = Heap::new();
+    let spec = compile(ctx, args[1], &mut scratch)?;
+    // OTP does not do it on a bag.
+    if table.kind == Kind::Bag {
+        return badarg();
+    }
+    let me = me();
+    let keypos = table.keypos;
+    let mut store = table.write();
+    // First every replacement, then the table changes: a result that
+    // changes a key leaves it as it was.
+    let mut replaced: Vec<(MessageBuffer, MessageBuffer)> = Vec::new();
+    for o in store.iter() {
+        let mark = scratch.used();
+        let Some(value) = spec.run(&mut scratch, o, me).map_err(no_room)? else {
+            continue;
+        };
+        let same_key = match scratch.as_tuple(value) {
+            Some(es) if es.len() >= keypos => {
+                compare_across(
+                    &scratch,
+                    es[keypos - 1],
+                    heap_of(o),
+                    key_of(o, keypos),
+                    true,
+                ) == std::cmp::Ordering::Equal
+            }
+            _ => false,
+        };
+        if !same_key {
+            return badarg();
+        }
+        let new = MessageBuffer::copy_from(&scratch, value).map_err(no_room)?;
+        let old = MessageBuffer::copy_from(heap_of(o), o.term()).map_err(no_room)?;
+        scratch.truncate_unrooted(mark);
+        replaced.push((old, new));
+    }
+    let count = replaced.len() as i64;
+    for (old, new) in replaced {
+        if table.kind == Kind::DuplicateBag {
+            store.remove_object(heap_of(&old), old.term(), key_of(&old, keypos));
+        }
+        store.insert(new);
+    }
+    Ok(Term::small(count))
+}
+
 /// `ets:match_delete(Tab, Pattern)`: `true`.
 pub fn match_delete_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     writable(ctx, args[0])?;

@@ -498,12 +498,24 @@ fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> Bif
                 .tuple(&[Term::atom(m), Term::atom(f), Term::small(a as i64)])
         }
         "garbage_collection" => {
-            ctx.ensure(10, args)?;
+            // BEAM's settings (max_heap_size as the map process_info
+            // gives), then the count of minor collections.
+            ctx.ensure(3 * 5 + 5 + 3 + crate::heap::words_for_map(3) + 10, args)?;
             let heap = ctx.heap();
-            let a = heap.tuple(&[atom("minor_gcs"), Term::small(0)]);
-            let b = heap.tuple(&[atom("fullsweep_after"), Term::small(65535)]);
-            heap.list(&[a, b])
+            let max = heap.map(&[
+                (atom("error_logger"), Term::TRUE),
+                (atom("kill"), Term::TRUE),
+                (atom("size"), Term::small(0)),
+            ]);
+            let mut pairs = vec![heap.tuple(&[atom("max_heap_size"), max])];
+            for k in ["min_bin_vheap_size", "min_heap_size", "fullsweep_after"] {
+                pairs.push(heap.tuple(&[atom(k), gc_setting(k)]));
+            }
+            pairs.push(heap.tuple(&[atom("minor_gcs"), Term::small(0)]));
+            heap.list(&pairs)
         }
+        "min_heap_size" | "min_bin_vheap_size" | "fullsweep_after" => gc_setting(item),
+        "message_queue_data" => atom("on_heap"),
         "suspending" => Term::NIL,
         _ => return Err(BifError::Badarg),
     })
@@ -881,12 +893,71 @@ pub fn system_info(ctx: &mut Context, args: &mut [Term], item: Atom) -> BifResul
         }
         "endian" => atom("little"),
         "debug_compiled" => Term::atom(Atom::FALSE),
-        "kernel_poll" => Term::atom(Atom::FALSE),
+        "kernel_poll" => Term::atom(Atom::TRUE),
         "scheduler_id" => Term::small(1),
         "start_time" => Term::small(0),
+        // What OTP 25's escript answers, for the items that describe the
+        // emulator rather than anything act can vary.
+        "creation" | "trace_control_word" => Term::small(0),
+        "compat_rel" => Term::small(25),
+        "outstanding_system_requests_limit" => Term::small(4),
+        "heap_type" => atom("private"),
+        "time_warp_mode" => atom("no_time_warp"),
+        "build_type" | "emu_type" => atom("opt"),
+        "emu_flavor" => atom("jit"),
+        "multi_scheduling" | "tolerant_timeofday" => atom("enabled"),
+        "scheduler_bind_type" => atom("unbound"),
+        "modified_timing_level" => Term::atom(Atom::UNDEFINED),
+        "update_cpu_info" => atom("unchanged"),
+        "dist_ctrl" => Term::NIL,
+        "nif_version" => return make_string(ctx, "2.16", args),
+        "driver_version" => return make_string(ctx, "3.3", args),
+        "min_heap_size" | "min_bin_vheap_size" | "fullsweep_after" | "sequential_tracer" => {
+            ctx.ensure(3, args)?;
+            let value = gc_setting(item.name());
+            return Ok(ctx.heap().tuple(&[Term::atom(item), value]));
+        }
+        "garbage_collection" => {
+            const KEYS: [&str; 4] = [
+                "max_heap_size",
+                "min_bin_vheap_size",
+                "min_heap_size",
+                "fullsweep_after",
+            ];
+            ctx.ensure(5 * KEYS.len(), args)?;
+            let heap = ctx.heap();
+            let pairs: Vec<Term> = KEYS
+                .iter()
+                .map(|&k| heap.tuple(&[atom(k), gc_setting(k)]))
+                .collect();
+            return Ok(heap.list(&pairs));
+        }
+        "c_compiler_used" => {
+            ctx.ensure(7, args)?;
+            let heap = ctx.heap();
+            let version = heap.tuple(&[Term::small(12), Term::small(2), Term::small(0)]);
+            return Ok(heap.tuple(&[atom("gnuc"), version]));
+        }
+        "dist" => {
+            let node = crate::term::node::this_node().name;
+            let text = format!("=node:'{}'\n=no_distribution\n", node.name());
+            ctx.ensure(crate::heap::words_for_binary(text.len()), args)?;
+            return Ok(ctx.heap().binary(text.as_bytes()));
+        }
         _ => return Err(BifError::Badarg),
     };
     Ok(value)
+}
+
+/// BEAM's default of a garbage collection setting (an immediate).
+fn gc_setting(name: &str) -> Term {
+    match name {
+        "min_heap_size" => Term::small(233),
+        "min_bin_vheap_size" => Term::small(46422),
+        "fullsweep_after" => Term::small(65535),
+        "sequential_tracer" => Term::FALSE,
+        _ => Term::small(0),
+    }
 }
 
 /// The CPU time of the whole VM in nanoseconds (the virtual clock under

@@ -538,6 +538,9 @@ fn open_file(ctx: &Context, device: Term) -> Option<Arc<Mutex<OpenFile>>> {
 
 pub fn read_line_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let Some(f) = open_file(ctx, args[0]) else {
+        if let Some(Key::Ref(_)) = key_of(&ctx.process.heap, args[0]) {
+            return reply_error(ctx, "einval", args);
+        }
         return super::io_device::read(ctx, None, args);
     };
     let (line, binary, unicode) = {
@@ -560,6 +563,9 @@ pub fn read_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         return reply_error(ctx, "badarg", args);
     };
     let Some(f) = open_file(ctx, args[0]) else {
+        if let Some(Key::Ref(_)) = key_of(&ctx.process.heap, args[0]) {
+            return reply_error(ctx, "einval", args);
+        }
         return super::io_device::read(ctx, Some(n), args);
     };
     let (data, binary, unicode) = {
@@ -576,18 +582,46 @@ pub fn read_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     }
 }
 
+/// What a file function answers for a device that is no open file, as
+/// OTP's file module does: a raw file that was closed is `einval`, a
+/// process that has ended (a file closed, an io server gone)
+/// `terminated`; `None` for a device that may still take the request.
+fn not_open(ctx: &Context, device: Term) -> Option<&'static str> {
+    match key_of(&ctx.process.heap, device) {
+        Some(Key::Ref(_)) => Some("einval"),
+        Some(_) if super::input::is_gone(device) => Some("terminated"),
+        _ => None,
+    }
+}
+
 pub fn write_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let Some(f) = open_file(ctx, args[0]) else {
         // An io device (standard_io, standard_error, user, an io server's
-        // pid): OTP sends it the bytes as `{put_chars, latin1, Bin}`.
-        if super::io::is_io_device(args[0]) {
-            let mut bytes = Vec::new();
-            if iodata(&ctx.process.heap, args[1], &mut bytes).is_none() {
-                return reply_error(ctx, "badarg", args);
-            }
-            return super::io::put_latin1(ctx, args, &bytes);
+        // pid, a registered name): OTP sends it the bytes as
+        // `{put_chars, latin1, Bin}`, after checking they are iodata.
+        let device = args[0];
+        if let Some(reason) = not_open(ctx, device) {
+            return reply_error(ctx, reason, args);
         }
-        return reply_error(ctx, "einval", args);
+        if !(device.is_atom() || device.is_pid() || super::io::is_io_device(device)) {
+            return reply_error(ctx, "badarg", args);
+        }
+        let mut bytes = Vec::new();
+        if iodata(&ctx.process.heap, args[1], &mut bytes).is_none() {
+            return reply_error(ctx, "badarg", args);
+        }
+        if let Some(name) = device.as_atom()
+            && !matches!(name, Atom::STANDARD_IO | Atom::STANDARD_ERROR)
+            && name.name() != "user"
+        {
+            // A registered io server, or no one: OTP's io:request answers
+            // `{error, arguments}` for a name nobody holds.
+            match super::process::services(|s| s.whereis(name)) {
+                Some(pid) => args[0] = Term::pid(pid.id()),
+                None => return reply_error(ctx, "arguments", args),
+            }
+        }
+        return super::io::put_latin1(ctx, args, &bytes);
     };
     let mut bytes = Vec::new();
     let unicode = lock(&f).unicode;
@@ -628,7 +662,8 @@ pub fn position_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
         _ => return reply_error(ctx, "einval", args),
     };
     let Some(f) = open_file(ctx, args[0]) else {
-        return reply_error(ctx, "einval", args);
+        let reason = not_open(ctx, args[0]).unwrap_or("einval");
+        return reply_error(ctx, reason, args);
     };
     let result = lock(&f).position(to);
     match result {
@@ -636,6 +671,45 @@ pub fn position_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             let p = Term::small(p as i64);
             ok_tuple(ctx, p)
         }
+        Err(e) => os_error(ctx, &e, args),
+    }
+}
+
+/// `file:sync/1` and `file:datasync/1`: what was written is on the disk.
+pub fn sync_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let Some(f) = open_file(ctx, args[0]) else {
+        let reason = not_open(ctx, args[0]).unwrap_or("einval");
+        return reply_error(ctx, reason, args);
+    };
+    let result = {
+        let mut f = lock(&f);
+        f.flush_writes().and_then(|()| f.file.sync_data())
+    };
+    match result {
+        Ok(()) => Ok(Term::OK),
+        // A device that cannot sync (a pipe, a terminal) has nothing to do.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(Term::OK),
+        Err(e) => os_error(ctx, &e, args),
+    }
+}
+
+/// `file:truncate/1`: the file ends at the current position.
+pub fn truncate_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let Some(f) = open_file(ctx, args[0]) else {
+        let reason = not_open(ctx, args[0]).unwrap_or("einval");
+        return reply_error(ctx, reason, args);
+    };
+    let result = {
+        let mut f = lock(&f);
+        if f.writable {
+            f.position(SeekFrom::Current(0))
+                .and_then(|at| f.file.set_len(at))
+        } else {
+            Err(std::io::Error::from_raw_os_error(libc::EBADF))
+        }
+    };
+    match result {
+        Ok(()) => Ok(Term::OK),
         Err(e) => os_error(ctx, &e, args),
     }
 }

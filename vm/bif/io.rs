@@ -143,14 +143,14 @@ pub fn is_io_device(device: Term) -> bool {
 
 /// `file:write/2` on an io device: bytes, each one character (latin1),
 /// written in the device's encoding. `args[0]` is the device; an io
-/// server gets the characters in `args[1]` as a UTF-8 binary.
+/// server gets `{put_chars, latin1, Binary}` of the bytes, as OTP sends.
 pub fn put_latin1(ctx: &mut Context, args: &mut [Term], bytes: &[u8]) -> BifResult {
-    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
     if let Some(to) = server(ctx, args[0]) {
-        ctx.ensure(crate::heap::words_for_binary(text.len()), args)?;
-        args[1] = ctx.heap().binary(text.as_bytes());
-        return super::io_server::send(ctx, to, Request::Chars(Some(1)), args);
+        ctx.ensure(crate::heap::words_for_binary(bytes.len()), args)?;
+        args[1] = ctx.heap().binary(bytes);
+        return super::io_server::send(ctx, to, Request::Latin1(1), args);
     }
+    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
     emit(&ctx.process.heap, args[0], &text)?;
     end_slice(ctx);
     Ok(Term::OK)

@@ -104,6 +104,9 @@ pub enum Request {
     Format(usize, Option<usize>),
     /// `{put_chars, unicode, io_lib, write, [Term]}`.
     Write(usize),
+    /// `{put_chars, latin1, Binary}` (`file:write/2`): the argument is
+    /// the binary of the bytes.
+    Latin1(usize),
 }
 
 /// Sends `request` to `server` and has the caller wait for its reply.
@@ -154,6 +157,7 @@ pub fn send(ctx: &mut Context, server: Pid, request: Request, args: &mut [Term])
             let list = heap.cons(args[term], Term::NIL);
             apply(heap, "write", list)
         }
+        Request::Latin1(bytes) => heap.tuple(&[atom("put_chars"), atom("latin1"), args[bytes]]),
     };
     let message = heap.tuple(&[atom("io_request"), Term::pid(me.id()), tag, body]);
     let buffer = heap::MessageBuffer::for_send(&ctx.process.heap, message)

@@ -302,13 +302,33 @@ pub fn fun_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 /// `erlang:memory()`: act's accounted bytes, as `[{total, N}, {processes, N}]`.
 pub fn memory_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    // BEAM's keys, in its order; act counts process memory only.
+    const KEYS: [&str; 9] = [
+        "total",
+        "processes",
+        "processes_used",
+        "system",
+        "atom",
+        "atom_used",
+        "binary",
+        "code",
+        "ets",
+    ];
     let used = Term::try_small(budget::used() as i64).unwrap_or(Term::small(0));
-    ctx.ensure(12, args)?;
+    ctx.ensure(5 * KEYS.len(), args)?;
     let heap = &mut ctx.process.heap;
-    let total = heap.tuple(&[Term::atom(Atom::intern("total")), used]);
-    let processes = heap.tuple(&[Term::atom(Atom::intern("processes")), used]);
-    let tail = heap.cons(processes, Term::NIL);
-    Ok(heap.cons(total, tail))
+    let pairs: Vec<Term> = KEYS
+        .iter()
+        .map(|&k| {
+            let v = if k.starts_with("total") || k.starts_with("processes") {
+                used
+            } else {
+                Term::small(0)
+            };
+            heap.tuple(&[Term::atom(Atom::intern(k)), v])
+        })
+        .collect();
+    Ok(heap.list(&pairs))
 }
 
 pub fn memory_1(_ctx: &mut Context, args: &mut [Term]) -> BifResult {

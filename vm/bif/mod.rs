@@ -304,6 +304,9 @@ bifs! {
         "monitor", 3 => process::monitor_3, auto;
         "demonitor", 1 => process::demonitor_1, auto;
         "demonitor", 2 => process::demonitor_2, auto;
+        "alias", 0 => process::alias_0, auto;
+        "alias", 1 => process::alias_1, auto;
+        "unalias", 1 => process::unalias_1, auto;
         "exit", 2 => process::exit_2, auto;
         "process_flag", 2 => process::process_flag_2, auto;
         "register", 2 => process::register_2, auto;
@@ -573,6 +576,7 @@ bifs! {
         "select_reverse", 2 => ets::select_reverse_2;
         "select_count", 2 => ets::select_count_2;
         "select_delete", 2 => ets::select_delete_2;
+        "select_replace", 2 => ets::select_replace_2;
         "all", 0 => ets::all_0;
         "rename", 2 => ets::rename_2;
         "give_away", 3 => ets::give_away_3;
@@ -614,6 +618,9 @@ bifs! {
         "write_file", 3 => file::write_file_3;
         "write", 2 => file::write_2;
         "position", 2 => file::position_2;
+        "sync", 1 => file::sync_1;
+        "datasync", 1 => file::sync_1;
+        "truncate", 1 => file::truncate_1;
         "delete", 1 => file::delete_1;
         "rename", 2 => file::rename_2;
         "make_dir", 1 => file::make_dir_1;

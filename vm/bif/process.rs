@@ -14,6 +14,7 @@
 use super::{BifError, BifResult, Context};
 use crate::heap::{self, MessageBuffer};
 use crate::process::Process;
+use crate::runtime::aliases::Mode as AliasMode;
 use crate::runtime::nodes::{SendOptions, Sent};
 use crate::sched::Pid;
 use crate::sched::send_timer::Destination;
@@ -74,6 +75,16 @@ pub trait Services {
     fn await_io_reply(&mut self, _reference: u64) {}
     /// `demonitor(Ref)`: whether the monitor was still active.
     fn demonitor(&mut self, reference: u64) -> bool;
+    /// The process makes the reference `id` an alias of itself, active
+    /// until `mode` says (`runtime::aliases`).
+    fn alias(&mut self, _id: u64, _mode: crate::runtime::aliases::Mode) {}
+    /// `unalias(Ref)`: whether `id` was an active alias of this process.
+    fn unalias(&mut self, _id: u64) -> bool {
+        false
+    }
+    /// `Alias ! Msg` for a local reference that is no port: to the alias's
+    /// owner, or nowhere when it is no alias.
+    fn send_alias(&mut self, _id: u64, _message: MessageBuffer) {}
     /// An exit signal to `to` as if from `from` (`exit(Pid, Reason)` has
     /// `from` = self; a link to a dead pid answers itself from that pid).
     fn exit_signal(&mut self, to: Pid, from: Pid, reason: MessageBuffer);
@@ -436,6 +447,16 @@ fn send_target(
                 View::ExtPid { node, id } => {
                     return send_remote_pid(ctx, node, id, msg, options).map(Err);
                 }
+                // An alias (ports went above), or a reference that is
+                // none: the message goes to its owner or nowhere.
+                View::Ref(id) => {
+                    let buffer = MessageBuffer::for_send(&ctx.process.heap, msg)
+                        .map_err(|_| BifError::SystemLimit)?;
+                    services(|s| s.send_alias(id, buffer));
+                    return Ok(Err(Sent::Ok));
+                }
+                // An alias of another node: act reaches none.
+                View::ExtRef { .. } => return Ok(Err(Sent::Ok)),
                 _ => pid_of(to)?,
             },
         },
@@ -502,6 +523,50 @@ pub fn make_ref_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let id = services(|s| s.make_ref());
     ctx.process.mailbox.set_mark(id);
     reference(ctx, args, id)
+}
+
+/// `alias()`: a fresh reference that is an alias of this process until
+/// `unalias/1`.
+pub fn alias_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    new_alias(ctx, args, AliasMode::Explicit)
+}
+
+/// `alias(Options)`: `[explicit_unalias]` (the default) or `[reply]`
+/// (the alias ends with the first message through it); the last one
+/// counts.
+pub fn alias_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let options =
+        super::erlang::list_elements(&ctx.process.heap, args[0]).ok_or(BifError::Badarg)?;
+    let mut mode = AliasMode::Explicit;
+    for option in options {
+        mode = match option.as_atom().map(Atom::name) {
+            Some("explicit_unalias") => AliasMode::Explicit,
+            Some("reply") => AliasMode::Reply,
+            _ => return Err(BifError::Badarg),
+        };
+    }
+    new_alias(ctx, &mut args[..0], mode)
+}
+
+fn new_alias(ctx: &mut Context, args: &mut [Term], mode: AliasMode) -> BifResult {
+    let id = services(|s| {
+        let id = s.make_ref();
+        s.alias(id, mode);
+        id
+    });
+    ctx.process.mailbox.set_mark(id);
+    reference(ctx, args, id)
+}
+
+/// `unalias(Alias)`: whether it was an active alias of this process.
+pub fn unalias_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let heap = &ctx.process.heap;
+    let id = match heap.view(args[0]) {
+        View::Ref(id) if id < super::port::PORT_BASE => id,
+        View::ExtRef { .. } => return Ok(Term::FALSE),
+        _ => return Err(BifError::Badarg),
+    };
+    Ok(Term::boolean(services(|s| s.unalias(id))))
 }
 
 /// `erlang:'$recv_use'(Ref)`, emitted by the compiler before a receive
@@ -850,9 +915,12 @@ pub fn monitor_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 /// `monitor(Type, Item, Options)`: `[]` is monitor/2; `{tag, Tag}` (the
-/// last one counts) puts Tag where the 'DOWN' message has 'DOWN'. An
-/// `{alias, _}` is not supported (badarg), nor a tag on a monitor of
-/// another node's process.
+/// last one counts) puts Tag where the 'DOWN' message has 'DOWN';
+/// `{alias, Mode}` makes the monitor's reference an alias of this
+/// process too (`explicit_unalias`, `demonitor`: until the monitor ends,
+/// `reply_demonitor`: also until the first message through it, which
+/// ends the monitor too). Neither is supported on a monitor of another
+/// node's process (badarg).
 pub fn monitor_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     let badopt = || {
         super::set_badarg_cause(Atom::intern("monitor"), Atom::intern("badopt"));
@@ -860,13 +928,30 @@ pub fn monitor_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     };
     let options = super::erlang::list_elements(&ctx.process.heap, args[2]).ok_or_else(badopt)?;
     let mut tag = None;
+    let mut alias = None;
     for option in options {
         match ctx.process.heap.as_tuple(option) {
             Some(&[key, value]) if key == Term::atom(Atom::intern("tag")) => tag = Some(value),
+            Some(&[key, value]) if key == Term::atom(Atom::intern("alias")) => {
+                alias = Some(match value.as_atom().map(Atom::name) {
+                    Some("explicit_unalias") => AliasMode::Explicit,
+                    Some("demonitor") => AliasMode::Demonitor,
+                    Some("reply_demonitor") => AliasMode::ReplyDemonitor,
+                    _ => return Err(badopt()),
+                })
+            }
             _ => return Err(badopt()),
         }
     }
-    monitor(ctx, &mut args[..2], tag)
+    if alias.is_some() && remote_target(ctx, args[1]) {
+        return Err(BifError::Badarg);
+    }
+    let reference = monitor(ctx, &mut args[..2], tag)?;
+    if let Some(mode) = alias {
+        let id = reference_id(&ctx.process.heap, reference).ok_or(BifError::Badarg)?;
+        services(|s| s.alias(id, mode));
+    }
+    Ok(reference)
 }
 
 fn monitor(ctx: &mut Context, args: &mut [Term], tag: Option<Term>) -> BifResult {
@@ -1098,6 +1183,16 @@ pub fn processes_0(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn system_info_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    // `{wordsize, internal | external}`: 8 either way on a 64-bit VM.
+    if let Some(&[key, kind]) = ctx.process.heap.as_tuple(args[0])
+        && key == Term::atom(Atom::intern("wordsize"))
+        && matches!(
+            kind.as_atom().map(Atom::name),
+            Some("internal" | "external")
+        )
+    {
+        return Ok(Term::small(8));
+    }
     let what = args[0].as_atom().ok_or(BifError::Badarg)?;
     super::extras::system_info(ctx, args, what)
 }

@@ -66,7 +66,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 64] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 73] = {
     use OtpFrame::{As, At, Hidden};
     [
         ("gen_server", "init_it", 2, "", At(851)),
@@ -75,8 +75,10 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 64] = {
         ("gen_server", "try_handle_call", 4, "", At(1149)),
         ("gen_server", "handle_msg", 6, "try_handle_call", At(1178)),
         ("gen_server", "handle_msg", 6, "try_dispatch", At(1200)),
-        ("gen_statem", "call_state", 5, "", As("loop_state_callback", 11, 1428)),
+        ("gen_statem", "call_state", 5, "", As("loop_state_callback", 11, 1426)),
+        ("gen_statem", "call_event", 5, "", As("loop_state_callback", 11, 1428)),
         ("gen_statem", "event", 3, "", Hidden),
+        ("gen_statem", "enter_call", 4, "", Hidden),
         ("io_lib", "fwrite", 2, "", Hidden),
         ("io_lib", "format", 3, "", Hidden),
         ("gen_fsm", "catch_call", 3, "", Hidden),
@@ -135,6 +137,14 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 64] = {
         ("proplists", "get_value", 3, "", At(216)),
         ("queue", "get", 1, "", At(188)),
         ("array", "get", 2, "", At(642)),
+        // A non-list given to inet:parse_ipv4_address/1 and its kin.
+        ("inet_parse", "ipv4_addr", 2, "", At(511)),
+        ("inet_parse", "ipv4_addr", 1, "", At(495)),
+        ("inet_parse", "ipv4_address", 1, "", At(486)),
+        ("inet_parse", "ipv6_address", 1, "", At(608)),
+        ("inet_parse", "ipv4strict_addr", 2, "", At(562)),
+        ("inet_parse", "ipv4strict_addr", 1, "", At(555)),
+        ("inet_parse", "ipv4strict_address", 1, "", At(546)),
     ]
 };
 
@@ -159,6 +169,15 @@ fn io_site(m: Atom, f: Atom, reason: Term, args: &[Term]) -> Option<IoSite> {
         && reason == Term::atom(Atom::intern("function_clause"))
     {
         return Some(("lists.erl", 175, None));
+    }
+    // Output to an io server that has ended.
+    if reason == Term::atom(Atom::intern("terminated")) {
+        return match (m.name(), f.name()) {
+            ("io", "format" | "fwrite" | "put_chars" | "write" | "nl") => {
+                Some(("io.erl", 94, Some(("io", "terminated"))))
+            }
+            _ => None,
+        };
     }
     if reason != Term::atom(Atom::intern("badarg")) {
         return None;

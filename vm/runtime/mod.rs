@@ -4,6 +4,7 @@
 //! version replaces the registry entry as a whole. The fun table is
 //! append-only, so a fun's index stays valid forever.
 
+pub mod aliases;
 pub mod ets;
 pub mod explain;
 pub mod links;

@@ -36,6 +36,7 @@ use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::aliases::Mode as AliasMode;
 use super::links::{LinkSet, MonitorTable};
 use super::output;
 
@@ -86,6 +87,9 @@ struct Cold {
     /// `on_exiting`), as BEAM's answer waits for the caller's own signals
     /// to reach the target.
     awaiting_exit: Option<Pid>,
+    /// Its active aliases (`runtime::aliases`) and when each ends; a
+    /// monitor's alias has the monitor's reference.
+    aliases: Vec<(u64, AliasMode)>,
     /// Link and monitor requests that reached this process while it was
     /// exiting, kept by `on_exiting` for `on_exit` to answer with `noproc`
     /// (a monitor's reference, or `None` for a link).
@@ -156,6 +160,28 @@ fn take_name(cold: &mut Cold, reference: u64) -> Option<Atom> {
 fn take_tag(cold: &mut Cold, reference: u64) -> Option<MessageBuffer> {
     let i = cold.tagged.iter().position(|(r, _)| *r == reference)?;
     Some(cold.tagged.swap_remove(i).1)
+}
+
+/// Deactivates the alias `id` if it is active and `ends` says its mode
+/// ends now: its mode then.
+fn end_alias(cold: &mut Cold, id: u64, ends: impl Fn(AliasMode) -> bool) -> Option<AliasMode> {
+    let i = cold.aliases.iter().position(|&(a, _)| a == id)?;
+    let mode = cold.aliases[i].1;
+    if !ends(mode) {
+        return None;
+    }
+    cold.aliases.swap_remove(i);
+    super::aliases::remove(id);
+    Some(mode)
+}
+
+/// A monitor's end (its 'DOWN' or `demonitor`) ends its alias.
+fn monitor_ended(cold: &mut Cold, reference: u64) {
+    if !cold.aliases.is_empty() {
+        end_alias(cold, reference, |m| {
+            matches!(m, AliasMode::Demonitor | AliasMode::ReplyDemonitor)
+        });
+    }
 }
 
 impl Drop for Actor {
@@ -356,6 +382,41 @@ impl Actor {
             match popped.into_inner() {
                 // Taken in place above.
                 Signal::Message(_) => {}
+                Signal::AliasMessage { alias, mut message } => {
+                    // Through an alias this process has deactivated: lost.
+                    // A reply alias ends with the first message through it.
+                    let ended = self.cold.as_mut().and_then(|c| {
+                        let &(_, mode) = c.aliases.iter().find(|&&(a, _)| a == alias)?;
+                        if matches!(mode, AliasMode::Reply | AliasMode::ReplyDemonitor) {
+                            end_alias(c, alias, |_| true);
+                        }
+                        Some(mode)
+                    });
+                    let Some(mode) = ended else {
+                        continue;
+                    };
+                    if mode == AliasMode::ReplyDemonitor {
+                        let c = self.cold();
+                        take_name(c, alias);
+                        take_tag(c, alias);
+                        if let Some(target) = c.monitors.remove(alias) {
+                            ctx.send(
+                                target,
+                                Signal::Demonitor {
+                                    from: me,
+                                    reference: alias,
+                                },
+                            );
+                        }
+                    }
+                    match take_message(&mut self.process, x, &message) {
+                        Ok(t) => {
+                            message.hand_over_charge();
+                            self.process.mailbox.push_charged(t);
+                        }
+                        Err(()) => return Taken::Dies(atom_buffer(Atom::SYSTEM_LIMIT)),
+                    }
+                }
                 Signal::Exit {
                     from,
                     reason,
@@ -439,6 +500,7 @@ impl Actor {
                 } => {
                     let held = self.cold.as_mut().and_then(|c| {
                         let target = c.monitors.remove(reference)?;
+                        monitor_ended(c, reference);
                         Some((reference, target))
                     });
                     if held.is_none() {
@@ -887,6 +949,9 @@ impl ProcessBody for Actor {
         let mut raced = Vec::new();
         if let Some(cold) = self.cold.take() {
             raced = cold.raced;
+            for (alias, _) in cold.aliases {
+                super::aliases::remove(alias);
+            }
             for (link, ()) in cold.links.iter() {
                 ctx.send(
                     link,
@@ -994,11 +1059,24 @@ impl Actor {
         }
         // What its next run step will book from the inbox counts already:
         // the sender has done its part (BEAM's signal order says the same).
+        let aliases: Vec<u64> = self
+            .cold
+            .as_ref()
+            .map(|c| c.aliases.iter().map(|&(a, _)| a).collect())
+            .unwrap_or_default();
         peek(&mut |signal| match signal {
             Signal::Message(buffer) => {
                 snap.message_queue_len += 1;
                 if want.messages {
                     snap.messages.push(duplicate(buffer));
+                }
+            }
+            // Through an alias still active (a reply alias's later
+            // messages are counted too: a close enough guess).
+            Signal::AliasMessage { alias, message } if aliases.contains(alias) => {
+                snap.message_queue_len += 1;
+                if want.messages {
+                    snap.messages.push(duplicate(message));
                 }
             }
             Signal::Link(from) if !snap.links.contains(from) => snap.links.push(*from),
@@ -1160,6 +1238,7 @@ impl Services for ActorServices<'_, '_> {
         let Some(c) = self.cold.as_mut() else {
             return false;
         };
+        monitor_ended(c, reference);
         take_name(c, reference);
         take_tag(c, reference);
         let Some(target) = c.monitors.remove(reference) else {
@@ -1173,6 +1252,25 @@ impl Services for ActorServices<'_, '_> {
             },
         );
         true
+    }
+
+    fn alias(&mut self, id: u64, mode: AliasMode) {
+        let me = self.ctx.pid();
+        self.cold().aliases.push((id, mode));
+        super::aliases::add(id, me);
+    }
+
+    fn unalias(&mut self, id: u64) -> bool {
+        self.cold
+            .as_mut()
+            .is_some_and(|c| end_alias(c, id, |_| true).is_some())
+    }
+
+    fn send_alias(&mut self, id: u64, message: MessageBuffer) {
+        if let Some(owner) = super::aliases::owner(id) {
+            self.ctx
+                .send(owner, Signal::AliasMessage { alias: id, message });
+        }
     }
 
     fn exit_signal(&mut self, to: Pid, from: Pid, reason: MessageBuffer) {

@@ -20,6 +20,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("string", include_str!("../../stdlib/string.act")),
     ("timer", include_str!("../../stdlib/timer.act")),
     ("inet", include_str!("../../stdlib/inet.act")),
+    ("inet_parse", include_str!("../../stdlib/inet_parse.act")),
     ("gen_tcp", include_str!("../../stdlib/gen_tcp.act")),
     ("gen_udp", include_str!("../../stdlib/gen_udp.act")),
     ("application", include_str!("../../stdlib/application.act")),

@@ -11,6 +11,10 @@ use super::pid::Pid;
 pub enum Signal<M> {
     /// `To ! Message`.
     Message(M),
+    /// `Alias ! Message`: a message sent through the receiver's alias
+    /// `alias`, taken only if the receiver still has it active
+    /// (`runtime::aliases`).
+    AliasMessage { alias: u64, message: M },
     /// An exit signal: `exit(To, Reason)` (`linked` false), or the death
     /// of a linked process (`linked` true). The two differ for `kill`:
     /// only `exit(To, kill)` is untrappable; a linked process that died

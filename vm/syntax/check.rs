@@ -27,6 +27,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// one of these, or an error ("function f/1 undefined").
 pub const AUTO_IMPORTED: &[(&str, u32)] = &[
     ("abs", 1),
+    ("alias", 0),
+    ("alias", 1),
     ("apply", 2),
     ("apply", 3),
     ("atom_to_binary", 1),
@@ -172,6 +174,7 @@ pub const AUTO_IMPORTED: &[(&str, u32)] = &[
     ("trunc", 1),
     ("tuple_size", 1),
     ("tuple_to_list", 1),
+    ("unalias", 1),
     ("unlink", 1),
     ("unregister", 1),
     ("whereis", 1),

@@ -12,7 +12,8 @@
 //!
 //! Errors follow OTP: a malformed specification is `badarg` (at compile
 //! time, before any object is seen); a guard that fails or raises makes
-//! its clause not match; a body that raises yields the atom `'EXIT'`.
+//! its clause not match; in a body, a call that raises is the atom 'EXIT'
+//! in its place (the value around it is still built).
 //! Nesting is limited to `MAX_DEPTH` (deeper specifications are badarg),
 //! so the recursive compile and evaluation never exhaust the Rust stack.
 
@@ -182,6 +183,8 @@ enum Expr {
     Const(Term),
     Tuple(Vec<Expr>),
     List(Vec<Expr>, Box<Expr>),
+    /// A map whose keys and values are expressions (`#{'$1' => '$2'}`).
+    Map(Vec<(Expr, Expr)>),
     Call(Op, Vec<Expr>),
 }
 
@@ -353,6 +356,17 @@ fn compile_expr(heap: &Heap, t: Term, vars: &Vars, depth: usize) -> Result<Expr,
             let tail = compile_expr(heap, t, vars, depth + 1)?;
             Ok(Expr::List(elements, Box::new(tail)))
         }
+        View::Map { keys, values } => Ok(Expr::Map(
+            keys.iter()
+                .zip(values.iter())
+                .map(|(&k, &v)| {
+                    Ok((
+                        compile_expr(heap, k, vars, depth + 1)?,
+                        compile_expr(heap, v, vars, depth + 1)?,
+                    ))
+                })
+                .collect::<Result<_, _>>()?,
+        )),
         _ => Ok(Expr::Const(t)),
     }
 }
@@ -454,6 +468,7 @@ impl MatchSpec {
                 whole,
                 me,
                 failed_limit: false,
+                in_body: false,
             };
             let guards_hold = clause.guards.iter().all(|g| env.eval(g) == Ok(Term::TRUE));
             if env.failed_limit {
@@ -463,6 +478,7 @@ impl MatchSpec {
                 continue;
             }
             let mut value = Term::atom(atom!("EXIT"));
+            env.in_body = true;
             for b in &clause.body {
                 value = env.eval(b).unwrap_or(Term::atom(atom!("EXIT")));
             }
@@ -542,6 +558,10 @@ struct Env<'a> {
     me: Pid,
     /// The scratch heap could not grow: the whole call fails.
     failed_limit: bool,
+    /// Evaluating a body: a call that raises is `'EXIT'` in its place,
+    /// and what contains it is still built (as OTP: `{{'$1', {'+',
+    /// '$2', 1}}}` of `{a, x}` is `{a, 'EXIT'}`).
+    in_body: bool,
 }
 
 impl Env<'_> {
@@ -560,6 +580,16 @@ impl Env<'_> {
 
     /// Recursion is bounded: compiled expressions nest at most `MAX_DEPTH`.
     fn eval(&mut self, e: &Expr) -> Result<Term, Raised> {
+        let value = self.eval_here(e);
+        match value {
+            Err(Raised) if self.in_body && !self.failed_limit && matches!(e, Expr::Call(..)) => {
+                Ok(Term::atom(atom!("EXIT")))
+            }
+            _ => value,
+        }
+    }
+
+    fn eval_here(&mut self, e: &Expr) -> Result<Term, Raised> {
         match e {
             Expr::Var(slot) => Ok(self.bindings[*slot]),
             Expr::Whole => Ok(self.whole),
@@ -585,6 +615,14 @@ impl Env<'_> {
                 let tail = self.eval(tail)?;
                 self.room(2 * values.len())?;
                 Ok(self.heap.list_with_tail(&values, tail))
+            }
+            Expr::Map(pairs) => {
+                let mut built = Vec::with_capacity(pairs.len());
+                for (k, v) in pairs {
+                    built.push((self.eval(k)?, self.eval(v)?));
+                }
+                self.room(heap::words_for_map(built.len()))?;
+                Ok(self.heap.map(&built))
             }
             Expr::Call(Op::AndAlso, args) => {
                 for (i, a) in args.iter().enumerate() {
