@@ -66,9 +66,12 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 64] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 68] = {
     use OtpFrame::{As, At, Hidden};
     [
+        // A call to a server that is not there or does not answer.
+        ("gen_server", "call", 2, "", At(370)),
+        ("gen_server", "call", 3, "", At(385)),
         ("gen_server", "init_it", 2, "", At(851)),
         ("gen_server", "init_it", 6, "", At(814)),
         ("gen_server", "try_dispatch", 4, "", At(1123)),
@@ -121,8 +124,10 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 64] = {
         ("lists", "all", 2, "", At(1268)),
         ("lists", "any", 2, "", At(1291)),
         ("lists", "map", 2, "", At(1315)),
+        ("lists", "map_1", 2, "", At(1320)),
         ("lists", "flatmap", 2, "", As("flatmap_1", 2, 1335)),
         ("lists", "foldl", 3, "", At(1350)),
+        ("lists", "foldl_1", 3, "", At(1355)),
         ("lists", "foreach", 2, "", As("foreach_1", 2, 1442)),
         ("lists", "mapfoldl", 3, "", As("mapfoldl_1", 3, 1462)),
         ("lists", "takewhile", 2, "", As("takewhile_1", 2, 1499)),
