@@ -9,8 +9,8 @@ use crate::syntax::ast::{self, Expr, ExprKind};
 use crate::syntax::bitspec::{SegSpec, SegType};
 use crate::syntax::span::Span;
 use crate::term::bits::{
-    FLAG_LITTLE, FLAG_SIGNED, TY_BINARY, TY_FLOAT, TY_INTEGER, TY_UTF8, TY_UTF16, TY_UTF32,
-    UNIT_SHIFT,
+    FLAG_LITTLE, FLAG_SIGNED, SEG_SHIFT, TY_BINARY, TY_FLOAT, TY_INTEGER, TY_UTF8, TY_UTF16,
+    TY_UTF32, UNIT_SHIFT,
 };
 use crate::term::{Constant, Term};
 
@@ -85,6 +85,18 @@ impl Fc<'_> {
         hint: Option<Dst>,
         span: Span,
     ) -> Result<Src> {
+        // Each expanded segment's position in the source (a string is one).
+        let positions: Vec<u32> = elements
+            .iter()
+            .enumerate()
+            .flat_map(|(i, el)| {
+                let n = match &el.value.kind {
+                    ExprKind::String(chars) => chars.len(),
+                    _ => 1,
+                };
+                std::iter::repeat_n(i as u32 + 1, n)
+            })
+            .collect();
         let elements = expand_strings(elements);
         if let Some(bytes) = constant_binary(&elements) {
             let lit = self.m.constant(&Constant::Binary(bytes), span)?;
@@ -118,13 +130,14 @@ impl Fc<'_> {
         let srcs = self.exprs(&es)?;
         let mut next = srcs.into_iter();
         let mut segments = Vec::new();
-        for (spec, size) in specs.iter().zip(&sizes) {
+        for ((spec, size), &position) in specs.iter().zip(&sizes).zip(&positions) {
             let value = next.next().unwrap_or(none);
             let size = match size {
                 Some(_) => next.next().unwrap_or(none),
                 None => none,
             };
-            let ty = self.lit(Term::small(encode(spec) as i64));
+            let packed = encode(spec) as i64 | (position.min(255) as i64) << SEG_SHIFT;
+            let ty = self.lit(Term::small(packed));
             let t = self.put_tuple(&[value, size, ty], None);
             self.protect(t);
             segments.push(t);

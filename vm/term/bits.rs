@@ -242,6 +242,10 @@ pub const TY_UTF32: u32 = 5;
 pub const FLAG_SIGNED: u32 = 8;
 pub const FLAG_LITTLE: u32 = 16;
 pub const UNIT_SHIFT: u32 = 8;
+/// A construction's segment carries its position in the source (from 1,
+/// a string one segment) above its unit, for the error of a segment
+/// that fails (`{Position, Type, What, Value}`).
+pub const SEG_SHIFT: u32 = 24;
 
 /// The parts of a packed spec.
 #[derive(Clone, Copy, Debug)]
@@ -259,7 +263,7 @@ impl Packed {
             ty: spec & 7,
             signed: spec & FLAG_SIGNED != 0,
             little: spec & FLAG_LITTLE != 0,
-            unit: ((spec >> UNIT_SHIFT) as usize).max(1),
+            unit: (((spec & ((1 << SEG_SHIFT) - 1)) >> UNIT_SHIFT) as usize).max(1),
         }
     }
 }
