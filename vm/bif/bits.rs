@@ -150,6 +150,16 @@ fn segment_error(ctx: &mut Context, args: &mut [Term], i: usize, f: SegFail) -> 
         return BifError::Badarg;
     };
     let spec = spec.as_small().unwrap_or(0) as u32;
+    // A failure erlc saw coming (a literal bad size, a literal value not
+    // of an integer, float or binary segment's type) is a bare badarg.
+    let literal_value = spec & crate::term::bits::FLAG_LITERAL_VALUE != 0;
+    let literal_size = spec & crate::term::bits::FLAG_LITERAL_SIZE != 0;
+    let typed = matches!(Packed::of(spec).ty, TY_INTEGER | TY_FLOAT | TY_BINARY);
+    if (what == "size" && literal_size && size != Term::NONE)
+        || (what == "type" && literal_value && typed)
+    {
+        return BifError::Badarg;
+    }
     let position = (spec >> crate::term::bits::SEG_SHIFT).max(1);
     let ty = match Packed::of(spec).ty {
         TY_INTEGER => "integer",

@@ -9,8 +9,8 @@ use crate::syntax::ast::{self, Expr, ExprKind};
 use crate::syntax::bitspec::{SegSpec, SegType};
 use crate::syntax::span::Span;
 use crate::term::bits::{
-    FLAG_LITTLE, FLAG_SIGNED, SEG_SHIFT, TY_BINARY, TY_FLOAT, TY_INTEGER, TY_UTF8, TY_UTF16,
-    TY_UTF32, UNIT_SHIFT,
+    FLAG_LITERAL_SIZE, FLAG_LITERAL_VALUE, FLAG_LITTLE, FLAG_SIGNED, SEG_SHIFT, TY_BINARY,
+    TY_FLOAT, TY_INTEGER, TY_UTF8, TY_UTF16, TY_UTF32, UNIT_SHIFT,
 };
 use crate::term::{Constant, Term};
 
@@ -130,13 +130,27 @@ impl Fc<'_> {
         let srcs = self.exprs(&es)?;
         let mut next = srcs.into_iter();
         let mut segments = Vec::new();
-        for ((spec, size), &position) in specs.iter().zip(&sizes).zip(&positions) {
+        for (((spec, size), &position), el) in
+            specs.iter().zip(&sizes).zip(&positions).zip(&elements)
+        {
+            // What erlc knows of the segment before it runs (see
+            // `FLAG_LITERAL_VALUE`).
+            let mut known = 0;
+            if super::expr::as_constant(&el.value).is_some() {
+                known |= FLAG_LITERAL_VALUE;
+            }
+            if size
+                .as_ref()
+                .is_none_or(|e| super::expr::as_constant(e).is_some())
+            {
+                known |= FLAG_LITERAL_SIZE;
+            }
             let value = next.next().unwrap_or(none);
             let size = match size {
                 Some(_) => next.next().unwrap_or(none),
                 None => none,
             };
-            let packed = encode(spec) as i64 | (position.min(255) as i64) << SEG_SHIFT;
+            let packed = (encode(spec) | known) as i64 | (position.min(255) as i64) << SEG_SHIFT;
             let ty = self.lit(Term::small(packed));
             let t = self.put_tuple(&[value, size, ty], None);
             self.protect(t);

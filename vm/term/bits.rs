@@ -246,6 +246,11 @@ pub const UNIT_SHIFT: u32 = 8;
 /// a string one segment) above its unit, for the error of a segment
 /// that fails (`{Position, Type, What, Value}`).
 pub const SEG_SHIFT: u32 = 24;
+/// A construction's segment whose value is a literal: erlc sees its
+/// failure coming and raises a bare `badarg`, with no cause.
+pub const FLAG_LITERAL_VALUE: u32 = 1 << 22;
+/// A construction's segment whose size is a literal (see above).
+pub const FLAG_LITERAL_SIZE: u32 = 1 << 23;
 
 /// The parts of a packed spec.
 #[derive(Clone, Copy, Debug)]
@@ -263,7 +268,7 @@ impl Packed {
             ty: spec & 7,
             signed: spec & FLAG_SIGNED != 0,
             little: spec & FLAG_LITTLE != 0,
-            unit: (((spec & ((1 << SEG_SHIFT) - 1)) >> UNIT_SHIFT) as usize).max(1),
+            unit: (((spec >> UNIT_SHIFT) & 0x1ff) as usize).max(1),
         }
     }
 }
