@@ -153,12 +153,20 @@ pub fn bs_build(ctx: &mut Context, args: &mut [Term]) -> BifResult {
             target = appendable(&ctx.process.heap, &segs, unit);
         }
         if let Some(target) = target {
+            let mut failed = None;
             let done = ctx.heap().append_in_place(target, |heap, out| {
-                for s in &segs.all()[1..] {
-                    write_segment(heap, s, out)?;
+                for (i, s) in segs.all()[1..].iter().enumerate() {
+                    write_segment(heap, s, out).map_err(|f| {
+                        let e = f.error();
+                        failed = Some((i + 1, f));
+                        e
+                    })?;
                 }
                 Ok(())
             });
+            if let Some((i, f)) = failed {
+                return Err(segment_error(ctx, args, i, f));
+            }
             if let Some(result) = done {
                 return result;
             }
@@ -166,8 +174,10 @@ pub fn bs_build(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     }
     let heap = &ctx.process.heap;
     let mut out = BitWriter::default();
-    for s in segs.all() {
-        write_segment(heap, s, &mut out)?;
+    for (i, s) in segs.all().iter().enumerate() {
+        if let Err(f) = write_segment(heap, s, &mut out) {
+            return Err(segment_error(ctx, args, i, f));
+        }
     }
     let bits = out.bits;
     super::erlang::room_for_binary(out.bytes.len())?;
@@ -198,55 +208,139 @@ fn uses_buffer(heap: &Heap, value: Term, base: Term) -> bool {
     value.is_boxed() && heap.bitstring_parts(value).is_some_and(|p| p.0 == base)
 }
 
+/// Why a segment failed: an error of its own, or `badarg` for the
+/// reason BEAM names in the cause (`type`, `size`, `unit`, `short`,
+/// `invalid`, `no_float`) with the value it names (the segment's value,
+/// or its size for `size` and `invalid`).
+enum SegFail {
+    Plain(BifError),
+    Bad(&'static str, bool),
+}
+
+impl SegFail {
+    fn error(&self) -> BifError {
+        match self {
+            SegFail::Plain(e) => *e,
+            SegFail::Bad(..) => BifError::Badarg,
+        }
+    }
+}
+
+impl From<BifError> for SegFail {
+    fn from(e: BifError) -> SegFail {
+        SegFail::Plain(e)
+    }
+}
+
+/// The error of segment `i` (from 0) of the construction in `args`:
+/// `badarg` with BEAM's cause `{Position, Type, What, Value}`.
+fn segment_error(ctx: &mut Context, args: &mut [Term], i: usize, f: SegFail) -> BifError {
+    let SegFail::Bad(what, of_size) = f else {
+        return f.error();
+    };
+    if ctx.ensure(5, args).is_err() {
+        return BifError::Badarg;
+    }
+    let heap = ctx.heap();
+    // The collection may have moved the terms.
+    let mut segs = Segs::new();
+    if segs.read(heap, args).is_err() {
+        return BifError::Badarg;
+    }
+    let Some(&Seg { value, size, spec }) = segs.all().get(i) else {
+        return BifError::Badarg;
+    };
+    // A failure erlc saw coming (a literal bad size, a literal value not
+    // of an integer, float or binary segment's type) is a bare badarg.
+    let literal_value = spec & crate::term::bits::FLAG_LITERAL_VALUE != 0;
+    let literal_size = spec & crate::term::bits::FLAG_LITERAL_SIZE != 0;
+    let typed = matches!(Packed::of(spec).ty, TY_INTEGER | TY_FLOAT | TY_BINARY);
+    if (what == "size" && literal_size && size != Term::NONE)
+        || (what == "type" && literal_value && typed)
+    {
+        return BifError::Badarg;
+    }
+    let position = (spec >> crate::term::bits::SEG_SHIFT).max(1);
+    let ty = match Packed::of(spec).ty {
+        TY_INTEGER => "integer",
+        TY_FLOAT => "float",
+        TY_BINARY => "binary",
+        crate::term::bits::TY_UTF8 => "utf8",
+        crate::term::bits::TY_UTF16 => "utf16",
+        _ => "utf32",
+    };
+    let named = if of_size { size } else { value };
+    let cause = heap.tuple(&[
+        Term::small(position as i64),
+        Term::atom(crate::term::Atom::intern(ty)),
+        Term::atom(crate::term::Atom::intern(what)),
+        named,
+    ]);
+    BifError::BsFail(cause)
+}
+
+/// The size of a segment in bits, a bad size being the cause `size`.
+fn size_bits(heap: &Heap, size: Term, unit: usize) -> Result<Option<usize>, SegFail> {
+    segment_bits(heap, size, unit).map_err(|e| match e {
+        BifError::Badarg => SegFail::Bad("size", true),
+        e => SegFail::Plain(e),
+    })
+}
+
 /// Writes one segment.
-fn write_segment(heap: &Heap, s: &Seg, out: &mut BitWriter) -> Result<(), BifError> {
+fn write_segment(heap: &Heap, s: &Seg, out: &mut BitWriter) -> Result<(), SegFail> {
     let (value, size, spec) = (s.value, s.size, Packed::of(s.spec));
+    let bad_type = SegFail::Bad("type", false);
     match spec.ty {
         TY_INTEGER => {
-            let n = segment_bits(heap, size, spec.unit)?.unwrap_or(8);
+            let n = size_bits(heap, size, spec.unit)?.unwrap_or(8);
             match value.as_small() {
                 Some(i) => write_int(out, i, n, spec.little),
                 None => match heap.view(value) {
                     View::Big(b) => write_bigint(out, &b.to_bigint(), n, spec.little),
-                    _ => return Err(BifError::Badarg),
+                    _ => return Err(bad_type),
                 },
             }
         }
         TY_FLOAT => {
-            let f = arith::to_f64(heap, value).map_err(|_| BifError::Badarg)?;
-            let n = segment_bits(heap, size, spec.unit)?.unwrap_or(64);
+            let f = arith::to_f64(heap, value).map_err(|_| bad_type)?;
+            let n = size_bits(heap, size, spec.unit)?.unwrap_or(64);
             if !write_float(out, f, n, spec.little) {
-                return Err(BifError::Badarg);
+                return Err(if matches!(n, 16 | 32 | 64) {
+                    SegFail::Bad("no_float", false)
+                } else {
+                    SegFail::Bad("invalid", true)
+                });
             }
         }
         TY_BINARY => {
-            let bits = heap.bits_of(value).ok_or(BifError::Badarg)?;
+            let bits = heap.bits_of(value).ok_or(bad_type)?;
             // A segment past the memory budget fails before its copy.
             super::erlang::room_for_binary(bits.len / 8)?;
-            match segment_bits(heap, size, spec.unit)? {
+            match size_bits(heap, size, spec.unit)? {
                 None => {
                     if bits.len % spec.unit != 0 {
-                        return Err(BifError::Badarg);
+                        return Err(SegFail::Bad("unit", false));
                     }
                     out.push_bits(bits);
                 }
                 Some(n) => {
                     if n > bits.len {
-                        return Err(BifError::Badarg);
+                        return Err(SegFail::Bad("short", false));
                     }
                     out.push_bits(bits.slice(0, n));
                 }
             }
         }
         ty => {
-            let c = value.as_small().ok_or(BifError::Badarg)?;
+            let c = value.as_small().ok_or(bad_type)?;
             if !write_utf(out, ty, c, spec.little) {
-                return Err(BifError::Badarg);
+                return Err(SegFail::Bad("type", false));
             }
         }
     }
     if out.bits > MAX_BITS {
-        return Err(BifError::SystemLimit);
+        return Err(BifError::SystemLimit.into());
     }
     Ok(())
 }

@@ -132,6 +132,10 @@ pub enum BifError {
     /// `error(R, Args)`: the stack trace shows the arguments.
     /// `halt(Status)`.
     Halt(i32),
+    /// A segment of a binary construction failed (`badarg`): the cause
+    /// `{Position, Type, What, Value}` that BEAM puts in the caller's
+    /// frame for erl_erts_errors:format_bs_fail.
+    BsFail(Term),
 }
 
 pub type BifResult = Result<Term, BifError>;

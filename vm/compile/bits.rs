@@ -9,8 +9,9 @@ use crate::syntax::ast::{self, Expr, ExprKind};
 use crate::syntax::bitspec::{SegSpec, SegType};
 use crate::syntax::span::Span;
 use crate::term::bits::{
-    FLAG_LITTLE, FLAG_SIGNED, SIZE_ARG, SIZE_LITERAL, SIZE_LITERAL_MAX, SIZE_SHIFT, TY_BINARY,
-    TY_FLOAT, TY_INTEGER, TY_UTF8, TY_UTF16, TY_UTF32, UNIT_SHIFT,
+    FLAG_LITERAL_SIZE, FLAG_LITERAL_VALUE, FLAG_LITTLE, FLAG_SIGNED, SEG_SHIFT, SIZE_ARG,
+    SIZE_LITERAL, SIZE_LITERAL_MAX, SIZE_SHIFT, TY_BINARY, TY_FLOAT, TY_INTEGER, TY_UTF8, TY_UTF16,
+    TY_UTF32, UNIT_SHIFT,
 };
 use crate::term::{Constant, Term};
 
@@ -93,6 +94,18 @@ impl Fc<'_> {
         hint: Option<Dst>,
         span: Span,
     ) -> Result<Src> {
+        // Each expanded segment's position in the source (a string is one).
+        let positions: Vec<u32> = elements
+            .iter()
+            .enumerate()
+            .flat_map(|(i, el)| {
+                let n = match &el.value.kind {
+                    ExprKind::String(chars) => chars.len(),
+                    _ => 1,
+                };
+                std::iter::repeat_n(i as u32 + 1, n)
+            })
+            .collect();
         let elements = expand_strings(elements);
         if let Some(bytes) = constant_binary(&elements) {
             let lit = self.m.constant(&Constant::Binary(bytes), span)?;
@@ -132,9 +145,30 @@ impl Fc<'_> {
         // with a constant size folded in (`term::bits::SIZE_SHIFT`).
         let mut flat = Vec::new();
         let mut next = srcs.iter().copied();
-        for (spec, size) in specs.iter().zip(&sizes) {
+        let packed: Vec<u32> = specs
+            .iter()
+            .zip(&sizes)
+            .zip(&positions)
+            .zip(&elements)
+            .map(|(((spec, size), &position), el)| {
+                // What erlc knows of the segment before it runs (see
+                // `FLAG_LITERAL_VALUE`), and where it is, for its error.
+                let mut known = 0;
+                if super::expr::as_constant(&el.value).is_some() {
+                    known |= FLAG_LITERAL_VALUE;
+                }
+                if size
+                    .as_ref()
+                    .is_none_or(|e| super::expr::as_constant(e).is_some())
+                {
+                    known |= FLAG_LITERAL_SIZE;
+                }
+                encode(spec) | known | position.min(255) << SEG_SHIFT
+            })
+            .collect();
+        for (&spec, size) in packed.iter().zip(&sizes) {
             let value = next.next().unwrap_or(none);
-            let mut word = encode(spec) as u64;
+            let mut word = spec as u64;
             let mut size_arg = None;
             if let Some(e) = size {
                 let s = next.next().unwrap_or(none);
@@ -159,13 +193,13 @@ impl Fc<'_> {
         }
         let mut next = srcs.into_iter();
         let mut segments = Vec::new();
-        for (spec, size) in specs.iter().zip(&sizes) {
+        for (&spec, size) in packed.iter().zip(&sizes) {
             let value = next.next().unwrap_or(none);
             let size = match size {
                 Some(_) => next.next().unwrap_or(none),
                 None => none,
             };
-            let ty = self.lit(Term::small(encode(spec) as i64));
+            let ty = self.lit(Term::small(spec as i64));
             let t = self.put_tuple(&[value, size, ty], None);
             self.protect(t);
             segments.push(t);

@@ -315,9 +315,27 @@ impl<'a> Fc<'a> {
         let Some((last, init)) = exprs.split_last() else {
             return Ok(self.lit(Term::atom(Atom::OK)));
         };
-        for e in init {
+        for (i, e) in init.iter().enumerate() {
+            // `V = E, V` at the end of a function is `E` (erlc's
+            // sys_core_fold), so a call in `E` is a tail call: its
+            // caller's frame is gone from a stack trace, as on BEAM.
+            if i + 1 == init.len()
+                && matches!(ctx, Ctx::Tail)
+                && let ExprKind::Match(pattern, value) = &e.kind
+                && let (ExprKind::Var(bound), ExprKind::Var(result)) = (&pattern.kind, &last.kind)
+                && bound == result
+                && bound != "_"
+                && !self.bound.contains(bound)
+            {
+                return self.expr(value, ctx);
+            }
             let saved = self.x_floor;
-            self.expr(e, Ctx::Value(None))?;
+            if let ExprKind::ListComprehension(head, quals) = &e.kind {
+                let lowered = self.lower_effect_comprehension(head, quals, e.span)?;
+                self.expr(&lowered, Ctx::Value(None))?;
+            } else {
+                self.expr(e, Ctx::Value(None))?;
+            }
             self.x_floor = saved;
         }
         self.expr(last, ctx)

@@ -394,34 +394,57 @@ impl Fc<'_> {
         Ok(dst.src())
     }
 
-    /// `[E || Qs]` becomes `lists:reverse(H1(List1, Free..., []))` where
-    /// each generator `P <- L` is a helper that walks its list and
-    /// accumulates in reverse:
+    /// `[E || Qs]` becomes `H1(List1, Free...)` where each generator
+    /// `P <- L` is a helper that builds its part of the list by body
+    /// recursion, as erlc's (so a stack trace shows the same frames: the
+    /// helper of arity 1 + free variables, twice past the first element,
+    /// and no frame of a function that ends in the comprehension):
     ///
     /// ```text
-    /// H([P | T], Free..., Acc) -> H(T, Free..., <rest of Qs applied to Acc>);
-    /// H([_ | T], Free..., Acc) -> H(T, Free..., Acc);
-    /// H([], Free..., Acc) -> Acc;
-    /// H(Other, Free..., Acc) -> error({bad_generator, Other}).
+    /// H([P | T], Free...) -> <rest of Qs, each element [E | H(T, Free...)]>;
+    /// H([_ | T], Free...) -> H(T, Free...);
+    /// H([], Free...) -> More;
+    /// H(Other, Free...) -> error({bad_generator, Other}).
     /// ```
+    ///
+    /// `More` is `[]` for the first generator, and the enclosing
+    /// generator's `H(T, Free...)` for a later one (a free variable).
     pub fn lower_comprehension(
         &mut self,
         head: &Expr,
         quals: &[Qualifier],
         span: Span,
     ) -> Result<Expr> {
+        self.lower_list_comprehension(head, quals, Collect::List, span)
+    }
+
+    /// A list comprehension whose value is not used (a statement that is
+    /// not the last of its body) builds no list, as erlc compiles it: each
+    /// element is `E, H(T, Free...)`, a loop, so a stack trace shows its
+    /// helper once.
+    pub fn lower_effect_comprehension(
+        &mut self,
+        head: &Expr,
+        quals: &[Qualifier],
+        span: Span,
+    ) -> Result<Expr> {
+        self.lower_list_comprehension(head, quals, Collect::Effect, span)
+    }
+
+    fn lower_list_comprehension(
+        &mut self,
+        head: &Expr,
+        quals: &[Qualifier],
+        into: Collect,
+        span: Span,
+    ) -> Result<Expr> {
         let bound: BTreeSet<String> = self.bound.iter().cloned().collect();
         let nil = Expr::new(ExprKind::List(vec![], None), span);
         let names = self.m.lambda_names.comprehension(span).unwrap_or_default();
         let outer = std::mem::replace(&mut self.m.generator_names, names);
-        let inner = self.comprehension_acc(head, quals, &bound, nil, Collect::List, span);
+        let built = self.comprehension_acc(head, quals, &bound, nil, into, span);
         self.m.generator_names = outer;
-        let inner = inner?;
-        let reverse = CallTarget::Remote(atom("lists", span), atom("reverse", span));
-        Ok(Expr::new(
-            ExprKind::Call(Box::new(reverse), vec![inner]),
-            span,
-        ))
+        built
     }
 
     /// `<< E || Qs >>` is lowered as `[E || Qs]` is, but accumulates in
@@ -460,6 +483,7 @@ impl Fc<'_> {
                     ExprKind::List(vec![head.clone()], Some(Box::new(acc))),
                     span,
                 ),
+                Collect::Effect => Expr::new(ExprKind::Block(vec![head.clone(), acc]), span),
                 Collect::Bitstring => {
                     let mut elements = vec![bits_segment(acc, span)];
                     match &head.kind {
@@ -540,6 +564,10 @@ impl Fc<'_> {
                     None => all_vars(vec![pattern]),
                 };
                 let mut roots: Vec<&Expr> = vec![head];
+                if let Collect::List | Collect::Effect = into {
+                    // What comes after this generator's list is done.
+                    roots.push(&acc);
+                }
                 if let Some(elements) = shapes {
                     roots.extend(elements.iter().filter_map(|el| el.size.as_ref()));
                 }
@@ -561,11 +589,13 @@ impl Fc<'_> {
                 let name = self.m.generator_names.pop_front().unwrap_or(fallback);
                 let n = self.m.lambda_counter;
                 let acc_var = var(&format!("@acc{n}"), span);
-                let tail_var = var(&format!("@tail{n}"), span);
+                let tail_name = format!("@tail{n}");
+                let tail_var = var(&tail_name, span);
                 let other_var = var(&format!("@other{n}"), span);
-                let inner =
-                    self.comprehension_acc(head, rest, &inner_bound, acc_var.clone(), into, span)?;
                 let free_vars: Vec<Expr> = free.iter().map(|f| var(f, span)).collect();
+                // A list is built by body recursion (no accumulator), a
+                // bitstring is appended to an accumulator.
+                let to_list = matches!(into, Collect::List | Collect::Effect);
                 // A binary pattern's sizes may use the free variables, so
                 // they come first there (a head binds left to right).
                 let params = |first: Expr, acc: Expr| {
@@ -574,8 +604,24 @@ impl Fc<'_> {
                     if binary {
                         p.push(first);
                     }
-                    p.push(acc);
+                    if !to_list {
+                        p.push(acc);
+                    }
                     p
+                };
+                let inner = if to_list {
+                    let mut after_bound = inner_bound.clone();
+                    after_bound.insert(tail_name.clone());
+                    let next = Expr::new(
+                        ExprKind::Call(
+                            Box::new(CallTarget::Local(name.clone(), span)),
+                            params(tail_var.clone(), acc_var.clone()),
+                        ),
+                        span,
+                    );
+                    self.comprehension_acc(head, rest, &after_bound, next, into, span)?
+                } else {
+                    self.comprehension_acc(head, rest, &inner_bound, acc_var.clone(), into, span)?
                 };
                 let recurse = |acc: Expr| {
                     let target = CallTarget::Local(name.clone(), span);
@@ -625,17 +671,22 @@ impl Fc<'_> {
                     ),
                     span,
                 );
+                let (matched_body, done_body) = if to_list {
+                    (inner, acc.clone())
+                } else {
+                    (recurse(inner), acc_var.clone())
+                };
                 let clauses = vec![
-                    clause(params(matched, acc_var.clone()), vec![recurse(inner)], span),
+                    clause(params(matched, acc_var.clone()), vec![matched_body], span),
                     clause(
                         params(skipped, acc_var.clone()),
                         vec![recurse(acc_var.clone())],
                         span,
                     ),
-                    clause(params(done, acc_var.clone()), vec![acc_var.clone()], span),
+                    clause(params(done, acc_var.clone()), vec![done_body], span),
                     clause(params(other_var.clone(), acc_var.clone()), vec![bad], span),
                 ];
-                let arity = 2 + free.len() as u32;
+                let arity = 1 + free.len() as u32 + u32::from(!to_list);
                 let function = self.m.declare_function(&name, arity);
                 self.m.pending.push(PendingFunction {
                     index: function,
@@ -651,11 +702,12 @@ impl Fc<'_> {
 }
 
 /// `Value/bitstring`: the segment that takes the rest of a binary.
-/// What a comprehension accumulates into: a list in reverse (reversed
-/// once at the end), or a bitstring appended to in order.
+/// What a comprehension builds: a list (by body recursion), nothing
+/// (its value is not used), or a bitstring appended to in order.
 #[derive(Clone, Copy)]
 enum Collect {
     List,
+    Effect,
     Bitstring,
 }
 

@@ -66,9 +66,12 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 73] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 77] = {
     use OtpFrame::{As, At, Hidden};
     [
+        // A call to a server that is not there or does not answer.
+        ("gen_server", "call", 2, "", At(370)),
+        ("gen_server", "call", 3, "", At(385)),
         ("gen_server", "init_it", 2, "", At(851)),
         ("gen_server", "init_it", 6, "", At(814)),
         ("gen_server", "try_dispatch", 4, "", At(1123)),
@@ -123,8 +126,10 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 73] = {
         ("lists", "all", 2, "", At(1268)),
         ("lists", "any", 2, "", At(1291)),
         ("lists", "map", 2, "", At(1315)),
+        ("lists", "map_1", 2, "", At(1320)),
         ("lists", "flatmap", 2, "", As("flatmap_1", 2, 1335)),
         ("lists", "foldl", 3, "", At(1350)),
+        ("lists", "foldl_1", 3, "", At(1355)),
         ("lists", "foreach", 2, "", As("foreach_1", 2, 1442)),
         ("lists", "mapfoldl", 3, "", As("mapfoldl_1", 3, 1462)),
         ("lists", "takewhile", 2, "", As("takewhile_1", 2, 1499)),
@@ -316,6 +321,7 @@ fn record(p: &mut Process, module: ModuleRef, ip: usize, top: Option<TraceTop>, 
     let mut raw = std::mem::take(p.raw_trace_mut());
     raw.frames.clear();
     raw.top = top;
+    raw.bs_fail = false;
     let in_function = |m: &ModuleRef, at: u32| m.functions.iter().any(|f| f.entry <= at);
     let at = ip.saturating_sub(1) as u32;
     if !tail && in_function(&module, at) {
@@ -374,9 +380,17 @@ pub(super) fn build_trace(p: &mut Process, x: &mut [Term], module: &ModuleRef) -
     let under = raw.under as usize;
     let called = raw.top;
     let mut args = p.heap.list_to_vec(list).unwrap_or_default();
+    // A failed construction's cause, for the first frame's error_info.
+    let bs_cause = if raw.bs_fail { args.pop() } else { None };
+    if bs_cause.is_some() {
+        args.clear();
+    }
+    if let Some(cause) = bs_cause {
+        args.push(cause);
+    }
     // The top frame's error_info list: 2 (cons) + 3 (tuple) + a map of
     // one or two (`module`, and the BIF's `cause` when it left one).
-    let mut words = 2 * args.len() + 7 + 5 + crate::heap::words_for_map(2) + IO_SITE_WORDS;
+    let mut words = 2 * args.len() + 7 + 5 + crate::heap::words_for_map(3) + IO_SITE_WORDS;
     for k in 0..entries.len() {
         if let Some((_, _, file, _)) = frame_shown(&entries, k) {
             words += 5 + 4 + 6 + 2 * file.chars().count() + 2;
@@ -416,8 +430,25 @@ pub(super) fn build_trace(p: &mut Process, x: &mut [Term], module: &ModuleRef) -
             let file = heap.string(&file);
             let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
             let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(line as i64)]);
-            let location = heap.list(&[file, line]);
-            let arity = if k == 0 && called.is_none() && !args.is_empty() {
+            let mut location = vec![file, line];
+            if k == 0
+                && let Some(&cause) = args.first().filter(|_| bs_cause.is_some())
+            {
+                let map = heap.map(&[
+                    (Term::atom(Atom::intern("cause")), cause),
+                    (
+                        Term::atom(Atom::intern("function")),
+                        Term::atom(Atom::intern("format_bs_fail")),
+                    ),
+                    (
+                        Term::atom(Atom::intern("module")),
+                        Term::atom(Atom::intern("erl_erts_errors")),
+                    ),
+                ]);
+                location.push(heap.tuple(&[Term::atom(Atom::intern("error_info")), map]));
+            }
+            let location = heap.list(&location);
+            let arity = if k == 0 && called.is_none() && !args.is_empty() && bs_cause.is_none() {
                 heap.list(&args)
             } else {
                 Term::small(shown_arity as i64)
@@ -571,6 +602,35 @@ pub(super) fn undef(
         Some(TraceTop::Undefined(m, f)),
         tail,
     )
+}
+
+/// Raises the `badarg` of a binary construction whose segment failed for
+/// `cause` (`{Position, Type, What, Value}`): the frame of the
+/// construction carries `{error_info, #{cause => Cause, function =>
+/// format_bs_fail, module => erl_erts_errors}}`, as BEAM's.
+pub(super) fn raise_bs_fail(
+    p: &mut Process,
+    x: &mut [Term],
+    module: &mut ModuleRef,
+    ip: &mut usize,
+    cause: Term,
+) -> Flow {
+    let reason = Term::atom(Atom::BADARG);
+    p.set_exception([Term::atom(Class::Error.atom()), reason, Term::NIL]);
+    let used = regs_used(module).min(x.len());
+    let mut keep = [cause];
+    if p.ensure_heap_for_exception(2, &mut x[..used], &mut keep)
+        .is_err()
+    {
+        return raise(p, x, module, ip, Class::Error, reason, None);
+    }
+    let list = p.heap.list(&keep);
+    record(p, *module, *ip, None, false);
+    p.raw_trace_mut().bs_fail = true;
+    let e = p.exception_mut();
+    e[2] = Term::RAW_TRACE;
+    e[3] = list;
+    unwind(p, x, module, ip, Class::Error)
 }
 
 /// Raises the error of BIF or operator `m:f` called with `args`, with

@@ -1025,6 +1025,7 @@ fn bif_error(
             p.set_exception([Term::atom(class.atom()), reason, trace]);
             return exception::unwind(p, x, module, ip, class);
         }
+        BifError::BsFail(cause) => return exception::raise_bs_fail(p, x, module, ip, cause),
     };
     if let Some((index, args)) = bif {
         match crate::runtime::explain::bif_frame(index, e, &p.heap, args) {

@@ -135,6 +135,9 @@ pub struct RawTrace {
     pub under: u8,
     /// A call that failed outside act code, shown on top.
     pub top: Option<TraceTop>,
+    /// A binary construction failed in the first frame: the exception's
+    /// argument list holds the cause, for that frame's `error_info`.
+    pub bs_fail: bool,
 }
 
 /// The call on top of a `RawTrace` that has no frame of its own; its

@@ -48,7 +48,7 @@ pub fn bif_frame(index: u16, e: BifError, heap: &Heap, args: &[Term]) -> BifFram
         ("erlang", "error" | "exit" | "throw" | "raise")
     );
     match e {
-        BifError::Halt(_) | BifError::RaiseTrace(..) => BifFrame::None,
+        BifError::Halt(_) | BifError::RaiseTrace(..) | BifError::BsFail(_) => BifFrame::None,
         BifError::Raise(Class::Error, _) if entry.module == "erlang" && entry.name == "error" => {
             if entry.arity >= 2
                 && let Some(list) = bif::erlang::list_elements(heap, args[1])
@@ -111,6 +111,11 @@ pub fn format_exception(
         let top = &rest[0];
         rest = &rest[1..];
         Some(format!("undefined function {}", mfa_to_string(top)))
+    } else if error
+        && reason == Term::atom(Atom::BADARG)
+        && rest.first().is_some_and(|f| f.bs_cause.is_some())
+    {
+        Some("construction of binary failed".to_string())
     } else if error {
         explain_reason(heap, reason, &s0, exited.len(), depth)
     } else {
@@ -147,7 +152,12 @@ pub fn format_exception(
         } else {
             "in call from"
         };
-        let errors = if n == 0 {
+        let errors = if n == 0
+            && error
+            && let Some(cause) = frame.bs_cause
+        {
+            format!("\n{s}   *** {}", bs_fail_text(heap, cause))
+        } else if n == 0 {
             argument_errors(heap, reason, frame, &s)
         } else {
             String::new()
@@ -181,6 +191,9 @@ struct Frame {
     /// The argument list (a heap list) when the frame has one.
     args: Option<(Term, Vec<Term>)>,
     location: Vec<(String, String)>,
+    /// A failed binary construction's `{Position, Type, What, Value}`
+    /// (its error_info names erl_erts_errors:format_bs_fail).
+    bs_cause: Option<Term>,
 }
 
 /// The frames of `trace`, or `None` when it is not a stack trace.
@@ -200,11 +213,20 @@ fn stack_frames(heap: &Heap, trace: Term) -> Option<Vec<Frame>> {
             }
         };
         let mut location = Vec::new();
+        let mut bs_cause = None;
         for item in bif::erlang::list_elements(heap, t[3])? {
             if let Some(pair) = heap.as_tuple(item)
                 && pair.len() == 2
                 && let Some(key) = pair[0].as_atom()
             {
+                if key.name() == "error_info"
+                    && heap.map_get(pair[1], Term::atom(Atom::intern("function")))
+                        == Some(Term::atom(Atom::intern("format_bs_fail")))
+                    && let Some(cause) = heap.map_get(pair[1], Term::atom(Atom::intern("cause")))
+                    && heap.as_tuple(cause).is_some_and(|c| c.len() == 4)
+                {
+                    bs_cause = Some(cause);
+                }
                 let value = match key.name() {
                     "file" => bif::erlang::char_list(heap, pair[1]).unwrap_or_default(),
                     _ => print::write(heap, pair[1]),
@@ -218,6 +240,7 @@ fn stack_frames(heap: &Heap, trace: Term) -> Option<Vec<Frame>> {
             arity,
             args,
             location,
+            bs_cause,
         });
     }
     Some(out)
@@ -448,6 +471,7 @@ fn explain_reason(
                     arity: arity as usize,
                     args: None,
                     location: Vec::new(),
+                    bs_cause: None,
                 }),
                 None => print::write(heap, pair[0]),
             };
@@ -464,6 +488,44 @@ fn explain_reason(
         }
     }
     Some(format!("{err}{first}"))
+}
+
+/// erl_erts_errors's words for a failed segment of a binary
+/// construction, its cause `{Position, Type, What, Value}`.
+fn bs_fail_text(heap: &Heap, cause: Term) -> String {
+    let Some(&[position, ty, what, value]) = heap.as_tuple(cause) else {
+        return String::new();
+    };
+    let ty = ty.as_atom().map_or("", |a| a.name());
+    // The value as erl_erts_errors shows it: an integer in full (up to
+    // 47 digits), anything else as `~P` with depth 20.
+    let shown = match heap.view(value) {
+        View::Small(i) => i.to_string(),
+        View::Big(b) if b.to_bigint().to_string().len() < 48 => b.to_bigint().to_string(),
+        _ => print::print_with(heap, value, 1, 80, 20, print::Strings::Latin1),
+    };
+    let text = match what.as_atom().map_or("", |a| a.name()) {
+        "invalid" => format!("expected one of the supported sizes 16, 32, or 64 but got: {shown}"),
+        "no_float" => format!("the value {shown} is outside the range expressible as a float"),
+        "unit" => {
+            format!("the size of the value {shown} is not a multiple of the unit for the segment")
+        }
+        "short" => format!("the value {shown} is shorter than the size of the segment"),
+        "size" => format!("expected a non-negative integer as size but got: {shown}"),
+        _ => {
+            let expected = match ty {
+                "binary" => " binary".to_string(),
+                "float" => " float or an integer".to_string(),
+                "integer" => "n integer".to_string(),
+                other => format!(" non-negative integer encodable as {other}"),
+            };
+            format!("expected a{expected} but got: {shown}")
+        }
+    };
+    format!(
+        "segment {} of type '{ty}': {text}",
+        print::write(heap, position)
+    )
 }
 
 /// The `*** argument N: ...` lines under a failed BIF's call.

@@ -242,6 +242,15 @@ pub const TY_UTF32: u32 = 5;
 pub const FLAG_SIGNED: u32 = 8;
 pub const FLAG_LITTLE: u32 = 16;
 pub const UNIT_SHIFT: u32 = 8;
+/// A construction's segment carries its position in the source (from 1,
+/// a string one segment) above its unit, for the error of a segment
+/// that fails (`{Position, Type, What, Value}`).
+pub const SEG_SHIFT: u32 = 24;
+/// A construction's segment whose value is a literal: erlc sees its
+/// failure coming and raises a bare `badarg`, with no cause.
+pub const FLAG_LITERAL_VALUE: u32 = 1 << 22;
+/// A construction's segment whose size is a literal (see above).
+pub const FLAG_LITERAL_SIZE: u32 = 1 << 23;
 
 /// The flat form of `$bs_build` takes each segment as its value and a
 /// spec word, plus its size when that is not a constant: the word's low
@@ -271,7 +280,7 @@ impl Packed {
             ty: spec & 7,
             signed: spec & FLAG_SIGNED != 0,
             little: spec & FLAG_LITTLE != 0,
-            unit: ((spec >> UNIT_SHIFT) as usize).max(1),
+            unit: (((spec >> UNIT_SHIFT) & 0x1ff) as usize).max(1),
         }
     }
 }
