@@ -175,19 +175,19 @@ fn hash2(heap: &Heap, term: Term) -> u32 {
                 continue;
             }
         };
-        // A bitstring hashes as its bytes (OTP mixes in its bit length
-        // too; act's values for bitstrings are its own).
-        let owned;
-        let view = match heap.view(t) {
+        match heap.view(t) {
+            // As OTP: the whole bytes as a binary's (even none), then the
+            // bits left over and how many they are.
             View::Bitstring(b) => {
-                owned = b.to_vec();
-                View::Binary(&owned)
+                let bytes = b.to_vec();
+                let rest = b.len % 8;
+                let whole = &bytes[..b.len / 8];
+                h.hash = block_hash(whole, golden(13).wrapping_add(h.hash));
+                if rest > 0 {
+                    let last = bytes[whole.len()] >> (8 - rest);
+                    h.word2(rest as u32, last as u32, golden(15));
+                }
             }
-            v => v,
-        };
-        match view {
-            // Mapped to its bytes above.
-            View::Bitstring(_) => {}
             View::Small(i) => h.small(i),
             View::Atom(a) => {
                 if h.hash == 0 {
