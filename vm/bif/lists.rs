@@ -121,3 +121,54 @@ pub fn usort_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     items.dedup_by(|a, b| order::eq(heap, *a, *b));
     Ok(ctx.process.heap.list(&items))
 }
+
+/// The tuples of the proper list `args[1]` sorted stably by element
+/// `args[0]`, with room made on the heap for the sorted list; `None` when
+/// that is not the whole story (a bad position, an improper list, an
+/// element that is no tuple or too short): lists.act then sorts as before,
+/// raising what it raises.
+fn keysorted(ctx: &mut Context, args: &mut [Term]) -> Result<Option<Vec<Term>>, BifError> {
+    let Some(n) = args[0].as_small().filter(|&n| n >= 1) else {
+        return Ok(None);
+    };
+    let n = n as usize;
+    let Some(len) = list_length(&ctx.process.heap, args[1]) else {
+        return Ok(None);
+    };
+    ctx.ensure(2 * len, args)?;
+    let heap = &ctx.process.heap;
+    let items = list_elements(heap, args[1]).unwrap_or_default();
+    let mut keyed = Vec::with_capacity(items.len());
+    for &t in &items {
+        match heap.as_tuple(t) {
+            Some(elements) if elements.len() >= n => keyed.push((elements[n - 1], t)),
+            _ => return Ok(None),
+        }
+    }
+    // Stable, as OTP's keysort is.
+    keyed.sort_by(|a, b| order::compare(heap, a.0, b.0));
+    Ok(Some(keyed.into_iter().map(|(_, t)| t).collect()))
+}
+
+/// `lists:'$keysort'(N, L)`: `lists:keysort/2` when `keysorted` can do
+/// it, else `false`.
+pub fn keysort_fast_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    match keysorted(ctx, args)? {
+        Some(items) => Ok(ctx.process.heap.list(&items)),
+        None => Ok(Term::FALSE),
+    }
+}
+
+/// `lists:'$ukeysort'(N, L)`: `lists:ukeysort/2` (of the tuples whose
+/// keys compare equal the first stays) when `keysorted` can do it, else
+/// `false`.
+pub fn ukeysort_fast_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let Some(mut items) = keysorted(ctx, args)? else {
+        return Ok(Term::FALSE);
+    };
+    let n = args[0].as_small().unwrap_or(1) as usize;
+    let heap = &ctx.process.heap;
+    let key = |t: Term| heap.as_tuple(t).map_or(t, |e| e[n - 1]);
+    items.dedup_by(|later, kept| order::eq(heap, key(*later), key(*kept)));
+    Ok(ctx.process.heap.list(&items))
+}

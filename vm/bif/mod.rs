@@ -353,6 +353,8 @@ bifs! {
         "keyfind", 3 => lists::keyfind_3;
         "sort", 1 => lists::sort_1;
         "usort", 1 => lists::usort_1;
+        "$keysort", 2 => lists::keysort_fast_2;
+        "$ukeysort", 2 => lists::ukeysort_fast_2;
     }
     "maps" => {
         "new", 0 => maps::new_0;

@@ -414,7 +414,10 @@ enum Automaton {
 /// right here" form is built the first time an empty match asks for it.
 #[derive(Clone)]
 struct Engine {
-    main: Automaton,
+    /// Shared, not cloned: a cloned `regex::Regex` starts with an empty
+    /// pool of search caches, so every `re:run` on a pattern fetched from
+    /// `CACHE` built its lazy DFA again.
+    main: Arc<Automaton>,
     source: Arc<str>,
     flags: Flags,
     nonempty: Arc<OnceLock<Option<fancy_regex::Regex>>>,
@@ -647,7 +650,7 @@ fn build_for(pattern: &[u8], flags: Flags, final_newline: bool) -> Result<Engine
         },
     };
     let re = Engine {
-        main,
+        main: Arc::new(main),
         source: source.into(),
         flags,
         nonempty: Arc::new(OnceLock::new()),

@@ -115,6 +115,14 @@ fn block_hash(bytes: &[u8], init: u32) -> u32 {
 /// OTP's internal hash of `t`, or `None` when it is not reproducible
 /// here (see the module comment).
 fn internal_hash(heap: &Heap, t: Term) -> Option<u32> {
+    internal_hash_salted(heap, t, None)
+}
+
+/// OTP's internal hash of `t`, or with `prefix` of `[prefix | t]`: OTP
+/// rehashes a key as `[Level | Key]` (level 8, then 16, ...) when 32
+/// bits of hash have not told it apart from another key
+/// (`hashmap_shift_hash`).
+fn internal_hash_salted(heap: &Heap, t: Term, prefix: Option<u32>) -> Option<u32> {
     enum Next {
         Term(Term),
         /// The tail of a list is next: OTP mixes in a marker first.
@@ -123,32 +131,16 @@ fn internal_hash(heap: &Heap, t: Term) -> Option<u32> {
     let mut h = Hasher(INTERNAL_SALT);
     let mut stack: Vec<Next> = Vec::new();
     let mut t = t;
+    let mut prefix = prefix;
     loop {
         match heap.view(t) {
-            View::Small(i) if (OTP_SMALL_MIN..=OTP_SMALL_MAX).contains(&i) => {
-                h.immediate(((i << 4) as u64) | 0xf);
-            }
-            View::Small(i) => h.bignum(i < 0, std::iter::once(i.unsigned_abs())),
-            View::Big(big) => h.bignum(big.negative, big.limbs.iter().map(|l| l.0)),
-            View::Float(f) => {
-                let f = if f == 0.0 { 0.0 } else { f };
-                let bits = f.to_bits();
-                h.two(bits as u32, (bits >> 32) as u32, hconst(12));
-            }
-            View::Binary(bytes) => h.bytes(bytes),
-            View::Nil => h.immediate(NIL_WORD),
-            View::Tuple(elements) => {
-                h.two(elements.len() as u32, 0, hconst(9));
-                if let Some((&first, rest)) = elements.split_first() {
-                    stack.extend(rest.iter().rev().map(|&e| Next::Term(e)));
-                    t = first;
-                    continue;
-                }
-            }
-            View::Cons(..) => {
-                // A run of bytes (Latin-1 text) is packed four to a word.
-                let mut packed: u32 = 0;
-                let mut count = 0u32;
+            ref v if prefix.is_some() || matches!(v, View::Cons(..)) => {
+                // A run of bytes (Latin-1 text) is packed four to a word;
+                // a prefix (a byte) opens the run, and `t` is its tail.
+                let (mut packed, mut count) = match prefix.take() {
+                    Some(p) => (p, 1u32),
+                    None => (0u32, 0u32),
+                };
                 let mut rest = t;
                 while let View::Cons(head, tail) = heap.view(rest) {
                     let Some(byte) = head.as_small().filter(|b| (0..=255).contains(b)) else {
@@ -178,6 +170,26 @@ fn internal_hash(heap: &Heap, t: Term) -> Option<u32> {
                     t = rest;
                 }
                 continue;
+            }
+            View::Small(i) if (OTP_SMALL_MIN..=OTP_SMALL_MAX).contains(&i) => {
+                h.immediate(((i << 4) as u64) | 0xf);
+            }
+            View::Small(i) => h.bignum(i < 0, std::iter::once(i.unsigned_abs())),
+            View::Big(big) => h.bignum(big.negative, big.limbs.iter().map(|l| l.0)),
+            View::Float(f) => {
+                let f = if f == 0.0 { 0.0 } else { f };
+                let bits = f.to_bits();
+                h.two(bits as u32, (bits >> 32) as u32, hconst(12));
+            }
+            View::Binary(bytes) => h.bytes(bytes),
+            View::Nil => h.immediate(NIL_WORD),
+            View::Tuple(elements) => {
+                h.two(elements.len() as u32, 0, hconst(9));
+                if let Some((&first, rest)) = elements.split_first() {
+                    stack.extend(rest.iter().rev().map(|&e| Next::Term(e)));
+                    t = first;
+                    continue;
+                }
             }
             _ => return None,
         }
@@ -214,9 +226,54 @@ pub fn walk_order(heap: &Heap, keys: &[Term]) -> Option<Vec<usize>> {
     for (i, &k) in keys.iter().enumerate() {
         ranked.push((trie_key(internal_hash(heap, k)?), i));
     }
-    // Full 32-bit collisions are left in term order.
     ranked.sort_unstable();
+    // Keys whose 32 bits of hash are equal: OTP goes on eight levels
+    // deeper with the hash of `[8 | Key]`, then `[16 | Key]`, and so on.
+    let mut start = 0;
+    while start < ranked.len() {
+        let mut end = start + 1;
+        while end < ranked.len() && ranked[end].0 == ranked[start].0 {
+            end += 1;
+        }
+        if end - start > 1 {
+            untie(heap, keys, &mut ranked[start..end], 1)?;
+        }
+        start = end;
+    }
     Some(ranked.into_iter().map(|(_, i)| i).collect())
+}
+
+/// Orders `tied` (keys whose hashes agree so far) by the hash of
+/// `[8 * salt | Key]`, deeper while they still agree; after a few rounds
+/// (never seen in practice) what is left stays in term order.
+fn untie(heap: &Heap, keys: &[Term], tied: &mut [(u32, usize)], salt: u32) -> Option<()> {
+    if salt > 4 {
+        tied.sort_unstable_by_key(|&(_, i)| i);
+        return Some(());
+    }
+    let mut deeper = Vec::with_capacity(tied.len());
+    for &(_, i) in tied.iter() {
+        deeper.push((
+            trie_key(internal_hash_salted(heap, keys[i], Some(8 * salt))?),
+            i,
+        ));
+    }
+    deeper.sort_unstable();
+    let mut start = 0;
+    while start < deeper.len() {
+        let mut end = start + 1;
+        while end < deeper.len() && deeper[end].0 == deeper[start].0 {
+            end += 1;
+        }
+        if end - start > 1 {
+            untie(heap, keys, &mut deeper[start..end], salt + 1)?;
+        }
+        start = end;
+    }
+    for (slot, d) in tied.iter_mut().zip(deeper) {
+        *slot = d;
+    }
+    Some(())
 }
 
 /// `keys` and `values` rearranged into OTP's walk order (see `walk_order`),

@@ -144,7 +144,29 @@ fn compare_in(ha: &Heap, a: Term, hb: &Heap, b: Term, exact: bool) -> Ordering {
     let mut stack = Pending::new();
     let mut next = Some((a, b, exact));
     while let Some((a, b, exact)) = next {
-        if a != b || !(same || a.is_immediate() || a.is_literal()) {
+        if a.is_cons() && b.is_cons() && (a != b || !same) {
+            // Two lists (strings, mostly): while both heads are small
+            // integers, compare them here, not a pair at a time.
+            let (mut a, mut b) = (a, b);
+            loop {
+                let ((h1, t1), (h2, t2)) = (ha.cons_parts(a), hb.cons_parts(b));
+                match (h1.as_small(), h2.as_small()) {
+                    (Some(x), Some(y)) if x != y => return x.cmp(&y),
+                    (Some(_), Some(_)) => {}
+                    _ => {
+                        stack.push((t1, t2, exact));
+                        stack.push((h1, h2, exact));
+                        break;
+                    }
+                }
+                if t1.is_cons() && t2.is_cons() && (t1 != t2 || !same) {
+                    (a, b) = (t1, t2);
+                } else {
+                    stack.push((t1, t2, exact));
+                    break;
+                }
+            }
+        } else if a != b || !(same || a.is_immediate() || a.is_literal()) {
             let order = compare_one(ha, a, hb, b, exact, &mut stack);
             if order != Ordering::Equal {
                 return order;
