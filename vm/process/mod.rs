@@ -23,9 +23,9 @@ pub use mailbox::Mailbox;
 use crate::code::{Module, ModuleRef};
 use crate::heap::Heap;
 use crate::heap::budget::{self, SystemLimit};
+use crate::term::prehashed::PrehashedMap;
 use crate::term::{Atom, Term};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// A return point, pushed by a call and popped by `return`. Native code
@@ -104,7 +104,7 @@ struct Cold {
     hashes: Vec<u64>,
     /// Pair indices by hash, once the dictionary is past
     /// `DICTIONARY_SCAN` pairs (a scan is cheaper below).
-    index: Option<HashMap<u64, Vec<u32>, BuildHasherDefault<KeyHash>>>,
+    index: Option<PrehashedMap<Vec<u32>>>,
     /// The exception being raised or handled: class, reason, stacktrace,
     /// and the arguments of the failed call (a list, or nil) while the
     /// stacktrace is `Term::RAW_TRACE` (see `RawTrace`).
@@ -171,29 +171,9 @@ impl Default for Cold {
     }
 }
 
-/// The dictionary index's hasher: its keys are already hashes (ets's
-/// hash of the dictionary key), so hashing them again (SipHash, the
-/// default) would only cost time on every get/put.
-#[derive(Default)]
-struct KeyHash(u64);
-
-impl Hasher for KeyHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | b as u64;
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
 impl Cold {
     fn index_pairs(&mut self) {
-        let mut index: HashMap<u64, Vec<u32>, BuildHasherDefault<KeyHash>> =
+        let mut index: PrehashedMap<Vec<u32>> =
             HashMap::with_capacity_and_hasher(self.hashes.len(), Default::default());
         for (i, &h) in self.hashes.iter().enumerate() {
             index.entry(h).or_default().push(i as u32);

@@ -48,6 +48,7 @@ pub mod literal;
 pub mod node;
 pub mod object;
 pub mod order;
+pub mod prehashed;
 pub mod print;
 pub mod view;
 pub mod zlib;

@@ -18,10 +18,10 @@ use super::hash;
 use crate::heap::{Heap, MessageBuffer};
 use crate::term::Term;
 use crate::term::order::compare_across;
+use crate::term::prehashed::PrehashedMap;
 use std::borrow::Borrow;
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::OnceLock;
 
@@ -54,24 +54,6 @@ pub fn key_of(object: &MessageBuffer, keypos: usize) -> Term {
 /// `next`/`prev` on a hash table given a key it does not hold.
 #[derive(Debug)]
 pub struct NotInTable;
-
-/// The hash map's hasher: the keys are already `hash::hash` values.
-#[derive(Default)]
-struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | b as u64;
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
 
 /// Slots whose keys share one hash (almost always exactly one).
 enum Chain {
@@ -118,7 +100,7 @@ struct Slot {
 pub struct HashStore {
     kind: Kind,
     keypos: usize,
-    index: HashMap<u64, Chain, BuildHasherDefault<PassThrough>>,
+    index: PrehashedMap<Chain>,
     slots: Vec<Slot>,
     free: Vec<u32>,
     objects: usize,
@@ -256,7 +238,7 @@ impl Store {
             _ => Store::Hash(HashStore {
                 kind,
                 keypos,
-                index: HashMap::default(),
+                index: PrehashedMap::default(),
                 slots: Vec::new(),
                 free: Vec::new(),
                 objects: 0,
