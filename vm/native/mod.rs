@@ -122,10 +122,14 @@ pub mod exit {
 }
 
 /// Bytes of machine stack native calls may take below `run` before a
-/// call goes through `run` (a native frame takes 32-100 bytes; the
-/// scheduler threads have 2 MiB, and the helpers at the top of the
-/// native calls keep the rest).
-pub const NATIVE_STACK: u64 = 64 * 1024;
+/// call goes through `run` (a native frame takes 32-100 bytes, so about
+/// ten thousand calls deep; the scheduler threads have
+/// `sched::SCHEDULER_STACK`, and the helpers at the top of the native
+/// calls keep the rest). Going through `run` pushes out every native
+/// frame below (`helpers::push_frame_out`), and their returns then go
+/// through `run`: with 64 KiB a comprehension over a thousand elements
+/// did that every few hundred calls.
+pub const NATIVE_STACK: u64 = 1024 * 1024;
 
 /// The machine stack pointer, near enough: the address of a local.
 #[inline(always)]

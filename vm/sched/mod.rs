@@ -122,7 +122,8 @@ mod tests;
 pub use cell::ProcessCell;
 pub use pid::Pid;
 pub use scheduler::{
-    CONTEXT_REDS, Config, Delivery, Finish, Finished, RunContext, run, run_with_outside,
+    CONTEXT_REDS, Config, Delivery, Finish, Finished, RunContext, SCHEDULER_STACK, run,
+    run_with_outside,
 };
 pub use signal::Signal;
 pub use stats::{Counters, Stats};

@@ -55,6 +55,11 @@ use crate::term::atom::Atom;
 
 /// Reductions a process may use before it must yield (BEAM's CONTEXT_REDS).
 pub const CONTEXT_REDS: u32 = 4000;
+/// Bytes of machine stack of a scheduler thread: native code may take
+/// `native::NATIVE_STACK` of it for its calls, and the helpers and BIFs
+/// above them (the compiler, regular expressions, printing) the rest.
+/// Only the pages touched are memory.
+pub const SCHEDULER_STACK: usize = 16 * 1024 * 1024;
 /// Rounds an idle scheduler spends stealing before it parks.
 const SEARCH_ROUNDS: u32 = 32;
 /// How long (in the owner's reductions) the oldest queued process must have
@@ -401,6 +406,26 @@ impl<B: ProcessBody> RunContext<'_, B> {
     /// one per step, and never more than the budget).
     pub fn charge(&mut self, reductions: u32) {
         self.reductions = self.reductions.saturating_add(reductions);
+    }
+
+    /// Whether the running process is all there is to do here: nothing
+    /// else is queued on this scheduler or the shared queue, no timer of
+    /// this scheduler and no outside delivery is pending, the program is
+    /// not stopping, and the process's own inbox is empty. Its engine may
+    /// then begin another time slice in place instead of yielding (which
+    /// costs native code the unwinding of its calls). Never under
+    /// `--deterministic`, whose clock and interleavings follow the slices.
+    pub fn alone(&self) -> bool {
+        !self.shared.config.deterministic
+            && self.local.next.is_none()
+            && self.local.worker.is_empty()
+            && self.local.scratch.is_empty()
+            && self.local.timers.is_empty()
+            && self.local.send_heap.is_empty()
+            && self.shared.injector.is_empty()
+            && !self.shared.stopped.load(Ordering::Relaxed)
+            && self.shared.outside.as_ref().is_none_or(|o| !o.pending())
+            && self.inbox.is_empty()
     }
 
     /// The oldest signal in the running process's inbox.
@@ -811,6 +836,7 @@ pub fn run_with_outside<B: ProcessBody>(
                 };
                 std::thread::Builder::new()
                     .name(format!("scheduler {}", index + 1))
+                    .stack_size(SCHEDULER_STACK)
                     .spawn_scoped(scope, move || {
                         let run = std::panic::AssertUnwindSafe(|| {
                             let counters = scheduler_loop(shared, local);
