@@ -48,13 +48,6 @@ pub struct Spawn {
 /// What the process BIFs need from the runtime, for the running process.
 pub trait Services {
     fn self_pid(&self) -> Pid;
-    /// Whether the running process may begin another time slice in place
-    /// when this one is spent (nothing else to run; see
-    /// `sched::RunContext::alone`). Native code asks, since yielding
-    /// unwinds its calls.
-    fn may_continue(&self) -> bool {
-        false
-    }
     /// Sends a message; a dead receiver drops it.
     fn send(&mut self, to: Pid, message: MessageBuffer);
     /// A send to another node found its connection busy: the process

@@ -14,9 +14,7 @@
 //!   bytecode to machine code with Cranelift and runs that.
 //!
 //! Both charge reductions at calls (`interp::cost`), yield at the same
-//! points (except that native code alone on its scheduler begins the next
-//! slice in place: `native::helpers::slice_spent`, never under
-//! `--deterministic`), collect only at heap tests and in the shared operations
+//! points, collect only at heap tests and in the shared operations
 //! (`ops`) with the same roots, and leave raising exceptions, receives
 //! and the rarer instructions to the interpreter: native code that meets
 //! one stops *before* it with all state in place ("bails out"), and the

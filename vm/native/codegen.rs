@@ -3238,16 +3238,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             .b
             .ins()
             .icmp_imm_s(IntCC::SignedLessThanOrEqual, reds, 0);
-        let spent_block = self.b.create_block();
         let yield_block = self.b.create_block();
         let go_on = self.b.create_block();
-        self.b.set_cold_block(spent_block);
-        self.b.ins().brif(spent, spent_block, &[], go_on, &[]);
-        // Another slice in place when nothing else is there to run.
-        self.b.switch_to_block(spent_block);
-        let f = helpers::slice_spent as *const () as usize;
-        let status = self.call(self.sigs.ctx_ret, f, &[self.ctx]).unwrap();
-        self.b.ins().brif(status, yield_block, &[], go_on, &[]);
+        self.b.ins().brif(spent, yield_block, &[], go_on, &[]);
         self.b.switch_to_block(yield_block);
         let live = self.b.ins().iconst(I32, arity as i64);
         self.store_ctx(live, off!(live));

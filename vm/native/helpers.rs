@@ -693,26 +693,6 @@ pub(super) unsafe extern "C" fn push_catch(ctx: *mut Ctx, ip: u32, depth: u64) -
     0
 }
 
-/// The time slice is spent at a call: 0 when the process may begin
-/// another one in place (nothing else is there to run: see
-/// `Services::may_continue`), with its reductions counted and `Ctx::reds`
-/// refilled; 1 when it must yield. Going on in place spares native code
-/// the unwinding of its calls, which a deep recursion pays at every slice.
-///
-/// # Safety
-/// As `parts`.
-pub(super) unsafe extern "C" fn slice_spent(ctx: *mut Ctx) -> u32 {
-    // SAFETY: as the caller promises; only the counters are touched.
-    let ctx = unsafe { &mut *ctx };
-    if !crate::bif::process::services(|s| s.may_continue()) {
-        return 1;
-    }
-    let p = unsafe { &mut *ctx.process };
-    p.total_reductions += ctx.budget;
-    ctx.reds += ctx.budget as i64;
-    0
-}
-
 /// `try_end` or `catch_end`: the body finished without an exception.
 pub(super) unsafe extern "C" fn pop_catch(ctx: *mut Ctx) -> u32 {
     let (ctx, p, _) = unsafe { parts(ctx) };

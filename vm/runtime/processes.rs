@@ -1126,14 +1126,6 @@ impl Services for ActorServices<'_, '_> {
         self.ctx.pid()
     }
 
-    /// Not while a BIF has asked for the slice to end to suspend or wait
-    /// (`Actor::run` handles those at the yield).
-    fn may_continue(&self) -> bool {
-        self.cold.as_ref().is_none_or(|c| {
-            c.suspended_on.is_none() && c.io_reply.is_none() && c.awaiting_exit.is_none()
-        }) && self.ctx.alone()
-    }
-
     fn send(&mut self, to: Pid, message: MessageBuffer) {
         self.ctx.send_message(to, message);
     }

@@ -408,26 +408,6 @@ impl<B: ProcessBody> RunContext<'_, B> {
         self.reductions = self.reductions.saturating_add(reductions);
     }
 
-    /// Whether the running process is all there is to do here: nothing
-    /// else is queued on this scheduler or the shared queue, no timer of
-    /// this scheduler and no outside delivery is pending, the program is
-    /// not stopping, and the process's own inbox is empty. Its engine may
-    /// then begin another time slice in place instead of yielding (which
-    /// costs native code the unwinding of its calls). Never under
-    /// `--deterministic`, whose clock and interleavings follow the slices.
-    pub fn alone(&self) -> bool {
-        !self.shared.config.deterministic
-            && self.local.next.is_none()
-            && self.local.worker.is_empty()
-            && self.local.scratch.is_empty()
-            && self.local.timers.is_empty()
-            && self.local.send_heap.is_empty()
-            && self.shared.injector.is_empty()
-            && !self.shared.stopped.load(Ordering::Relaxed)
-            && self.shared.outside.as_ref().is_none_or(|o| !o.pending())
-            && self.inbox.is_empty()
-    }
-
     /// The oldest signal in the running process's inbox.
     pub fn take_signal(&mut self) -> Option<Signal<B::Message>> {
         self.inbox.take()
