@@ -549,6 +549,10 @@ fn minor_collections_leave_the_old_generation_in_place() {
         "the survivors are old"
     );
     let (old, before) = (roots[0], heap.collections);
+    // A major collection copies into a new space; minor ones keep the
+    // heap's buffer (a second major would lay the list out at the same
+    // offsets, so the term alone cannot tell them apart).
+    let space = heap.words().as_ptr();
     // A young structure that lives across the minor collections, and
     // garbage around it.
     for i in 0..300 {
@@ -563,6 +567,11 @@ fn minor_collections_leave_the_old_generation_in_place() {
         "the churn should have collected"
     );
     assert_eq!(roots[0], old, "the old list did not move");
+    assert_eq!(
+        heap.words().as_ptr(),
+        space,
+        "only minor collections ran: the heap is the same space"
+    );
     check_list(&heap, roots[0], 2000);
     let mut young = roots[1];
     for i in (0..300).rev() {
