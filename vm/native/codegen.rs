@@ -302,6 +302,8 @@ struct InlineBifs {
     map_update1: Option<u16>,
     map_update1_chain: Option<u16>,
     append: Option<u16>,
+    max: Option<u16>,
+    min: Option<u16>,
 }
 
 fn inline_bifs() -> &'static InlineBifs {
@@ -317,6 +319,8 @@ fn inline_bifs() -> &'static InlineBifs {
         map_update1: crate::bif::lookup("erlang", "$map_update1", 3),
         map_update1_chain: crate::bif::lookup("erlang", "$map_update1_chain", 3),
         append: crate::bif::lookup("erlang", "++", 2),
+        max: crate::bif::lookup("erlang", "max", 2),
+        min: crate::bif::lookup("erlang", "min", 2),
     })
 }
 
@@ -1787,6 +1791,22 @@ impl<'a, 'b> Gen<'a, 'b> {
                 fail,
                 dst,
                 ..
+            } if Some(bif) == inline_bifs().max || Some(bif) == inline_bifs().min => {
+                let module = self.m.get();
+                let (a, b) = (
+                    module.operand_lists[args as usize],
+                    module.operand_lists[args as usize + 1],
+                );
+                let max = Some(bif) == inline_bifs().max;
+                self.min_max(ip, fail, a, b, dst, max);
+                true
+            }
+            Instr::Bif {
+                bif,
+                args,
+                fail,
+                dst,
+                ..
             } if Some(bif) == inline_bifs().append => {
                 let module = self.m.get();
                 let (a, b) = (
@@ -2635,6 +2655,38 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(inline_done);
         self.charge_bif();
         self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
+        self.b.switch_to_block(general);
+        self.bif_call(ip, fail);
+        let v = self.get(dst.src());
+        self.b.ins().jump(done, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(done);
+        self.put(dst, result);
+    }
+
+    /// `max(A, B)` (or `min`) inline for two small integers: their
+    /// tagged words compare as the integers do. Anything else takes the
+    /// BIF (the general term order). With equal terms `A` is the answer,
+    /// as in OTP.
+    fn min_max(&mut self, ip: usize, fail: Label, a: Src, b: Src, dst: Dst, max: bool) {
+        let va = self.get(a);
+        let vb = self.get(b);
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        let fast = self.b.create_block();
+        let general = self.b.create_block();
+        self.b.set_cold_block(general);
+        let small = self.both_small(va, vb);
+        self.b.ins().brif(small, fast, &[], general, &[]);
+        self.b.switch_to_block(fast);
+        let cc = if max {
+            IntCC::SignedLessThan
+        } else {
+            IntCC::SignedGreaterThan
+        };
+        let take_b = self.b.ins().icmp(cc, va, vb);
+        let r = self.b.ins().select(take_b, vb, va);
+        self.charge_bif();
+        self.b.ins().jump(done, &[BlockArg::Value(r)]);
         self.b.switch_to_block(general);
         self.bif_call(ip, fail);
         let v = self.get(dst.src());
