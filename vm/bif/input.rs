@@ -18,6 +18,7 @@ use crate::term::constant::Constant;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use num_bigint::BigInt;
+use num_traits::ToPrimitive;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `io:setopts([binary])` on standard_io: reads return binaries.
@@ -217,23 +218,19 @@ fn fread_stdin(ctx: &mut Context, format: &[char], args: &mut [Term]) -> BifResu
             Taken::Eof | Taken::Error(_) => true,
             Taken::Pending => return wait(ctx),
         };
-        if at_eof && pending.is_empty() {
-            return Ok(eof());
-        }
-        let text: Vec<char> = pending.iter().map(|&b| b as char).collect();
-        match fread(format, &text, at_eof) {
-            Fread::More | Fread::Suspended(..) => continue,
-            Fread::Done(values, used) => {
-                // A bare newline left over is dropped, as OTP's io
-                // server does; anything else is read next.
-                if &pending[used..] != b"\n" {
-                    stdin::unread(&pending[used..]);
-                }
+        match fread_lines(format, &pending, at_eof) {
+            Lines::More => continue,
+            Lines::Eof => {
+                pending.clear();
+                return Ok(eof());
+            }
+            Lines::Done(values, rest) => {
+                stdin::unread(&rest);
                 pending.clear();
                 drop(pending);
                 return fread_reply(ctx, values, args);
             }
-            Fread::Fail(what) => {
+            Lines::Fail(what) => {
                 pending.clear();
                 drop(pending);
                 ctx.ensure(6, args)?;
@@ -731,6 +728,74 @@ fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
     fread_text(format, text, at_eof, false)
 }
 
+/// What `io:fread` makes of the lines read so far.
+enum Lines {
+    /// Every directive matched: the values, and what is left to read
+    /// next.
+    Done(Vec<Value>, Vec<u8>),
+    /// The format wants another line.
+    More,
+    /// Input ended before anything was read.
+    Eof,
+    /// A directive failed (the lines read are used up).
+    Fail(&'static str),
+}
+
+/// `io:fread` on `pending` (the lines read so far; at end of input the
+/// last may have no newline), as OTP's io server does it: each line,
+/// without its newline, is read as `io_lib:fread/2` reads a string, and
+/// a format left wanting goes on with the next line. So an empty line
+/// is passed over while a line of only white space fails `~d` (and
+/// reads `""` for `~s`); what a finished read leaves of its line is
+/// read next, a bare newline excepted.
+fn fread_lines(format: &[char], pending: &[u8], at_eof: bool) -> Lines {
+    let mut values = Vec::new();
+    let mut at = 0;
+    // Characters used, newlines counted: at end of input, nothing used
+    // is `eof`, anything else a failed read.
+    let mut used = 0;
+    let mut start = 0;
+    while start < pending.len() {
+        let (end, next) = match pending[start..].iter().position(|&b| b == b'\n') {
+            Some(i) => (start + i, start + i + 1),
+            None if at_eof => (pending.len(), pending.len()),
+            None => return Lines::More,
+        };
+        let end = if next > end && end > start && pending[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        let text: Vec<char> = pending[start..end].iter().map(|&b| b as char).collect();
+        match fread_text(&format[at..], &text, true, true) {
+            Fread::Done(mut more, n) => {
+                values.append(&mut more);
+                let rest = if n == text.len() {
+                    pending[next..].to_vec()
+                } else {
+                    pending[start + n..].to_vec()
+                };
+                return Lines::Done(values, rest);
+            }
+            Fread::Suspended(i, n, mut more) => {
+                values.append(&mut more);
+                at += i;
+                used += n + (next - end);
+            }
+            Fread::Fail(what) => return Lines::Fail(what),
+            Fread::More => return Lines::Fail("input"),
+        }
+        start = next;
+    }
+    if !at_eof {
+        Lines::More
+    } else if used == 0 && values.is_empty() {
+        Lines::Eof
+    } else {
+        Lines::Fail("input")
+    }
+}
+
 /// `fread`, where `string` says the text is `io_lib:fread/2`'s string:
 /// as io_lib_fread does, a directive or a literal that finds the string
 /// used up suspends (`{more, ...}`), while one that finds only white
@@ -867,6 +932,13 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
                     _ => return Fread::Fail(name_of(control)),
                 }
             }
+            '#' => match leading_based(&field) {
+                Some((n, used)) if width.is_none() || used == field.chars().count() => {
+                    pos += used;
+                    Value::Int(n)
+                }
+                _ => return Fread::Fail("based"),
+            },
             'f' => match leading_float(&field) {
                 Some((f, used)) if width.is_none() || used == field.chars().count() => {
                     pos += used;
@@ -907,6 +979,7 @@ fn name_of(control: char) -> &'static str {
         's' => "string",
         'a' => "atom",
         'c' => "character",
+        '#' => "based",
         _ => "format",
     }
 }
@@ -926,6 +999,27 @@ fn leading_integer(field: &str, signed: bool) -> (Option<BigInt>, usize) {
         return (None, 0);
     }
     (field[..i].parse::<BigInt>().ok(), i)
+}
+
+/// A based integer (`16#ff`, `-2#101`, base 2 to 36) at the start of
+/// `field` (white space before it in a fixed-width field is skipped),
+/// and the characters it takes.
+fn leading_based(field: &str) -> Option<(BigInt, usize)> {
+    let skipped = field.len() - field.trim_start().len();
+    let rest = &field[skipped..];
+    let (base, used) = leading_integer(rest, true);
+    let base = base?.to_i64()?;
+    if rest.as_bytes().get(used) != Some(&b'#') || !(2..=36).contains(&base.abs()) {
+        return None;
+    }
+    let digits = &rest[used + 1..];
+    let n = digits
+        .chars()
+        .take_while(|c| c.is_digit(base.unsigned_abs() as u32))
+        .count();
+    let value = BigInt::parse_bytes(&digits.as_bytes()[..n], base.unsigned_abs() as u32)?;
+    let value = if base < 0 { -value } else { value };
+    Some((value, skipped + used + 1 + n))
 }
 
 /// A float (`1.5`, `-2.0e3`) at the start of `field`.

@@ -28,7 +28,7 @@ use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::cmp::Ordering;
 
-pub use exception::{format_exception, stacktrace_entries};
+pub use exception::{ShownFrame, current_stacktrace, format_exception, stacktrace_entries};
 
 /// Reductions a process may spend before it yields (BEAM's value).
 pub const CONTEXT_REDS: usize = 4000;

@@ -1097,6 +1097,10 @@ impl Actor {
                 .collect();
         }
         snap.initial_call = Some(p.initial_call());
+        snap.catch_level = p.catch_level();
+        if want.stacktrace {
+            snap.stacktrace = crate::interp::current_stacktrace(p, p.module, p.ip as usize);
+        }
         let ip = p.ip;
         snap.current_function = p
             .module
