@@ -510,6 +510,12 @@ fn interpret(
                     }
                     let func = entry.func;
                     let used = regs_used(&m);
+                    // Where the process is, for the BIFs that ask
+                    // (`process_info(self(), current_function)`): the
+                    // process's own fields are otherwise written only when
+                    // the interpreter stops.
+                    p.ip = ip as u32;
+                    p.module = m;
                     let result = {
                         let mut ctx = Context {
                             process: p,
