@@ -857,7 +857,9 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
         if string && control != 'l' && pos == text.len() {
             return Fread::Suspended(directive, pos, values);
         }
-        if string && width.is_some_and(|w| pos + w > text.len()) {
+        // `~Nu` reads digits in base N, not N characters.
+        let field_width = width.filter(|_| control != 'u');
+        if string && field_width.is_some_and(|w| pos + w > text.len()) {
             return Fread::Fail(name_of(control));
         }
         if control == '~' {
@@ -892,6 +894,39 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
                     Fread::More
                 };
             }
+        }
+        if control == 'u'
+            && let Some(base) = width
+        {
+            if !(2..=36).contains(&base) {
+                return fail_format();
+            }
+            let used = base_digits(&text[pos..], base);
+            let digits: String = text[pos..pos + used].iter().collect();
+            let Some(n) = BigInt::parse_bytes(digits.as_bytes(), base as u32) else {
+                return Fread::Fail("unsigned");
+            };
+            pos += used;
+            if !suppress {
+                values.push(Value::Int(n));
+            }
+            continue;
+        }
+        if control == '#' {
+            // `Base#Digits`, the base signed (a negative base reads a
+            // negative number), within `width` characters if given.
+            let limit = width.map_or(text.len(), |w| (pos + w).min(text.len()));
+            let Some((n, used)) = based_integer(&text[pos..limit]) else {
+                return Fread::Fail("based");
+            };
+            if width.is_some_and(|w| used != w) {
+                return Fread::Fail("based");
+            }
+            pos += used;
+            if !suppress {
+                values.push(Value::Int(n));
+            }
+            continue;
         }
         // The field: `width` characters, or up to white space.
         let end = match width {
@@ -982,6 +1017,40 @@ fn name_of(control: char) -> &'static str {
         '#' => "based",
         _ => "format",
     }
+}
+
+/// How many characters at the start of `text` io_lib_fread takes as
+/// digits of `base`: 0-9 whatever the base, and the letters below it.
+fn base_digits(text: &[char], base: usize) -> usize {
+    let letters = base.saturating_sub(10) as u32;
+    text.iter()
+        .take_while(|&&c| {
+            c.is_ascii_digit()
+                || (c.is_ascii_uppercase() && (c as u32 - 'A' as u32) < letters)
+                || (c.is_ascii_lowercase() && (c as u32 - 'a' as u32) < letters)
+        })
+        .count()
+}
+
+/// `~#`'s `Base#Digits` at the start of `text`: its value and the
+/// characters it takes, or `None` where OTP's reading fails (`based`).
+fn based_integer(text: &[char]) -> Option<(BigInt, usize)> {
+    let mut i = usize::from(matches!(text.first(), Some('-' | '+')));
+    while text.get(i).is_some_and(char::is_ascii_digit) {
+        i += 1;
+    }
+    if text.get(i) != Some(&'#') {
+        return None;
+    }
+    let base: i64 = text[..i].iter().collect::<String>().parse().ok()?;
+    let b = base.unsigned_abs() as usize;
+    if !(2..=36).contains(&b) {
+        return None;
+    }
+    let used = base_digits(&text[i + 1..], b);
+    let digits: String = text[i + 1..i + 1 + used].iter().collect();
+    let n = BigInt::parse_bytes(digits.as_bytes(), b as u32)?;
+    Some((if base < 0 { -n } else { n }, i + 1 + used))
 }
 
 /// The integer at the start of `field` and the characters it takes.
