@@ -18,7 +18,6 @@ use crate::term::constant::Constant;
 use crate::term::view::View;
 use crate::term::{Atom, Term};
 use num_bigint::BigInt;
-use num_traits::ToPrimitive;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `io:setopts([binary])` on standard_io: reads return binaries.
@@ -875,6 +874,7 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
             }
             continue;
         }
+        let before_white = pos;
         if control != 'c' {
             skip_white(&mut pos);
             if string && pos == text.len() && matches!(control, 's' | 'a') {
@@ -915,11 +915,17 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
         if control == '#' {
             // `Base#Digits`, the base signed (a negative base reads a
             // negative number), within `width` characters if given.
-            let limit = width.map_or(text.len(), |w| (pos + w).min(text.len()));
-            let Some((n, used)) = based_integer(&text[pos..limit]) else {
+            // A fixed-width field may start with white space (the white
+            // space skipped above counts in its width), and its base may
+            // not be negative, as OTP reads it.
+            let limit = width.map_or(text.len(), |w| (before_white + w).min(text.len()));
+            if width.is_some() && text.get(pos) == Some(&'-') {
+                return Fread::Fail("based");
+            }
+            let Some((n, used)) = based_integer(&text[pos.min(limit)..limit]) else {
                 return Fread::Fail("based");
             };
-            if width.is_some_and(|w| used != w) {
+            if width.is_some_and(|w| pos - before_white + used != w) {
                 return Fread::Fail("based");
             }
             pos += used;
@@ -967,13 +973,6 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
                     _ => return Fread::Fail(name_of(control)),
                 }
             }
-            '#' => match leading_based(&field) {
-                Some((n, used)) if width.is_none() || used == field.chars().count() => {
-                    pos += used;
-                    Value::Int(n)
-                }
-                _ => return Fread::Fail("based"),
-            },
             'f' => match leading_float(&field) {
                 Some((f, used)) if width.is_none() || used == field.chars().count() => {
                     pos += used;
@@ -1068,27 +1067,6 @@ fn leading_integer(field: &str, signed: bool) -> (Option<BigInt>, usize) {
         return (None, 0);
     }
     (field[..i].parse::<BigInt>().ok(), i)
-}
-
-/// A based integer (`16#ff`, `-2#101`, base 2 to 36) at the start of
-/// `field` (white space before it in a fixed-width field is skipped),
-/// and the characters it takes.
-fn leading_based(field: &str) -> Option<(BigInt, usize)> {
-    let skipped = field.len() - field.trim_start().len();
-    let rest = &field[skipped..];
-    let (base, used) = leading_integer(rest, true);
-    let base = base?.to_i64()?;
-    if rest.as_bytes().get(used) != Some(&b'#') || !(2..=36).contains(&base.abs()) {
-        return None;
-    }
-    let digits = &rest[used + 1..];
-    let n = digits
-        .chars()
-        .take_while(|c| c.is_digit(base.unsigned_abs() as u32))
-        .count();
-    let value = BigInt::parse_bytes(&digits.as_bytes()[..n], base.unsigned_abs() as u32)?;
-    let value = if base < 0 { -value } else { value };
-    Some((value, skipped + used + 1 + n))
 }
 
 /// A float (`1.5`, `-2.0e3`) at the start of `field`.
