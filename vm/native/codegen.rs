@@ -1792,11 +1792,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 dst,
                 ..
             } if Some(bif) == inline_bifs().max || Some(bif) == inline_bifs().min => {
-                let module = self.m.get();
-                let (a, b) = (
-                    module.operand_lists[args as usize],
-                    module.operand_lists[args as usize + 1],
-                );
+                let (a, b) = self.two_operands(args);
                 let max = Some(bif) == inline_bifs().max;
                 self.min_max(ip, fail, a, b, dst, max);
                 true
@@ -1808,11 +1804,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 dst,
                 ..
             } if Some(bif) == inline_bifs().append => {
-                let module = self.m.get();
-                let (a, b) = (
-                    module.operand_lists[args as usize],
-                    module.operand_lists[args as usize + 1],
-                );
+                let (a, b) = self.two_operands(args);
                 self.append(ip, fail, a, b, dst);
                 true
             }
@@ -1823,11 +1815,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 dst,
                 ..
             } if Some(bif) == inline_bifs().map_get || Some(bif) == inline_bifs().maps_get => {
-                let module = self.m.get();
-                let (key, map) = (
-                    module.operand_lists[args as usize],
-                    module.operand_lists[args as usize + 1],
-                );
+                let (key, map) = self.two_operands(args);
                 self.map_get(ip, fail, key, map, dst, None, false);
                 true
             }
@@ -1863,11 +1851,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 dst,
                 ..
             } if Some(bif) == inline_bifs().send => {
-                let module = self.m.get();
-                let (to, msg) = (
-                    module.operand_lists[args as usize],
-                    module.operand_lists[args as usize + 1],
-                );
+                let (to, msg) = self.two_operands(args);
                 self.send(ip, fail, to, msg, dst);
                 true
             }
@@ -2661,6 +2645,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().jump(done, &[BlockArg::Value(v)]);
         self.b.switch_to_block(done);
         self.put(dst, result);
+    }
+
+    /// The two operands of a BIF call whose operand list starts at `args`.
+    fn two_operands(&self, args: u32) -> (Src, Src) {
+        let module = self.m.get();
+        (
+            module.operand_lists[args as usize],
+            module.operand_lists[args as usize + 1],
+        )
     }
 
     /// `max(A, B)` (or `min`) inline for two small integers: their
