@@ -306,6 +306,33 @@ struct InlineBifs {
     min: Option<u16>,
 }
 
+/// The inline BIFs of two operands (`Gen::two_operands`).
+#[derive(Clone, Copy)]
+enum Inline2 {
+    Max,
+    Min,
+    Append,
+    MapGet,
+    Send,
+}
+
+impl InlineBifs {
+    /// Which inline BIF of two operands BIF number `bif` is, if any.
+    fn two_operands(&self, bif: u16) -> Option<Inline2> {
+        let bif = Some(bif);
+        [
+            (self.max, Inline2::Max),
+            (self.min, Inline2::Min),
+            (self.append, Inline2::Append),
+            (self.map_get, Inline2::MapGet),
+            (self.maps_get, Inline2::MapGet),
+            (self.send, Inline2::Send),
+        ]
+        .into_iter()
+        .find_map(|(n, which)| (n == bif).then_some(which))
+    }
+}
+
 fn inline_bifs() -> &'static InlineBifs {
     static BIFS: std::sync::OnceLock<InlineBifs> = std::sync::OnceLock::new();
     BIFS.get_or_init(|| InlineBifs {
@@ -561,6 +588,8 @@ struct Gen<'a, 'b> {
     /// (the `depth` parameter, see `native::Enter`): variables, not
     /// values, so that each native call ends their live ranges (`Vars`).
     vars: Vars,
+    /// `returns_in_own_module`, once found.
+    own_module_returns: Option<bool>,
     sigs: Sigs,
     /// This function's entry block for entry 0 (self tail calls jump here).
     body: Block,
@@ -653,6 +682,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             end,
             blocks,
             vars,
+            own_module_returns: None,
             sigs,
             body,
             itself,
@@ -1791,32 +1821,16 @@ impl<'a, 'b> Gen<'a, 'b> {
                 fail,
                 dst,
                 ..
-            } if Some(bif) == inline_bifs().max || Some(bif) == inline_bifs().min => {
+            } if inline_bifs().two_operands(bif).is_some() => {
                 let (a, b) = self.two_operands(args);
-                let max = Some(bif) == inline_bifs().max;
-                self.min_max(ip, fail, a, b, dst, max);
-                true
-            }
-            Instr::Bif {
-                bif,
-                args,
-                fail,
-                dst,
-                ..
-            } if Some(bif) == inline_bifs().append => {
-                let (a, b) = self.two_operands(args);
-                self.append(ip, fail, a, b, dst);
-                true
-            }
-            Instr::Bif {
-                bif,
-                args,
-                fail,
-                dst,
-                ..
-            } if Some(bif) == inline_bifs().map_get || Some(bif) == inline_bifs().maps_get => {
-                let (key, map) = self.two_operands(args);
-                self.map_get(ip, fail, key, map, dst, None, false);
+                match inline_bifs().two_operands(bif) {
+                    Some(Inline2::Max) => self.min_max(ip, fail, a, b, dst, true),
+                    Some(Inline2::Min) => self.min_max(ip, fail, a, b, dst, false),
+                    Some(Inline2::Append) => self.append(ip, fail, a, b, dst),
+                    Some(Inline2::MapGet) => self.map_get(ip, fail, a, b, dst, None, false),
+                    Some(Inline2::Send) => self.send(ip, fail, a, b, dst),
+                    None => unreachable!("the guard found it"),
+                }
                 true
             }
             Instr::Bif {
@@ -1842,17 +1856,6 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let v = self.load_ctx(off!(self_pid));
                 self.charge_bif();
                 self.put(dst, v);
-                true
-            }
-            Instr::Bif {
-                bif,
-                args,
-                fail,
-                dst,
-                ..
-            } if Some(bif) == inline_bifs().send => {
-                let (to, msg) = self.two_operands(args);
-                self.send(ip, fail, to, msg, dst);
                 true
             }
             Instr::Bif { fail, .. } => {
@@ -3387,10 +3390,14 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// whenever it returns `RETURNED`: it makes no tail call other than
     /// of itself (a tail call of another function, local or remote, may
     /// return from another module; body calls put the module back).
-    fn returns_in_own_module(&self) -> bool {
+    /// Asked by every self call, so found once.
+    fn returns_in_own_module(&mut self) -> bool {
+        if let Some(known) = self.own_module_returns {
+            return known;
+        }
         let code = &self.m.get().code[self.start..self.end];
         let itself = self.start as u32 - 1;
-        code.iter().all(|i| match *i {
+        let known = code.iter().all(|i| match *i {
             Instr::CallLast { target, .. } | Instr::CallOnly { target, .. } => target.0 == itself,
             Instr::CallExtLast { .. } | Instr::CallExtOnly { .. } => false,
             Instr::CallFun { tail, .. }
@@ -3398,7 +3405,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             | Instr::ApplyList { tail }
             | Instr::ApplyFunList { tail } => tail == Tail::No,
             _ => true,
-        })
+        });
+        self.own_module_returns = Some(known);
+        known
     }
 
     /// Whether the machine stack has room for one more native call
