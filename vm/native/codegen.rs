@@ -2232,7 +2232,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         let Instr::Bif { bif, args, dst, .. } = self.m.get().code[ip] else {
             unreachable!("bif_call on a BIF instruction")
         };
-        let arity = crate::bif::TABLE[bif as usize].arity as usize;
+        let entry = &crate::bif::TABLE[bif as usize];
+        let arity = entry.arity as usize;
+        let helper = if crate::bif::only_reads(entry) {
+            helpers::call_reading_bif as *const () as usize
+        } else {
+            helpers::call_bif as *const () as usize
+        };
         let area = self.bif_args();
         for i in 0..arity {
             let src = self.m.get().operand_lists[args as usize + i];
@@ -2248,13 +2254,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let area_addr = self.b.ins().stack_addr(I64, area, 0);
         let sig = self.sigs.test;
         let ctx = self.ctx();
-        let status = self
-            .call(
-                sig,
-                helpers::call_bif as *const () as usize,
-                &[ctx, at, area_addr],
-            )
-            .unwrap();
+        let status = self.call(sig, helper, &[ctx, at, area_addr]).unwrap();
         let done = self.b.create_block();
         let not_ok = self.b.create_block();
         let is_ok = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
