@@ -295,7 +295,13 @@ impl Fc<'_> {
         let final_fail = self.m.new_label();
         let starts: Vec<Label> = clauses.iter().map(|_| self.m.new_label()).collect();
         let patterns: Vec<&Expr> = clauses.iter().map(|c| &c.patterns[0]).collect();
-        self.m.select_on_literals(&patterns, v, &starts, final_fail);
+        if !self.m.select_on_literals(&patterns, v, &starts, final_fail) {
+            let saved = self.x_floor;
+            let scratch = self.temp();
+            self.x_floor = saved;
+            self.m
+                .select_on_tags(&patterns, v, &starts, final_fail, scratch);
+        }
         for (i, c) in clauses.iter().enumerate() {
             self.m.bind(starts[i]);
             self.bound = before.clone();
