@@ -347,15 +347,20 @@ pub(super) unsafe extern "C" fn push_frame_out(
 }
 
 /// `call_remote`'s common case without bringing the process up to date:
-/// a body `call_ext` whose import is resolved, whose callee has native
-/// code, with reductions and machine stack to spare. Such a call changes
-/// nothing in the process (a native call pushes no frame), only the
-/// context's reductions, module and instruction pointer. `None` for
-/// anything else, with nothing changed.
+/// a `call_ext` (body or last call) whose import is resolved, whose
+/// callee has native code, with reductions and machine stack to spare.
+/// Such a call changes nothing in the process (a native call pushes no
+/// frame; a last call pops this function's Y slots, the context's stack
+/// top), only the context's reductions, module and instruction pointer.
+/// `None` for anything else, with nothing changed.
 fn call_ext_compiled(ctx: &mut Ctx, ip: u32) -> Option<u64> {
     let module = ctx.module.get();
-    let &Instr::CallExt { arity, import } = module.code.get(ip as usize)? else {
-        return None;
+    let (arity, import, pop) = match *module.code.get(ip as usize)? {
+        Instr::CallExt { arity, import } | Instr::CallExtOnly { arity, import } => {
+            (arity, import, false)
+        }
+        Instr::CallExtLast { arity, import } => (arity, import, true),
+        _ => return None,
     };
     if ctx.reds <= cost::CALL as i64 || super::stack_pointer() <= ctx.stack_limit {
         return None;
@@ -373,6 +378,10 @@ fn call_ext_compiled(ctx: &mut Ctx, ip: u32) -> Option<u64> {
     let code = slot.load(std::sync::atomic::Ordering::Acquire) as u64;
     if code <= remote::YIELD {
         return None;
+    }
+    if pop {
+        // As `finish_call`'s truncation to the frame's base.
+        ctx.stack_top = ctx.y;
     }
     ctx.reds -= cost::CALL as i64;
     ctx.module = target;
