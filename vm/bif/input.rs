@@ -281,25 +281,26 @@ fn take_file(
         View::Tuple([_, format]) => {
             let format: Vec<char> =
                 super::io::unicode_chars(heap, *format).ok_or(BifError::Badarg)?;
-            let mut text = Vec::new();
+            // As from standard input (`fread_lines`): a line at a time,
+            // and what the read leaves of its last line stays unread.
+            let mut pending = Vec::new();
             loop {
                 let at_eof = match f.read_line() {
                     Ok(Some(line)) => {
-                        text.extend(line.iter().map(|&b| b as char));
+                        pending.extend_from_slice(&line);
                         false
                     }
                     _ => true,
                 };
-                if at_eof && text.is_empty() {
-                    return Ok(eof());
-                }
-                match fread(&format, &text, at_eof) {
-                    Fread::More | Fread::Suspended(..) => continue,
-                    Fread::Done(values, _) => {
+                match fread_lines(&format, &pending, at_eof) {
+                    Lines::More => continue,
+                    Lines::Eof => return Ok(eof()),
+                    Lines::Done(values, rest) => {
+                        f.unread(&rest);
                         drop(f);
                         return fread_reply(ctx, values, args);
                     }
-                    Fread::Fail(what) => {
+                    Lines::Fail(what) => {
                         drop(f);
                         ctx.ensure(6, args)?;
                         let h = ctx.heap();
@@ -720,11 +721,6 @@ enum Fread {
     Suspended(usize, usize, Vec<Value>),
     /// A directive failed: what it wanted (`integer`, `float`, ...).
     Fail(&'static str),
-}
-
-/// io_lib:fread's reading of `text` by `format`.
-fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
-    fread_text(format, text, at_eof, false)
 }
 
 /// What `io:fread` makes of the lines read so far.
