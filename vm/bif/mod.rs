@@ -164,7 +164,7 @@ pub fn only_reads(entry: &BifEntry) -> bool {
         ("erlang", "length" | "hd" | "tl" | "tuple_size" | "size", 1)
             | ("erlang", "bit_size" | "byte_size", 1)
             | ("lists", "member", 2)
-            | ("lists", "keyfind", 3)
+            | ("lists", "keyfind" | "keymember", 3)
     )
 }
 
