@@ -310,6 +310,15 @@ struct InlineBifs {
     abs: Option<u16>,
 }
 
+/// Where an inline BIF's code ends (`Gen::inline_exits`).
+struct InlineExits {
+    done: Block,
+    result: Value,
+    inline: Block,
+    answer: Value,
+    general: Block,
+}
+
 /// The inline BIFs of one operand (`Gen::one_operand`).
 #[derive(Clone, Copy)]
 enum Inline1 {
@@ -2634,13 +2643,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let tuple_src = *operands.last().expect("a tuple operand");
         let vt = self.get(tuple_src);
         let vi = (operands.len() == 2).then(|| self.get(operands[0]));
-        let done = self.b.create_block();
-        let result = self.b.append_block_param(done, I64);
-        // The inline answers pass here to be charged; the general path
-        // charges in the BIF call.
-        let inline_done = self.b.create_block();
-        let inline_result = self.b.append_block_param(inline_done, I64);
-        let general = self.b.create_block();
+        let exits = self.inline_exits();
+        let (inline_done, general) = (exits.inline, exits.general);
         let check = self.b.create_block();
         let boxed = self.tag_is(vt, TAG_BOXED);
         let fine = match vi {
@@ -2681,15 +2685,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     .brif(is_tuple, inline_done, &[BlockArg::Value(n)], general, &[]);
             }
         }
-        self.b.switch_to_block(inline_done);
-        self.charge_bif();
-        self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
-        self.b.switch_to_block(general);
-        self.bif_call(ip, fail);
-        let v = self.get(dst.src());
-        self.b.ins().jump(done, &[BlockArg::Value(v)]);
-        self.b.switch_to_block(done);
-        self.put(dst, result);
+        self.finish_inline(exits, ip, fail, dst);
     }
 
     /// The two operands of a BIF call whose operand list starts at `args`.
@@ -2733,6 +2729,76 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.put(dst, result);
     }
 
+    /// The blocks an inline BIF ends in: an inline answer jumps to
+    /// `inline` with it and is charged there, anything else goes to
+    /// `general`, the BIF's own path (which charges in the call); both
+    /// meet at `done` (`finish_inline`).
+    fn inline_exits(&mut self) -> InlineExits {
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        let inline = self.b.create_block();
+        let answer = self.b.append_block_param(inline, I64);
+        let general = self.b.create_block();
+        self.b.set_cold_block(general);
+        InlineExits {
+            done,
+            result,
+            inline,
+            answer,
+            general,
+        }
+    }
+
+    /// Fills in the blocks of `inline_exits` and puts the answer in `dst`.
+    fn finish_inline(&mut self, e: InlineExits, ip: usize, fail: Label, dst: Dst) {
+        self.b.switch_to_block(e.inline);
+        self.charge_bif();
+        self.b.ins().jump(e.done, &[BlockArg::Value(e.answer)]);
+        self.b.switch_to_block(e.general);
+        self.bif_call(ip, fail);
+        let v = self.get(dst.src());
+        self.b.ins().jump(e.done, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(e.done);
+        self.put(dst, e.result);
+    }
+
+    /// Counts the cells of the proper list `list` (heap or literal
+    /// cells), going to `general` for an improper list or, with a
+    /// `limit`, one of more cells; goes on in a block where the count
+    /// (untagged) is the value returned.
+    fn count_cells(&mut self, list: Value, limit: Option<i64>, general: Block) -> Value {
+        // (list, cells so far)
+        let count = self.b.create_block();
+        let t = self.b.append_block_param(count, I64);
+        let n = self.b.append_block_param(count, I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b
+            .ins()
+            .jump(count, &[BlockArg::Value(list), BlockArg::Value(zero)]);
+        self.b.switch_to_block(count);
+        let counted = self.b.create_block();
+        let step = self.b.create_block();
+        let is_nil = self.b.ins().icmp_imm_s(IntCC::Equal, t, Term::NIL.0 as i64);
+        self.b.ins().brif(is_nil, counted, &[], step, &[]);
+        self.b.switch_to_block(step);
+        let mut go = self.tag_is(t, TAG_CONS);
+        if let Some(limit) = limit {
+            let short = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, n, limit);
+            go = self.b.ins().band(go, short);
+        }
+        let next = self.b.create_block();
+        self.b.ins().brif(go, next, &[], general, &[]);
+        self.b.switch_to_block(next);
+        let addr = self.deref(t);
+        let tail = self.b.ins().load(I64, self.mem.heap, addr, 8);
+        let n1 = self.b.ins().iadd_imm_s(n, 1);
+        self.b
+            .ins()
+            .jump(count, &[BlockArg::Value(tail), BlockArg::Value(n1)]);
+        self.b.switch_to_block(counted);
+        n
+    }
+
     /// `hd/1`, `tl/1`, `length/1` and `abs/1` inline: the head or tail of
     /// a cons cell; the cells of a proper list counted in one walk (heap
     /// or literal cells alike); the absolute value of a small integer
@@ -2742,12 +2808,8 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// reductions, as in the interpreter.
     fn one_operand(&mut self, ip: usize, fail: Label, which: Inline1, a: Src, dst: Dst) {
         let v = self.get(a);
-        let done = self.b.create_block();
-        let result = self.b.append_block_param(done, I64);
-        let inline_done = self.b.create_block();
-        let inline_result = self.b.append_block_param(inline_done, I64);
-        let general = self.b.create_block();
-        self.b.set_cold_block(general);
+        let exits = self.inline_exits();
+        let (inline_done, general) = (exits.inline, exits.general);
         match which {
             Inline1::Hd | Inline1::Tl => {
                 let cons = self.tag_is(v, TAG_CONS);
@@ -2760,31 +2822,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.ins().jump(inline_done, &[BlockArg::Value(part)]);
             }
             Inline1::Length => {
-                // (list, cells so far)
-                let count = self.b.create_block();
-                let t = self.b.append_block_param(count, I64);
-                let n = self.b.append_block_param(count, I64);
-                let zero = self.b.ins().iconst(I64, 0);
-                self.b
-                    .ins()
-                    .jump(count, &[BlockArg::Value(v), BlockArg::Value(zero)]);
-                self.b.switch_to_block(count);
-                let counted = self.b.create_block();
-                let step = self.b.create_block();
-                let is_nil = self.b.ins().icmp_imm_s(IntCC::Equal, t, Term::NIL.0 as i64);
-                self.b.ins().brif(is_nil, counted, &[], step, &[]);
-                self.b.switch_to_block(step);
-                let cons = self.tag_is(t, TAG_CONS);
-                let next = self.b.create_block();
-                self.b.ins().brif(cons, next, &[], general, &[]);
-                self.b.switch_to_block(next);
-                let addr = self.deref(t);
-                let tail = self.b.ins().load(I64, self.mem.heap, addr, 8);
-                let n1 = self.b.ins().iadd_imm_s(n, 1);
-                self.b
-                    .ins()
-                    .jump(count, &[BlockArg::Value(tail), BlockArg::Value(n1)]);
-                self.b.switch_to_block(counted);
+                let n = self.count_cells(v, None, general);
                 let len = self.small_of(n);
                 self.b.ins().jump(inline_done, &[BlockArg::Value(len)]);
             }
@@ -2805,15 +2843,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.ins().jump(inline_done, &[BlockArg::Value(r)]);
             }
         }
-        self.b.switch_to_block(inline_done);
-        self.charge_bif();
-        self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
-        self.b.switch_to_block(general);
-        self.bif_call(ip, fail);
-        let r = self.get(dst.src());
-        self.b.ins().jump(done, &[BlockArg::Value(r)]);
-        self.b.switch_to_block(done);
-        self.put(dst, result);
+        self.finish_inline(exits, ip, fail, dst);
     }
 
     /// `A ++ B` inline when `A` is `[]` (the answer is `B`) or a proper
@@ -2826,45 +2856,11 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn append(&mut self, ip: usize, fail: Label, a: Src, b: Src, dst: Dst) {
         let va = self.get(a);
         let vb = self.get(b);
-        let done = self.b.create_block();
-        let result = self.b.append_block_param(done, I64);
-        let inline_done = self.b.create_block();
-        let inline_result = self.b.append_block_param(inline_done, I64);
-        let general = self.b.create_block();
-        self.b.set_cold_block(general);
+        let exits = self.inline_exits();
+        let (inline_done, general) = (exits.inline, exits.general);
 
-        // Count the cells: (list, cells so far).
-        let count = self.b.create_block();
-        let t = self.b.append_block_param(count, I64);
-        let n = self.b.append_block_param(count, I64);
-        let zero = self.b.ins().iconst(I64, 0);
-        self.b
-            .ins()
-            .jump(count, &[BlockArg::Value(va), BlockArg::Value(zero)]);
-        self.b.switch_to_block(count);
-        let counted = self.b.create_block();
-        let step = self.b.create_block();
-        let is_nil = self.b.ins().icmp_imm_s(IntCC::Equal, t, Term::NIL.0 as i64);
-        self.b.ins().brif(is_nil, counted, &[], step, &[]);
-        self.b.switch_to_block(step);
-        let cons = self.tag_is(t, TAG_CONS);
-        let short = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, n, APPEND_INLINE);
-        let go = self.b.ins().band(cons, short);
-        let next = self.b.create_block();
-        self.b.ins().brif(go, next, &[], general, &[]);
-        self.b.switch_to_block(next);
-        let addr = self.deref(t);
-        let tail = self.b.ins().load(I64, self.mem.heap, addr, 8);
-        let n1 = self.b.ins().iadd_imm_s(n, 1);
-        self.b
-            .ins()
-            .jump(count, &[BlockArg::Value(tail), BlockArg::Value(n1)]);
-
+        let n = self.count_cells(va, Some(APPEND_INLINE), general);
         // [] ++ B is B; else room for 2n words.
-        self.b.switch_to_block(counted);
         let copy = self.b.create_block();
         self.b
             .ins()
@@ -2914,15 +2910,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             .ins()
             .jump(cell, &[BlockArg::Value(tail), BlockArg::Value(out2)]);
 
-        self.b.switch_to_block(inline_done);
-        self.charge_bif();
-        self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
-        self.b.switch_to_block(general);
-        self.bif_call(ip, fail);
-        let v = self.get(dst.src());
-        self.b.ins().jump(done, &[BlockArg::Value(v)]);
-        self.b.switch_to_block(done);
-        self.put(dst, result);
+        self.finish_inline(exits, ip, fail, dst);
     }
 
     /// `map_get(K, M)` or `maps:get(K, M)` inline when `K` is an
