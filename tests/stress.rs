@@ -980,8 +980,9 @@ fn exited_processes_are_freed_while_the_program_runs() {
     // 100,000 processes that report and exit: by the time main has every
     // report, all but the few still finishing their last step must have
     // been freed (a table that defers freeing dead processes piles them up).
-    // A loaded machine may run the freeing scheduler late, so main yields
-    // a bounded number of times for it before it counts.
+    // A loaded machine may run the freeing scheduler late, so main waits
+    // a bounded number of short sleeps and yields (2 s at most) for it
+    // before it counts.
     const CHILDREN: u64 = 100_000;
     const PATIENCE: u32 = 10_000;
     struct Counted(Arc<AtomicU64>);
@@ -1024,6 +1025,9 @@ fn exited_processes_are_freed_while_the_program_runs() {
                     return RunOutcome::Wait;
                 }
                 if counter.load(Ordering::SeqCst) + 1_000 < CHILDREN && yields < PATIENCE {
+                    // A yield alone can come round again before the OS
+                    // runs the other scheduler at all on a loaded machine.
+                    std::thread::sleep(std::time::Duration::from_micros(200));
                     yields += 1;
                     return RunOutcome::Yield;
                 }
