@@ -1477,8 +1477,21 @@ main(_) ->
     Peer = receive {peer, P} -> P after 20000 -> exit(no_peer) end,
     Big = binary:copy(<<"x">>, 100000),
     Me = self(),
-    Sender = spawn(fun() -> [Peer ! {N, Big} || N <- lists:seq(1, 300)], Me ! sent end),
+    Sender = spawn(fun() ->
+        [begin Peer ! {N, Big}, Me ! {progress, N} end || N <- lists:seq(1, 300)],
+        Me ! sent
+    end),
     io:format("status ~p~n", [wait_suspended(Sender, 2000)]),
+    %% Suspended, the sender has queued no more than the busy limit and
+    %% what the kernel's socket buffers hold: far fewer than its 300
+    %% messages of 100 kB.
+    Queued = progress(0),
+    io:format("limit ~p~n", [erlang:system_info(dist_buf_busy_limit)]),
+    io:format("bounded ~p (~p sent)~n", [Queued < 100, Queued]),
+    %% The node goes on working for its other processes meanwhile.
+    Echo = spawn(fun Loop() -> receive {F, X} -> F ! X, Loop() end end),
+    io:format("others ~p~n", [lists:sum([begin Echo ! {Me, K}, receive K -> K end end
+                                         || K <- lists:seq(1, 1000)])]),
     io:format("nosuspend ~p~n", [erlang:send(Peer, small, [nosuspend])]),
     io:format("send_nosuspend ~p~n", [erlang:send_nosuspend(Peer, small)]),
     io:format("noconnect ~p~n", [erlang:send({x, 'nobody@nowhere'}, small, [noconnect])]),
@@ -1488,6 +1501,9 @@ main(_) ->
     receive sent -> io:format("sent ~p~n", [process_info(Sender, status)])
     after 60000 -> io:format("stuck~n")
     end.
+
+progress(Last) ->
+    receive {progress, N} -> progress(N) after 0 -> Last end.
 
 wait_suspended(P, 0) -> process_info(P, status);
 wait_suspended(P, N) ->
@@ -1531,6 +1547,11 @@ fn a_slow_peer_suspends_its_senders() {
     peer.write_all(&bytes).expect("write");
     // The peer reads nothing until the sender is suspended.
     assert_eq!(flood.expect("status "), "status suspended");
+    assert_eq!(flood.expect("limit "), "limit 1048576");
+    let bounded = flood.expect("bounded ");
+    eprintln!("{bounded}");
+    assert!(bounded.starts_with("bounded true"), "{bounded}");
+    assert_eq!(flood.expect("others "), "others 500500");
     assert_eq!(flood.expect("nosuspend "), "nosuspend nosuspend");
     assert_eq!(flood.expect("send_nosuspend "), "send_nosuspend false");
     assert_eq!(flood.expect("noconnect "), "noconnect noconnect");
