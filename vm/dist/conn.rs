@@ -85,6 +85,9 @@ const STANDBY: Duration = Duration::from_millis(5);
 /// goes back to deliver them and run processes (a flood of input must
 /// not keep it reading while the receivers wait).
 const POLLER_BUDGET: usize = 1 << 18;
+/// The most bytes the reader thread reads before it looks again whether
+/// a scheduler watches.
+const READER_BUDGET: usize = 1 << 20;
 /// Sends closer together than this are a burst (see `Out::last_direct`).
 const BURST: Duration = Duration::from_micros(20);
 /// A connection with more outbound bytes than this is busy (BEAM's
@@ -1093,7 +1096,10 @@ fn read_loop(c: &Arc<Conn>) {
         let Some(i) = input.as_mut() else {
             break;
         };
-        if let Err(e) = drain(c, i, usize::MAX) {
+        // Bounded too: a scheduler that starts watching meanwhile would
+        // otherwise find the socket readable and the lock taken, again
+        // and again, for as long as a flood lasts.
+        if let Err(e) = drain(c, i, READER_BUDGET) {
             drop(input);
             if let Some(e) = e {
                 log(&e);
