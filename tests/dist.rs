@@ -1482,6 +1482,11 @@ main(_) ->
         Me ! sent
     end),
     io:format("status ~p~n", [wait_suspended(Sender, 2000)]),
+    io:format("nosuspend ~p~n", [erlang:send(Peer, small, [nosuspend])]),
+    io:format("send_nosuspend ~p~n", [erlang:send_nosuspend(Peer, small)]),
+    io:format("noconnect ~p~n", [erlang:send({x, 'nobody@nowhere'}, small, [noconnect])]),
+    {'EXIT', {Bad, _}} = (catch erlang:send(Peer, small, [bad])),
+    io:format("badarg ~p~n", [Bad]),
     %% Suspended, the sender has queued no more than the busy limit and
     %% what the kernel's socket buffers hold: far fewer than its 300
     %% messages of 100 kB.
@@ -1492,11 +1497,6 @@ main(_) ->
     Echo = spawn(fun Loop() -> receive {F, X} -> F ! X, Loop() end end),
     io:format("others ~p~n", [lists:sum([begin Echo ! {Me, K}, receive K -> K end end
                                          || K <- lists:seq(1, 1000)])]),
-    io:format("nosuspend ~p~n", [erlang:send(Peer, small, [nosuspend])]),
-    io:format("send_nosuspend ~p~n", [erlang:send_nosuspend(Peer, small)]),
-    io:format("noconnect ~p~n", [erlang:send({x, 'nobody@nowhere'}, small, [noconnect])]),
-    {'EXIT', {Bad, _}} = (catch erlang:send(Peer, small, [bad])),
-    io:format("badarg ~p~n", [Bad]),
     io:format("drain~n"),
     receive sent -> io:format("sent ~p~n", [process_info(Sender, status)])
     after 60000 -> io:format("stuck~n")
@@ -1547,15 +1547,15 @@ fn a_slow_peer_suspends_its_senders() {
     peer.write_all(&bytes).expect("write");
     // The peer reads nothing until the sender is suspended.
     assert_eq!(flood.expect("status "), "status suspended");
+    assert_eq!(flood.expect("nosuspend "), "nosuspend nosuspend");
+    assert_eq!(flood.expect("send_nosuspend "), "send_nosuspend false");
+    assert_eq!(flood.expect("noconnect "), "noconnect noconnect");
+    assert_eq!(flood.expect("badarg "), "badarg badarg");
     assert_eq!(flood.expect("limit "), "limit 1048576");
     let bounded = flood.expect("bounded ");
     eprintln!("{bounded}");
     assert!(bounded.starts_with("bounded true"), "{bounded}");
     assert_eq!(flood.expect("others "), "others 500500");
-    assert_eq!(flood.expect("nosuspend "), "nosuspend nosuspend");
-    assert_eq!(flood.expect("send_nosuspend "), "send_nosuspend false");
-    assert_eq!(flood.expect("noconnect "), "noconnect noconnect");
-    assert_eq!(flood.expect("badarg "), "badarg badarg");
     flood.expect("drain");
     // Now it reads every frame: all 300 big messages arrive, the last
     // ones after the program ended.

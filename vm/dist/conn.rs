@@ -164,6 +164,9 @@ struct Input {
     /// Bytes read: whole frames are handled and dropped, a partial one
     /// waits for the rest. It grows only as bytes arrive.
     buf: Vec<u8>,
+    /// The connection ended here (closed, or broken by the peer): the
+    /// other thread that reads must not report it again.
+    closed: bool,
 }
 
 impl Conn {
@@ -928,6 +931,7 @@ fn install(c: &Arc<Conn>, stream: TcpStream, hidden: bool) {
         *c.input.lock().unwrap_or_else(|e| e.into_inner()) = Some(Input {
             stream: reader,
             buf: Vec::new(),
+            closed: false,
         });
         c.last_input.store(since_start(), Ordering::Relaxed);
         c.input_fd.store(fd, Ordering::SeqCst);
@@ -1142,6 +1146,18 @@ fn wait_input(fds: &[i32], timeout: Option<Duration>) -> Vec<bool> {
 /// whole frame in it. `Err` when the connection must close (with the
 /// line to log, if any): the peer closed it, or sent what breaks it.
 fn drain(c: &Arc<Conn>, input: &mut Input, budget: usize) -> Result<(), Option<String>> {
+    if input.closed {
+        return Err(None); // told once already, by whoever read it first
+    }
+    let result = drain_open(c, input, budget);
+    if result.is_err() {
+        input.closed = true;
+        input.buf = Vec::new();
+    }
+    result
+}
+
+fn drain_open(c: &Arc<Conn>, input: &mut Input, budget: usize) -> Result<(), Option<String>> {
     let fd = std::os::fd::AsRawFd::as_raw_fd(&input.stream);
     let mut taken = 0;
     loop {
