@@ -1354,6 +1354,17 @@ const PROMISED: &[(&str, &[Arities])] = &[
         ],
     ),
     (
+        "erl_pp",
+        &[
+            ("expr", &[1, 2]),
+            ("exprs", &[1, 2]),
+            ("form", &[1, 2]),
+            ("function", &[1]),
+            ("attribute", &[1]),
+            ("guard", &[1]),
+        ],
+    ),
+    (
         "erl_eval",
         &[
             ("exprs", &[2, 3, 4]),
@@ -1469,6 +1480,7 @@ const STDLIB: &[(&str, &str)] = &[
     ("erl_parse", include_str!("../stdlib/erl_parse.act")),
     ("erl_eval", include_str!("../stdlib/erl_eval.act")),
     ("erl_scan", include_str!("../stdlib/erl_scan.act")),
+    ("erl_pp", include_str!("../stdlib/erl_pp.act")),
     ("erl_internal", include_str!("../stdlib/erl_internal.act")),
     ("atomics", include_str!("../stdlib/atomics.act")),
     ("counters", include_str!("../stdlib/counters.act")),

@@ -518,14 +518,32 @@ pub fn atom_to_binary_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 
 pub fn atom_to_binary_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     match args[1].as_atom().map(Atom::name) {
-        Some("utf8" | "unicode") => {}
-        Some("latin1")
-            if args[0]
-                .as_atom()
-                .is_some_and(|a| a.name().chars().all(|c| (c as u32) < 256)) => {}
-        _ => return Err(BifError::Badarg),
+        Some("utf8" | "unicode") => atom_to_binary_1(ctx, args),
+        // One byte a character, so 'é' is <<233>>.
+        Some("latin1") => {
+            let a = args[0].as_atom().ok_or(BifError::Badarg)?;
+            let bytes = a
+                .name()
+                .chars()
+                .map(|c| u8::try_from(u32::from(c)).map_err(|_| BifError::Badarg))
+                .collect::<Result<Vec<u8>, BifError>>()?;
+            make_binary(ctx, bytes, args)
+        }
+        _ => Err(BifError::Badarg),
     }
-    atom_to_binary_1(ctx, args)
+}
+
+/// The name a binary spells in `encoding` (`latin1`: a character a
+/// byte; `utf8`/`unicode`: UTF-8), or badarg.
+pub(super) fn atom_text(heap: &Heap, bin: Term, encoding: Term) -> Result<String, BifError> {
+    let b = heap.binary_bytes(bin).ok_or(BifError::Badarg)?;
+    match encoding.as_atom().map(Atom::name) {
+        Some("latin1") => Ok(b.iter().map(|&c| char::from(c)).collect()),
+        Some("utf8" | "unicode") => std::str::from_utf8(b)
+            .map(str::to_string)
+            .map_err(|_| BifError::Badarg),
+        _ => Err(BifError::Badarg),
+    }
 }
 
 pub fn binary_to_atom_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -541,7 +559,13 @@ pub fn binary_to_atom_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
 }
 
 pub fn binary_to_atom_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    binary_to_atom_1(ctx, args)
+    let s = atom_text(&ctx.process.heap, args[0], args[1])?;
+    if s.chars().count() > 255 {
+        return Err(BifError::SystemLimit);
+    }
+    Atom::try_intern(&s)
+        .map(Term::atom)
+        .ok_or(BifError::SystemLimit)
 }
 
 fn radix_string(i: &BigInt, base: u32) -> String {

@@ -491,6 +491,20 @@ fn info_value(ctx: &mut Context, args: &mut [Term], pid: Pid, item: &str) -> Bif
                 Term::atom(Atom::UNDEFINED)
             }
         }
+        "catchlevel" => Term::small(if me {
+            ctx.process.catch_level() as i64
+        } else {
+            0
+        }),
+        "current_stacktrace" => {
+            let frames = if me {
+                let p = &*ctx.process;
+                crate::interp::current_stacktrace(p, p.module, p.ip as usize)
+            } else {
+                Vec::new()
+            };
+            super::inspect::stacktrace(ctx, args, &frames)?
+        }
         "initial_call" => {
             let (m, f, a) = ctx.process.initial_call();
             ctx.ensure(4, args)?;

@@ -217,23 +217,19 @@ fn fread_stdin(ctx: &mut Context, format: &[char], args: &mut [Term]) -> BifResu
             Taken::Eof | Taken::Error(_) => true,
             Taken::Pending => return wait(ctx),
         };
-        if at_eof && pending.is_empty() {
-            return Ok(eof());
-        }
-        let text: Vec<char> = pending.iter().map(|&b| b as char).collect();
-        match fread(format, &text, at_eof) {
-            Fread::More | Fread::Suspended(..) => continue,
-            Fread::Done(values, used) => {
-                // A bare newline left over is dropped, as OTP's io
-                // server does; anything else is read next.
-                if &pending[used..] != b"\n" {
-                    stdin::unread(&pending[used..]);
-                }
+        match fread_lines(format, &pending, at_eof) {
+            Lines::More => continue,
+            Lines::Eof => {
+                pending.clear();
+                return Ok(eof());
+            }
+            Lines::Done(values, rest) => {
+                stdin::unread(&rest);
                 pending.clear();
                 drop(pending);
                 return fread_reply(ctx, values, args);
             }
-            Fread::Fail(what) => {
+            Lines::Fail(what) => {
                 pending.clear();
                 drop(pending);
                 ctx.ensure(6, args)?;
@@ -731,6 +727,74 @@ fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
     fread_text(format, text, at_eof, false)
 }
 
+/// What `io:fread` makes of the lines read so far.
+enum Lines {
+    /// Every directive matched: the values, and what is left to read
+    /// next.
+    Done(Vec<Value>, Vec<u8>),
+    /// The format wants another line.
+    More,
+    /// Input ended before anything was read.
+    Eof,
+    /// A directive failed (the lines read are used up).
+    Fail(&'static str),
+}
+
+/// `io:fread` on `pending` (the lines read so far; at end of input the
+/// last may have no newline), as OTP's io server does it: each line,
+/// without its newline, is read as `io_lib:fread/2` reads a string, and
+/// a format left wanting goes on with the next line. So an empty line
+/// is passed over while a line of only white space fails `~d` (and
+/// reads `""` for `~s`); what a finished read leaves of its line is
+/// read next, a bare newline excepted.
+fn fread_lines(format: &[char], pending: &[u8], at_eof: bool) -> Lines {
+    let mut values = Vec::new();
+    let mut at = 0;
+    // Characters used, newlines counted: at end of input, nothing used
+    // is `eof`, anything else a failed read.
+    let mut used = 0;
+    let mut start = 0;
+    while start < pending.len() {
+        let (end, next) = match pending[start..].iter().position(|&b| b == b'\n') {
+            Some(i) => (start + i, start + i + 1),
+            None if at_eof => (pending.len(), pending.len()),
+            None => return Lines::More,
+        };
+        let end = if next > end && end > start && pending[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        let text: Vec<char> = pending[start..end].iter().map(|&b| b as char).collect();
+        match fread_text(&format[at..], &text, true, true) {
+            Fread::Done(mut more, n) => {
+                values.append(&mut more);
+                let rest = if n == text.len() {
+                    pending[next..].to_vec()
+                } else {
+                    pending[start + n..].to_vec()
+                };
+                return Lines::Done(values, rest);
+            }
+            Fread::Suspended(i, n, mut more) => {
+                values.append(&mut more);
+                at += i;
+                used += n + (next - end);
+            }
+            Fread::Fail(what) => return Lines::Fail(what),
+            Fread::More => return Lines::Fail("input"),
+        }
+        start = next;
+    }
+    if !at_eof {
+        Lines::More
+    } else if used == 0 && values.is_empty() {
+        Lines::Eof
+    } else {
+        Lines::Fail("input")
+    }
+}
+
 /// `fread`, where `string` says the text is `io_lib:fread/2`'s string:
 /// as io_lib_fread does, a directive or a literal that finds the string
 /// used up suspends (`{more, ...}`), while one that finds only white
@@ -792,7 +856,9 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
         if string && control != 'l' && pos == text.len() {
             return Fread::Suspended(directive, pos, values);
         }
-        if string && width.is_some_and(|w| pos + w > text.len()) {
+        // `~Nu` reads digits in base N, not N characters.
+        let field_width = width.filter(|_| control != 'u');
+        if string && field_width.is_some_and(|w| pos + w > text.len()) {
             return Fread::Fail(name_of(control));
         }
         if control == '~' {
@@ -808,6 +874,7 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
             }
             continue;
         }
+        let before_white = pos;
         if control != 'c' {
             skip_white(&mut pos);
             if string && pos == text.len() && matches!(control, 's' | 'a') {
@@ -827,6 +894,45 @@ fn fread_text(format: &[char], text: &[char], at_eof: bool, string: bool) -> Fre
                     Fread::More
                 };
             }
+        }
+        if control == 'u'
+            && let Some(base) = width
+        {
+            if !(2..=36).contains(&base) {
+                return fail_format();
+            }
+            let used = base_digits(&text[pos..], base);
+            let digits: String = text[pos..pos + used].iter().collect();
+            let Some(n) = BigInt::parse_bytes(digits.as_bytes(), base as u32) else {
+                return Fread::Fail("unsigned");
+            };
+            pos += used;
+            if !suppress {
+                values.push(Value::Int(n));
+            }
+            continue;
+        }
+        if control == '#' {
+            // `Base#Digits`, the base signed (a negative base reads a
+            // negative number), within `width` characters if given.
+            // A fixed-width field may start with white space (the white
+            // space skipped above counts in its width), and its base may
+            // not be negative, as OTP reads it.
+            let limit = width.map_or(text.len(), |w| (before_white + w).min(text.len()));
+            if width.is_some() && text.get(pos) == Some(&'-') {
+                return Fread::Fail("based");
+            }
+            let Some((n, used)) = based_integer(&text[pos.min(limit)..limit]) else {
+                return Fread::Fail("based");
+            };
+            if width.is_some_and(|w| pos - before_white + used != w) {
+                return Fread::Fail("based");
+            }
+            pos += used;
+            if !suppress {
+                values.push(Value::Int(n));
+            }
+            continue;
         }
         // The field: `width` characters, or up to white space.
         let end = match width {
@@ -907,8 +1013,43 @@ fn name_of(control: char) -> &'static str {
         's' => "string",
         'a' => "atom",
         'c' => "character",
+        '#' => "based",
         _ => "format",
     }
+}
+
+/// How many characters at the start of `text` io_lib_fread takes as
+/// digits of `base`: 0-9 whatever the base, and the letters below it.
+fn base_digits(text: &[char], base: usize) -> usize {
+    let letters = base.saturating_sub(10) as u32;
+    text.iter()
+        .take_while(|&&c| {
+            c.is_ascii_digit()
+                || (c.is_ascii_uppercase() && (c as u32 - 'A' as u32) < letters)
+                || (c.is_ascii_lowercase() && (c as u32 - 'a' as u32) < letters)
+        })
+        .count()
+}
+
+/// `~#`'s `Base#Digits` at the start of `text`: its value and the
+/// characters it takes, or `None` where OTP's reading fails (`based`).
+fn based_integer(text: &[char]) -> Option<(BigInt, usize)> {
+    let mut i = usize::from(matches!(text.first(), Some('-' | '+')));
+    while text.get(i).is_some_and(char::is_ascii_digit) {
+        i += 1;
+    }
+    if text.get(i) != Some(&'#') {
+        return None;
+    }
+    let base: i64 = text[..i].iter().collect::<String>().parse().ok()?;
+    let b = base.unsigned_abs() as usize;
+    if !(2..=36).contains(&b) {
+        return None;
+    }
+    let used = base_digits(&text[i + 1..], b);
+    let digits: String = text[i + 1..i + 1 + used].iter().collect();
+    let n = BigInt::parse_bytes(digits.as_bytes(), b as u32)?;
+    Some((if base < 0 { -n } else { n }, i + 1 + used))
 }
 
 /// The integer at the start of `field` and the characters it takes.

@@ -11,6 +11,7 @@ use crate::term::Atom;
 pub struct Want {
     pub messages: bool,
     pub dictionary: bool,
+    pub stacktrace: bool,
 }
 
 /// Another process's state, read while it was waiting or queued.
@@ -35,6 +36,10 @@ pub struct Snapshot {
     pub reductions: u64,
     pub current_function: Option<(Atom, Atom, u32)>,
     pub initial_call: Option<(Atom, Atom, u32)>,
+    /// Active `try`s and `catch`es (`Process::catch_level`).
+    pub catch_level: usize,
+    /// Its frames, when `Want::stacktrace` asked for them.
+    pub stacktrace: Vec<crate::interp::ShownFrame>,
 }
 
 use super::process::services;
@@ -62,6 +67,7 @@ pub fn other_value(
     let want = Want {
         messages: item == "messages",
         dictionary: item == "dictionary",
+        stacktrace: item == "current_stacktrace",
     };
     let known = [
         "status",
@@ -79,6 +85,8 @@ pub fn other_value(
         "reductions",
         "current_function",
         "initial_call",
+        "catchlevel",
+        "current_stacktrace",
     ];
     if !known.contains(&item) {
         return None;
@@ -162,6 +170,43 @@ fn value_of(ctx: &mut Context, args: &mut [Term], snap: Snapshot, item: &str) ->
             }
             None => Term::atom(Atom::UNDEFINED),
         },
+        "catchlevel" => Term::small(snap.catch_level as i64),
+        "current_stacktrace" => stacktrace(ctx, args, &snap.stacktrace)?,
         _ => Term::atom(Atom::UNDEFINED),
     })
+}
+
+/// The list `process_info(P, current_stacktrace)` gives for `frames`:
+/// `{M, F, Arity, Location}` tuples.
+pub fn stacktrace(
+    ctx: &mut Context,
+    args: &mut [Term],
+    frames: &[crate::interp::ShownFrame],
+) -> BifResult {
+    let words: usize = frames
+        .iter()
+        .map(|(.., at)| 5 + 2 + at.as_ref().map_or(0, |(f, _)| 2 * f.chars().count() + 10))
+        .sum();
+    ctx.ensure(words, args)?;
+    let heap = ctx.heap();
+    let mut list = Term::NIL;
+    for (m, f, arity, at) in frames.iter().rev() {
+        let location = match at {
+            Some((file, line)) => {
+                let file = heap.string(file);
+                let file = heap.tuple(&[Term::atom(Atom::FILE), file]);
+                let line = heap.tuple(&[Term::atom(Atom::LINE), Term::small(*line as i64)]);
+                heap.list(&[file, line])
+            }
+            None => Term::NIL,
+        };
+        let entry = heap.tuple(&[
+            Term::atom(*m),
+            Term::atom(*f),
+            Term::small(*arity as i64),
+            location,
+        ]);
+        list = heap.cons(entry, list);
+    }
+    Ok(list)
 }

@@ -22,10 +22,8 @@ pub fn binary_to_existing_atom_1(ctx: &mut Context, args: &mut [Term]) -> BifRes
 }
 
 pub fn binary_to_existing_atom_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    match args[1].as_atom().map(Atom::name) {
-        Some("utf8" | "unicode" | "latin1") => binary_to_existing_atom_1(ctx, args),
-        _ => Err(BifError::Badarg),
-    }
+    let s = super::erlang::atom_text(&ctx.process.heap, args[0], args[1])?;
+    Atom::existing(&s).map(Term::atom).ok_or(BifError::Badarg)
 }
 
 /// Erlang's float syntax: digits, a dot, digits, then an optional

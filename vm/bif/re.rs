@@ -29,6 +29,9 @@ struct Flags {
     unicode: bool,
     ungreedy: bool,
     anchored: bool,
+    /// `ucp`: `\w`, `\d`, `\s` and the POSIX classes by Unicode's
+    /// properties rather than PCRE's latin1 tables.
+    ucp: bool,
 }
 
 impl Flags {
@@ -41,6 +44,7 @@ impl Flags {
             self.unicode,
             self.ungreedy,
             self.anchored,
+            self.ucp,
         ]
         .iter()
         .enumerate()
@@ -57,6 +61,7 @@ impl Flags {
             unicode: on(4),
             ungreedy: on(5),
             anchored: on(6),
+            ucp: on(7),
         }
     }
 }
@@ -134,7 +139,8 @@ fn options(heap: &Heap, list: Term) -> Option<Opts> {
                 "multiline" => o.flags.multiline = true,
                 "dotall" => o.flags.dotall = true,
                 "extended" => o.flags.extended = true,
-                "unicode" | "ucp" => o.flags.unicode = true,
+                "unicode" => o.flags.unicode = true,
+                "ucp" => (o.flags.unicode, o.flags.ucp) = (true, true),
                 "ungreedy" => o.flags.ungreedy = true,
                 "anchored" => o.flags.anchored = true,
                 "global" => o.global = true,
@@ -242,14 +248,14 @@ fn text_bytes(heap: &Heap, t: Term, unicode: bool) -> Option<Vec<u8>> {
 /// The pattern in `regex` syntax: without `unicode`, bytes above 127
 /// become `\xHH` (regex's byte escapes); PCRE's escapes that `regex`
 /// lacks are rewritten (see `pcre_escapes`).
-fn regex_source(pattern: &[u8], unicode: bool) -> Option<String> {
+fn regex_source(pattern: &[u8], unicode: bool, ucp: bool) -> Option<String> {
     let chars: Vec<char> = if unicode {
         String::from_utf8(pattern.to_vec()).ok()?.chars().collect()
     } else {
         pattern.iter().map(|&b| b as char).collect()
     };
     let mut s = String::new();
-    for c in pcre_escapes(&chars, unicode) {
+    for c in pcre_escapes(&chars, unicode, ucp) {
         if c.is_ascii() || unicode {
             s.push(c);
         } else {
@@ -264,7 +270,7 @@ fn regex_source(pattern: &[u8], unicode: bool) -> Option<String> {
 /// (horizontal white space and its complement; inside a class `\h` is
 /// its members) and `\R` (any line break, CR LF first). Other escapes
 /// pass through whole, so `\\Q` stays an escaped backslash and a `Q`.
-fn pcre_escapes(p: &[char], unicode: bool) -> Vec<char> {
+fn pcre_escapes(p: &[char], unicode: bool, ucp: bool) -> Vec<char> {
     let horizontal = if unicode {
         "\\t \\x{A0}\\x{1680}\\x{180E}\\x{2000}-\\x{200A}\\x{202F}\\x{205F}\\x{3000}"
     } else {
@@ -293,6 +299,60 @@ fn pcre_escapes(p: &[char], unicode: bool) -> Vec<char> {
                         i += 2;
                     }
                     'E' => {}
+                    'd' | 'D' | 's' | 'S' | 'w' | 'W' if !ucp => {
+                        let (set, negated) = class_escape(e);
+                        match (in_class, negated) {
+                            (true, false) => out.extend(set.chars()),
+                            (true, true) | (false, _) => {
+                                let repeat =
+                                    (!in_class && unicode).then(|| repeat_at(p, i)).flatten();
+                                match repeat {
+                                    Some((rep, end)) if e == 'w' || e == 'W' => {
+                                        out.extend(utf_type_repeat(set, negated, &rep).chars());
+                                        i = end;
+                                    }
+                                    _ => out.extend(
+                                        format!("[{}{set}]", if negated { "^" } else { "" })
+                                            .chars(),
+                                    ),
+                                }
+                            }
+                        }
+                    }
+                    'p' | 'P' | 'x' if p.get(i) == Some(&'{') => {
+                        // A property `\p{L}` or a code point `\x{FC}`:
+                        // their braces are not a quantifier's.
+                        let end = p[i..]
+                            .iter()
+                            .position(|&c| c == '}')
+                            .map_or(p.len(), |k| i + k + 1);
+                        out.extend(['\\', e]);
+                        out.extend(&p[i..end]);
+                        i = end;
+                    }
+                    'g' | 'k' if p.get(i) == Some(&'{') => {
+                        // PCRE's back references `\g{1}`, `\g{-1}`,
+                        // `\g{name}` and `\k{name}`, in fancy-regex's
+                        // words (its `\g` calls a subroutine).
+                        let end = p[i..]
+                            .iter()
+                            .position(|&c| c == '}')
+                            .map_or(p.len(), |k| i + k);
+                        out.extend("\\k<".chars());
+                        out.extend(&p[i + 1..end]);
+                        out.push('>');
+                        i = (end + 1).min(p.len());
+                    }
+                    'g' if p.get(i).is_some_and(|c| c.is_ascii_digit() || *c == '-') => {
+                        let mut end = i + 1;
+                        while p.get(end).is_some_and(char::is_ascii_digit) {
+                            end += 1;
+                        }
+                        out.extend("\\k<".chars());
+                        out.extend(&p[i..end]);
+                        out.push('>');
+                        i = end;
+                    }
                     'h' if in_class => out.extend(horizontal.chars()),
                     'h' => out.extend(format!("[{horizontal}]").chars()),
                     'H' if !in_class => out.extend(format!("[^{horizontal}]").chars()),
@@ -343,15 +403,29 @@ fn pcre_escapes(p: &[char], unicode: bool) -> Vec<char> {
                 i += 1;
             }
             '[' if in_class && p.get(i + 1) == Some(&':') => {
-                // A POSIX class ([:alpha:]) inside a class, copied whole.
+                // A POSIX class ([:alpha:], [:^alpha:]) inside a class:
+                // its members by PCRE's latin1 tables (regex's own are
+                // ASCII), or copied whole if it is not one PCRE knows.
+                let start = i;
                 while i < p.len() && !(p[i] == ']' && i > 0 && p[i - 1] == ':') {
-                    out.push(p[i]);
                     i += 1;
                 }
-                if i < p.len() {
-                    out.push(']');
-                    i += 1;
+                if i >= p.len() {
+                    out.extend(&p[start..]);
+                    continue;
                 }
+                let body: String = p.get(start + 2..i - 1).unwrap_or_default().iter().collect();
+                let (name, negated) = match body.strip_prefix('^') {
+                    Some(name) => (name, true),
+                    None => (body.as_str(), false),
+                };
+                // Under `ucp` they are left to regex (whose are ASCII).
+                match posix_class(name).filter(|_| !ucp) {
+                    Some(set) if negated => out.extend(format!("[^{set}]").chars()),
+                    Some(set) => out.extend(set.chars()),
+                    None => out.extend(&p[start..=i]),
+                }
+                i += 1;
             }
             ']' if in_class => {
                 in_class = false;
@@ -386,6 +460,126 @@ fn quantifier_end(p: &[char], i: usize) -> Option<usize> {
         j
     };
     (p.get(j) == Some(&'}')).then_some(j + 1)
+}
+
+/// PCRE's word characters without `ucp`: its latin1 table (regex's
+/// `\w` is ASCII in bytes mode and all of Unicode in Unicode mode).
+const WORD: &str = "0-9A-Za-z_\\x{AA}\\x{B5}\\x{BA}\\x{C0}-\\x{D6}\\x{D8}-\\x{F6}\\x{F8}-\\x{FF}";
+/// PCRE's `\s`: tab, newline, vertical tab, form feed, return and
+/// space (not U+0085 or U+00A0, which regex's Unicode `\s` has).
+const SPACE: &str = "\\t\\n\\x0B\\x0C\\r ";
+
+/// The members of a class escape (`\d \s \w` and their complements)
+/// as PCRE's tables have them, and whether the escape is the
+/// complement of that set.
+fn class_escape(e: char) -> (&'static str, bool) {
+    match e {
+        'd' => ("0-9", false),
+        'D' => ("0-9", true),
+        's' => (SPACE, false),
+        'S' => (SPACE, true),
+        'w' => (WORD, false),
+        _ => (WORD, true),
+    }
+}
+
+/// The members of a POSIX class as PCRE's latin1 tables have them
+/// (the same with and without `unicode`, as there is no `ucp`).
+fn posix_class(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "alpha" => "A-Za-z\\x{AA}\\x{B5}\\x{BA}\\x{C0}-\\x{D6}\\x{D8}-\\x{F6}\\x{F8}-\\x{FF}",
+        "alnum" => "0-9A-Za-z\\x{AA}\\x{B5}\\x{BA}\\x{C0}-\\x{D6}\\x{D8}-\\x{F6}\\x{F8}-\\x{FF}",
+        "word" => WORD,
+        "upper" => "A-Z\\x{C0}-\\x{D6}\\x{D8}-\\x{DE}",
+        "lower" => "a-z\\x{AA}\\x{B5}\\x{BA}\\x{DF}-\\x{F6}\\x{F8}-\\x{FF}",
+        "digit" => "0-9",
+        "xdigit" => "0-9A-Fa-f",
+        "space" => SPACE,
+        "blank" => "\\t ",
+        "cntrl" => "\\x00-\\x1F\\x7F-\\x{9F}",
+        "punct" => {
+            "!-/:-@\\[-`{-~\\x{A0}-\\x{A9}\\x{AB}-\\x{B4}\\x{B6}-\\x{B9}\\x{BB}-\\x{BF}\\x{D7}\\x{F7}"
+        }
+        "print" => " -~\\x{A0}-\\x{FF}",
+        "graph" => "!-~\\x{A0}-\\x{FF}",
+        "ascii" => "\\x00-\\x7F",
+        _ => return None,
+    })
+}
+
+/// A quantifier at `i` (`*`, `+`, `?` or `{n}`, `{n,}`, `{n,m}`, with
+/// a lazy `?` or possessive `+` after it): its text and where it ends.
+fn repeat_at(p: &[char], i: usize) -> Option<(String, usize)> {
+    let end = match p.get(i)? {
+        '*' | '+' | '?' => i + 1,
+        '{' => quantifier_end(p, i)?,
+        _ => return None,
+    };
+    let end = if matches!(p.get(end), Some('?' | '+')) {
+        end + 1
+    } else {
+        end
+    };
+    Some((p[i..end].iter().collect(), end))
+}
+
+/// `\w` or `\W` repeated, in UTF mode. PCRE (8.x, without `ucp`)
+/// tests the repetitions a quantifier requires with a byte check that
+/// takes any character above 127 for a non-word character, and the
+/// optional ones with its latin1 table: so `\w+` cannot start at `ü`
+/// but goes on through it, and `\W+` starts at `ü` and stops at the
+/// next latin1 letter.
+fn utf_type_repeat(set: &str, negated: bool, rep: &str) -> String {
+    let hat = if negated { "^" } else { "" };
+    let full = format!("[{hat}{set}]");
+    let required = format!("[{hat}0-9A-Za-z_]");
+    let (body, suffix) = match rep.char_indices().nth(1) {
+        Some((k, c)) if !rep.starts_with('{') && (c == '?' || c == '+') => rep.split_at(k),
+        _ => match rep.strip_prefix('{') {
+            Some(_) if rep.ends_with("}?") || rep.ends_with("}+") => rep.split_at(rep.len() - 1),
+            _ => (rep, ""),
+        },
+    };
+    let (min, max): (usize, Option<usize>) = match body {
+        "*" => (0, None),
+        "+" => (1, None),
+        "?" => (0, Some(1)),
+        _ => {
+            let inner = &body[1..body.len() - 1];
+            match inner.split_once(',') {
+                None => {
+                    let n = inner.parse().unwrap_or(0);
+                    (n, Some(n))
+                }
+                Some((a, "")) => (a.parse().unwrap_or(0), None),
+                Some((a, b)) => {
+                    let a = a.parse().unwrap_or(0);
+                    (a, Some(b.parse().unwrap_or(a).max(a)))
+                }
+            }
+        }
+    };
+    let optional = match max {
+        None => format!("{full}*"),
+        Some(m) if m == min => String::new(),
+        Some(m) if m - min == 1 => format!("{full}?"),
+        Some(m) => format!("{full}{{0,{}}}", m - min),
+    };
+    let lazy = if optional.is_empty() || suffix != "?" {
+        ""
+    } else {
+        "?"
+    };
+    let mandatory = match min {
+        0 => String::new(),
+        1 => required,
+        n => format!("{required}{{{n}}}"),
+    };
+    if suffix == "+" {
+        format!("(?>{mandatory}{optional})")
+    } else {
+        format!("(?:{mandatory}{optional}{lazy})")
+    }
 }
 
 /// Whether the `-` at `i` inside a class is a member rather than a
@@ -499,17 +693,16 @@ impl Automaton {
     }
 }
 
+/// A compiled pattern's key: its bytes, its flags, and whether the
+/// subject ends in a newline (see `build_for`).
+type CacheKey = (Vec<u8>, u8, bool);
+
 thread_local! {
-    static CACHE: RefCell<HashMap<(Vec<u8>, u8), Engine>> = RefCell::new(HashMap::new());
+    static CACHE: RefCell<HashMap<CacheKey, Engine>> = RefCell::new(HashMap::new());
 }
 
 /// The pattern on `fancy-regex`, for what `regex` refuses.
 fn build_fancy(source: &str, flags: Flags) -> Result<fancy_regex::Regex, String> {
-    let mode = if flags.unicode {
-        fancy_regex::BytesMode::UnicodeBytes
-    } else {
-        fancy_regex::BytesMode::Ascii
-    };
     let mut source = source.to_string();
     if flags.ungreedy {
         source.insert_str(0, "(?U)");
@@ -519,8 +712,8 @@ fn build_fancy(source: &str, flags: Flags) -> Result<fancy_regex::Regex, String>
         .multi_line(flags.multiline)
         .dot_matches_new_line(flags.dotall)
         .ignore_whitespace(flags.extended)
-        .unicode_mode(flags.unicode)
-        .bytes_mode(mode)
+        .unicode_mode(true)
+        .bytes_mode(fancy_regex::BytesMode::UnicodeBytes)
         .build()
         .map_err(|e| e.to_string())
 }
@@ -606,15 +799,17 @@ fn dollar_before_final_newline(source: &str) -> Option<String> {
 fn build_for(pattern: &[u8], flags: Flags, final_newline: bool) -> Result<Engine, Fault> {
     let dollar = final_newline && !flags.multiline;
     // Under multiline the final newline matters to `^` instead.
-    let key = (
-        pattern.to_vec(),
-        flags.bits() | (u8::from(final_newline) << 7),
-    );
+    let key = (pattern.to_vec(), flags.bits(), final_newline);
     if let Some(re) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
         return Ok(re);
     }
     re_syntax::check(pattern, flags.extended, flags.unicode)?;
-    let mut source = regex_source(strip_start_options(pattern), flags.unicode).ok_or(Fault {
+    let body = strip_start_options(pattern);
+    let ucp = flags.ucp
+        || pattern[..pattern.len() - body.len()]
+            .windows(6)
+            .any(|w| w == b"(*UCP)");
+    let mut source = regex_source(body, flags.unicode, ucp).ok_or(Fault {
         message: "invalid UTF-8 string",
         offset: 0,
     })?;
@@ -638,7 +833,7 @@ fn build_for(pattern: &[u8], flags: Flags, final_newline: bool) -> Result<Engine
             .multi_line(flags.multiline)
             .dot_matches_new_line(flags.dotall)
             .ignore_whitespace(flags.extended)
-            .unicode(flags.unicode)
+            .unicode(true)
             .swap_greed(flags.ungreedy)
             .build()
     };
@@ -719,6 +914,44 @@ type Found = Vec<Option<(usize, usize)>>;
 /// The matches from `offset`: one, or with `global` all of them, PCRE's
 /// way (after an empty match, the next search starts one character on).
 fn matches(re: &Engine, hay: &[u8], offset: usize, global: bool, flags: Flags) -> Vec<Found> {
+    if flags.unicode || hay.is_ascii() {
+        return matches_in(re, hay, offset, global, flags.anchored, flags.unicode);
+    }
+    // A latin1 subject with characters above 127 is searched as UTF-8
+    // (the patterns are compiled for characters, with PCRE's latin1
+    // tables spelled out), and the spans are taken back to its bytes.
+    let mut utf8 = Vec::with_capacity(hay.len() + hay.len() / 4);
+    let mut back = Vec::with_capacity(hay.len() + hay.len() / 4 + 1);
+    let mut forward = Vec::with_capacity(hay.len() + 1);
+    for (i, &b) in hay.iter().enumerate() {
+        forward.push(utf8.len());
+        let mut buf = [0u8; 2];
+        let encoded = char::from(b).encode_utf8(&mut buf);
+        for _ in 0..encoded.len() {
+            back.push(i);
+        }
+        utf8.extend_from_slice(encoded.as_bytes());
+    }
+    forward.push(utf8.len());
+    back.push(hay.len());
+    let start = forward.get(offset).copied().unwrap_or(utf8.len() + 1);
+    let mut found = matches_in(re, &utf8, start, global, flags.anchored, true);
+    for f in &mut found {
+        for span in f.iter_mut().flatten() {
+            *span = (back[span.0], back[span.1]);
+        }
+    }
+    found
+}
+
+fn matches_in(
+    re: &Engine,
+    hay: &[u8],
+    offset: usize,
+    global: bool,
+    anchored: bool,
+    unicode: bool,
+) -> Vec<Found> {
     let mut out = Vec::new();
     let mut pos = offset;
     while pos <= hay.len() {
@@ -726,7 +959,7 @@ fn matches(re: &Engine, hay: &[u8], offset: usize, global: bool, flags: Flags) -
             break;
         };
         let whole = found.first().copied().flatten().unwrap_or((pos, pos));
-        if flags.anchored && whole.0 != pos {
+        if anchored && whole.0 != pos {
             break;
         }
         out.push(found);
@@ -742,7 +975,7 @@ fn matches(re: &Engine, hay: &[u8], offset: usize, global: bool, flags: Flags) -
                     pos = found[0].map_or(pos + 1, |(_, b)| b);
                     out.push(found);
                 }
-                None => pos = next_char(hay, pos, flags.unicode),
+                None => pos = next_char(hay, pos, unicode),
             }
         }
         if pos > hay.len() {

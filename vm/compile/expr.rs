@@ -838,6 +838,24 @@ impl<'a> Fc<'a> {
         Ok(self.emit_bif(index, &srcs, dst))
     }
 
+    /// A call of a BIF written as a call (`error(...)`, `erlang:hd(L)`):
+    /// an exception it raises is at the call's line, as on BEAM, not at
+    /// the line of its last argument.
+    fn bif_call_at(
+        &mut self,
+        index: u16,
+        args: &[&Expr],
+        hint: Option<Dst>,
+        span: Span,
+    ) -> Result<Src> {
+        let saved = self.x_floor;
+        let srcs = self.exprs(args)?;
+        self.x_floor = saved;
+        let dst = self.target(hint);
+        self.m.set_line(span);
+        Ok(self.emit_bif(index, &srcs, dst))
+    }
+
     pub fn emit_bif(&mut self, index: u16, srcs: &[Src], dst: Dst) -> Src {
         let args = self.m.operand_list(srcs);
         let fail = self.fail_label();
@@ -875,7 +893,7 @@ impl<'a> Fc<'a> {
                 }
                 match crate::bif::lookup("erlang", name, arity) {
                     Some(index) if crate::bif::is_auto_imported(index) => {
-                        let v = self.bif_call(index, &arg_refs, hint)?;
+                        let v = self.bif_call_at(index, &arg_refs, hint, span)?;
                         Ok(self.deliver(v, ctx))
                     }
                     // hibernate/3 is not auto-imported.
@@ -899,7 +917,7 @@ impl<'a> Fc<'a> {
                         return self.emit_call(&arg_refs, kind, ctx, span);
                     }
                     if let Some(index) = crate::bif::lookup(m, f, arity) {
-                        let v = self.bif_call(index, &arg_refs, hint)?;
+                        let v = self.bif_call_at(index, &arg_refs, hint, span)?;
                         return Ok(self.deliver(v, ctx));
                     }
                     let m = if m == "erlang" && erlang_in_act(f, arity) {

@@ -585,6 +585,14 @@ impl Fc<'_> {
                     .collect();
                 let mut inner_bound = bound.clone();
                 inner_bound.extend(pattern_vars.iter().cloned());
+                // erlc gives the calls of the generator's helper the
+                // place of its `<-` (taken here as the pattern's last
+                // character, on the same line but for odd layouts), and
+                // its bad_generator error the place of the list.
+                let arrow = Span::new(
+                    pattern.span.end.saturating_sub(1).max(pattern.span.start) as usize,
+                    pattern.span.end.max(pattern.span.start + 1) as usize,
+                );
                 let fallback = self.m.lambda_name("lc");
                 let name = self.m.generator_names.pop_front().unwrap_or(fallback);
                 let n = self.m.lambda_counter;
@@ -614,20 +622,20 @@ impl Fc<'_> {
                     after_bound.insert(tail_name.clone());
                     let next = Expr::new(
                         ExprKind::Call(
-                            Box::new(CallTarget::Local(name.clone(), span)),
+                            Box::new(CallTarget::Local(name.clone(), arrow)),
                             params(tail_var.clone(), acc_var.clone()),
                         ),
-                        span,
+                        arrow,
                     );
                     self.comprehension_acc(head, rest, &after_bound, next, into, span)?
                 } else {
                     self.comprehension_acc(head, rest, &inner_bound, acc_var.clone(), into, span)?
                 };
                 let recurse = |acc: Expr| {
-                    let target = CallTarget::Local(name.clone(), span);
+                    let target = CallTarget::Local(name.clone(), arrow);
                     Expr::new(
                         ExprKind::Call(Box::new(target), params(tail_var.clone(), acc)),
-                        span,
+                        arrow,
                     )
                 };
                 let cons = |h: Expr| {
@@ -658,18 +666,16 @@ impl Fc<'_> {
                         Expr::new(ExprKind::List(vec![], None), span),
                     ),
                 };
+                let at = list.span;
                 let bad = Expr::new(
                     ExprKind::Call(
-                        Box::new(CallTarget::Remote(
-                            atom("erlang", span),
-                            atom("error", span),
-                        )),
+                        Box::new(CallTarget::Remote(atom("erlang", at), atom("error", at))),
                         vec![Expr::new(
-                            ExprKind::Tuple(vec![atom("bad_generator", span), other_var.clone()]),
-                            span,
+                            ExprKind::Tuple(vec![atom("bad_generator", at), other_var.clone()]),
+                            at,
                         )],
                     ),
-                    span,
+                    at,
                 );
                 let (matched_body, done_body) = if to_list {
                     (inner, acc.clone())
@@ -684,7 +690,7 @@ impl Fc<'_> {
                         span,
                     ),
                     clause(params(done, acc_var.clone()), vec![done_body], span),
-                    clause(params(other_var.clone(), acc_var.clone()), vec![bad], span),
+                    clause(params(other_var.clone(), acc_var.clone()), vec![bad], at),
                 ];
                 let arity = 1 + free.len() as u32 + u32::from(!to_list);
                 let function = self.m.declare_function(&name, arity);
@@ -694,8 +700,8 @@ impl Fc<'_> {
                     self_fun: None,
                 });
                 let args = params(list.clone(), acc);
-                let target = CallTarget::Local(name.clone(), span);
-                Ok(Expr::new(ExprKind::Call(Box::new(target), args), span))
+                let target = CallTarget::Local(name.clone(), arrow);
+                Ok(Expr::new(ExprKind::Call(Box::new(target), args), arrow))
             }
         }
     }

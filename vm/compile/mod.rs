@@ -346,6 +346,19 @@ impl ModuleCompiler {
     /// superinstruction when nothing can jump between the two (no label
     /// is bound at this position).
     fn emit(&mut self, instr: Instr) -> usize {
+        if let Instr::TestHeap { words, .. } = instr
+            && let Some(i) = self.heap_test_to_widen()
+            && let Instr::TestHeap {
+                words: before,
+                live,
+            } = self.code[i]
+        {
+            self.code[i] = Instr::TestHeap {
+                words: before + words,
+                live,
+            };
+            return i;
+        }
         if self.last_bound != Some(self.code.len())
             && let Some(last) = self.code.last_mut()
             && let Some(fused) = fuse(*last, instr)
@@ -356,6 +369,31 @@ impl ModuleCompiler {
         self.code.push(instr);
         self.code_lines.push(self.current_line);
         self.code.len() - 1
+    }
+
+    /// The heap test a new one can be merged into, as erlc merges them:
+    /// the last `test_heap`, when only instructions that neither allocate
+    /// (beyond what that test reserved) nor collect nor leave the
+    /// straight line came after it, and no label points past it. Its
+    /// live count is the one that holds at its own place; `{A, {B, C}}`
+    /// then tests the heap once.
+    fn heap_test_to_widen(&self) -> Option<usize> {
+        for (i, instr) in self.code.iter().enumerate().rev().take(16) {
+            match instr {
+                Instr::TestHeap { .. } => {
+                    return self.last_bound.is_none_or(|b| b <= i).then_some(i);
+                }
+                Instr::PutTuple { .. }
+                | Instr::PutList { .. }
+                | Instr::Move { .. }
+                | Instr::Move2 { .. }
+                | Instr::Swap { .. }
+                | Instr::GetList { .. }
+                | Instr::GetTupleElement { .. } => {}
+                _ => return None,
+            }
+        }
+        None
     }
 
     fn set_line(&mut self, span: Span) {

@@ -491,7 +491,14 @@ impl Fc<'_> {
                 handler,
             });
             self.try_depth += 1;
-            self.try_of_catch(t, span, Some(result))?;
+            if t.of_clauses.is_empty() && t.catch_clauses.is_empty() {
+                // try Body after A end: one try, as on BEAM (what
+                // `process_info(P, catchlevel)` counts).
+                let v = self.body(&t.body, Ctx::Value(None))?;
+                self.mov(v, result);
+            } else {
+                self.try_of_catch(t, span, Some(result))?;
+            }
             self.try_depth -= 1;
             self.m.emit(Instr::TryEnd {
                 slot: slot.index() as u32,

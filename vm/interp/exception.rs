@@ -38,6 +38,56 @@ pub fn stacktrace_entries(p: &Process, module: ModuleRef, ip: usize) -> Vec<(Mod
     out
 }
 
+/// One frame of `process_info(P, current_stacktrace)`: module, function,
+/// arity, and file and line if any.
+pub type ShownFrame = (Atom, Atom, u32, Option<(String, u32)>);
+
+/// The frames `process_info(P, current_stacktrace)` lists for `p` standing
+/// at `ip` in `module`, innermost first, as a stack trace shows them
+/// (OTP's library lines, escript's frames under a script's `main/1`).
+pub fn current_stacktrace(p: &Process, module: ModuleRef, ip: usize) -> Vec<ShownFrame> {
+    // As a raise records them (`record`): a return address the same as
+    // the one before it shows once.
+    let mut entries = Vec::new();
+    let at = ip.saturating_sub(1) as u32;
+    let mut previous = (module, at);
+    if let Some(i) = function_index(&module, at) {
+        entries.push((module, i, module.line_at(at)));
+    }
+    for f in p.frames.iter().rev() {
+        if entries.len() >= TRACE_DEPTH {
+            break;
+        }
+        let (m, at) = (f.module, f.return_ip.saturating_sub(1));
+        if previous.0.same(m) && previous.1 == at {
+            continue;
+        }
+        previous = (m, at);
+        if let Some(i) = function_index(&m, at) {
+            entries.push((m, i, m.line_at(at)));
+        }
+    }
+    let mut out: Vec<ShownFrame> = (0..entries.len())
+        .filter_map(|k| {
+            let (name, arity, file, line) = frame_shown(&entries, k)?;
+            Some((
+                entries[k].0.name,
+                name,
+                arity,
+                Some((file.into_owned(), line)),
+            ))
+        })
+        .collect();
+    if p.is_script_main() && entries.len() < TRACE_DEPTH {
+        let room = TRACE_DEPTH - entries.len();
+        for &(m, f, arity, location) in ESCRIPT_FRAMES.iter().take(room) {
+            let location = location.map(|(file, line)| (file.to_string(), line));
+            out.push((Atom::intern(m), Atom::intern(f), arity, location));
+        }
+    }
+    out
+}
+
 /// A frame BEAM has and act has not: module, function, arity, and file
 /// and line if any.
 type ForeignFrame = (&'static str, &'static str, u32, Option<(&'static str, u32)>);
@@ -59,6 +109,9 @@ enum OtpFrame {
     At(u32),
     As(&'static str, u32, u32),
     Hidden,
+    /// At OTP's line for each of act's lines listed (act's line, OTP's);
+    /// where act's file and line for a line not listed.
+    Lines(&'static [(u32, u32)]),
 }
 
 /// Frames of functions of act's library written in the shape of OTP 25's:
@@ -66,8 +119,8 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 77] = {
-    use OtpFrame::{As, At, Hidden};
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 97] = {
+    use OtpFrame::{As, At, Hidden, Lines};
     [
         // A call to a server that is not there or does not answer.
         ("gen_server", "call", 2, "", At(370)),
@@ -142,6 +195,27 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 77] = {
         ("proplists", "get_value", 3, "", At(216)),
         ("queue", "get", 1, "", At(188)),
         ("array", "get", 2, "", At(642)),
+        // Lines of act's files that raise (or call on) where OTP's do.
+        ("array", "set", 3, "", Lines(&[(85, 584), (87, 587)])),
+        ("maps", "update_with", 3, "", Lines(&[(44, 265)])),
+        ("orddict", "update", 3, "", Lines(&[(70, 169), (71, 170), (73, 172)])),
+        ("gb_trees", "update", 3, "", At(258)),
+        ("gb_trees", "update_1", 3, "", Lines(&[(46, 263), (47, 264), (49, 266)])),
+        ("gb_sets", "delete", 2, "", At(401)),
+        ("gb_sets", "delete_1", 2, "", Lines(&[(133, 403), (134, 404), (136, 407)])),
+        ("gb_sets", "insert", 2, "", At(264)),
+        ("gb_sets", "insert_1", 3, "", Lines(&[(44, 267), (51, 284), (59, 305)])),
+        ("lists", "append", 1, "", Lines(&[(27, 154), (28, 155)])),
+        ("lists", "append", 2, "", At(144)),
+        ("lists", "subtract", 2, "", At(166)),
+        ("lists", "keysort", 2, "", Lines(&[(456, 784), (459, 785)])),
+        ("lists", "ukeysort", 2, "", Lines(&[(468, 879), (471, 880)])),
+        ("lists", "splitwith_1", 3, "", Lines(&[(131, 1550)])),
+        ("lists", "filtermap", 2, "", Lines(&[(177, 1413)])),
+        ("lists", "filtermap_1", 2, "", Lines(&[(180, 1417)])),
+        ("lists", "partition", 2, "", Lines(&[(234, 1395)])),
+        ("lists", "partition_1", 4, "", Lines(&[(237, 1399)])),
+        ("lists", "-filter/2-lc$^0/1-0-", 2, "", Lines(&[(175, 1383)])),
         // A non-list given to inet:parse_ipv4_address/1 and its kin.
         ("inet_parse", "ipv4_addr", 2, "", At(511)),
         ("inet_parse", "ipv4_addr", 1, "", At(495)),
@@ -157,7 +231,8 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 77] = {
 /// `io:format`/`fwrite`/`put_chars` (io.erl line 99, the device refusing the request;
 /// line 94 for a device that is no process) or to `io_lib:format/2`
 /// (io_lib.erl line 187), and `function_clause` for a non-list given to
-/// `lists:reverse/1` (lists.erl line 175): act's BIFs stand for these
+/// `lists:reverse/1`, `sort/1` or `usort/1` (lists.erl lines 175, 512,
+/// 1112): act's BIFs stand for these
 /// functions, and their top frame carries OTP's file and line and
 /// error_info cause.
 type IoSite = (&'static str, u32, Option<(&'static str, &'static str)>);
@@ -170,10 +245,15 @@ const IO_SITE_WORDS: usize =
 
 fn io_site(m: Atom, f: Atom, reason: Term, args: &[Term]) -> Option<IoSite> {
     // lists:reverse/1 is Erlang code in OTP: a non-list fails its clauses.
-    if (m.name(), f.name(), args.len()) == ("lists", "reverse", 1)
-        && reason == Term::atom(Atom::intern("function_clause"))
-    {
-        return Some(("lists.erl", 175, None));
+    // So are sort/1 and usort/1: a non-list, or an improper list that
+    // does not start with two elements, fails their clauses.
+    if reason == Term::atom(Atom::intern("function_clause")) && args.len() == 1 {
+        match (m.name(), f.name()) {
+            ("lists", "reverse") => return Some(("lists.erl", 175, None)),
+            ("lists", "sort") => return Some(("lists.erl", 512, None)),
+            ("lists", "usort") => return Some(("lists.erl", 1112, None)),
+            _ => {}
+        }
     }
     // Output to an io server that has ended.
     if reason == Term::atom(Atom::intern("terminated")) {
@@ -222,6 +302,7 @@ fn frame_shown(
         cm.functions[*cf as usize].name
     });
     let (module, function) = (m.name.name(), info.name.name());
+    let (act_file, act_line) = m.location(*line);
     for (om, of, arity, callee, shown) in &OTP_FRAMES {
         if *om == module
             && *of == function
@@ -234,11 +315,14 @@ fn frame_shown(
                 OtpFrame::At(line) => Some((info.name, info.arity, file(), line)),
                 OtpFrame::As(name, arity, line) => Some((Atom::intern(name), arity, file(), line)),
                 OtpFrame::Hidden => None,
+                OtpFrame::Lines(lines) => match lines.iter().find(|&&(a, _)| a == act_line) {
+                    Some(&(_, line)) => Some((info.name, info.arity, file(), line)),
+                    None => Some((info.name, info.arity, act_file.into(), act_line)),
+                },
             };
         }
     }
-    let (file, line) = m.location(*line);
-    Some((info.name, info.arity, file.into(), line))
+    Some((info.name, info.arity, act_file.into(), act_line))
 }
 
 fn function_index(m: &crate::code::Module, ip: u32) -> Option<u32> {

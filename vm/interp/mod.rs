@@ -28,7 +28,7 @@ use crate::term::view::View;
 use crate::term::{Atom, Term};
 use std::cmp::Ordering;
 
-pub use exception::{format_exception, stacktrace_entries};
+pub use exception::{ShownFrame, current_stacktrace, format_exception, stacktrace_entries};
 
 /// Reductions a process may spend before it yields (BEAM's value).
 pub const CONTEXT_REDS: usize = 4000;
@@ -510,6 +510,12 @@ fn interpret(
                     }
                     let func = entry.func;
                     let used = regs_used(&m);
+                    // Where the process is, for the BIFs that ask
+                    // (`process_info(self(), current_function)`): the
+                    // process's own fields are otherwise written only when
+                    // the interpreter stops.
+                    p.ip = ip as u32;
+                    p.module = m;
                     let result = {
                         let mut ctx = Context {
                             process: p,

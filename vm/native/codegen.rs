@@ -23,7 +23,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{Context, isa::CallConv};
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module as _, default_libcall_names};
 use std::collections::HashMap;
@@ -31,6 +31,19 @@ use std::mem::{offset_of, size_of};
 
 const I64: types::Type = types::I64;
 const I32: types::Type = types::I32;
+
+/// A body call between native functions checks the machine stack
+/// (`Gen::stack_room`) only when the caller's depth is a multiple of this:
+/// between two checks at most this many frames are added, each a few
+/// hundred bytes, well within the scheduler thread's stack below
+/// `Ctx::stack_limit` (`sched::SCHEDULER_STACK` less `native::NATIVE_STACK`).
+/// A tail call keeps its depth, so it checks every time: mutual tail
+/// recursion would otherwise never check.
+const STACK_CHECK_EVERY: u64 = 64;
+
+/// The longest left operand `++` copies inline (`Gen::append`); longer
+/// ones go to the BIF, whose cost per call then matters less.
+const APPEND_INLINE: i64 = 64;
 
 /// Most Y slots an inline `allocate` sets (bigger frames: the interpreter).
 const MAX_INLINE_SLOTS: usize = 64;
@@ -45,7 +58,18 @@ pub struct Jit {
     context: Context,
     builder_context: FunctionBuilderContext,
     next: u64,
+    /// The address of `enter` (see `Jit::trampoline`).
+    pub enter: usize,
 }
+
+/// The calling convention of compiled functions: Cranelift's `Winch`
+/// convention, which has no callee-saved registers. A function that
+/// reaches its `return` without a native call (fib's base cases, a
+/// list loop's last step) saves and restores nothing; values live across
+/// a native call are kept in stack slots by the caller instead, and the
+/// helpers (Rust, `SystemV`) still keep them in callee-saved registers.
+/// Rust enters compiled code only through the trampoline.
+const NATIVE_CC: CallConv = CallConv::Winch;
 
 impl Jit {
     pub fn new() -> Result<Jit, String> {
@@ -69,12 +93,51 @@ impl Jit {
             .map_err(|e| e.to_string())?;
         let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
         let context = module.make_context();
-        Ok(Jit {
+        let mut jit = Jit {
             module,
             context,
             builder_context: FunctionBuilderContext::new(),
             next: 0,
-        })
+            enter: 0,
+        };
+        jit.enter = jit.trampoline()?;
+        Ok(jit)
+    }
+
+    /// `enter(ctx, entry, depth, code) -> exit code`, in the platform's
+    /// convention (`native::Enter`): calls the compiled function `code`,
+    /// which uses `NATIVE_CC`. Its prologue saves the callee-saved
+    /// registers Rust expects kept, once per entry from `native::run`.
+    fn trampoline(&mut self) -> Result<usize, String> {
+        let call_conv = self.module.isa().default_call_conv();
+        let config = self.module.target_config();
+        let mut sig = native_signature(call_conv);
+        sig.params.push(AbiParam::new(I64));
+        self.context.func.signature = sig.clone();
+        let id = self
+            .module
+            .declare_function("act_enter", Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
+        let mut b = FunctionBuilder::new(&mut self.context.func, &mut self.builder_context);
+        let block = b.create_block();
+        b.append_block_params_for_function_params(block);
+        b.switch_to_block(block);
+        let params = b.block_params(block).to_vec();
+        let native = b.import_signature(native_signature(NATIVE_CC));
+        let call = b
+            .ins()
+            .call_indirect(native, params[3], &[params[0], params[1], params[2]]);
+        let result = b.inst_results(call)[0];
+        b.ins().return_(&[result]);
+        b.seal_all_blocks();
+        b.finalize(config);
+        let defined = self.module.define_function(id, &mut self.context);
+        self.module.clear_context(&mut self.context);
+        defined.map_err(|e| format!("code generation failed: {e}"))?;
+        self.module
+            .finalize_definitions()
+            .map_err(|e| e.to_string())?;
+        Ok(self.module.get_finalized_function(id) as usize)
     }
 
     /// Compiles `function` of `m`: its code address and the instruction
@@ -115,7 +178,7 @@ impl Jit {
 
         let call_conv = self.module.isa().default_call_conv();
         let config = self.module.target_config();
-        self.context.func.signature = native_signature(call_conv);
+        self.context.func.signature = native_signature(NATIVE_CC);
         self.next += 1;
         let name = format!("act_{}", self.next);
         let id = self
@@ -161,7 +224,7 @@ impl Jit {
     }
 }
 
-/// `fn(ctx, entry, depth) -> exit code` (see `native::NativeFn`)
+/// `fn(ctx, entry, depth) -> exit code` (see `native::Enter`)
 fn native_signature(call_conv: CallConv) -> Signature {
     let mut sig = Signature::new(call_conv);
     sig.params.push(AbiParam::new(I64));
@@ -238,6 +301,36 @@ struct InlineBifs {
     maps_get: Option<u16>,
     map_update1: Option<u16>,
     map_update1_chain: Option<u16>,
+    append: Option<u16>,
+    max: Option<u16>,
+    min: Option<u16>,
+}
+
+/// The inline BIFs of two operands (`Gen::two_operands`).
+#[derive(Clone, Copy)]
+enum Inline2 {
+    Max,
+    Min,
+    Append,
+    MapGet,
+    Send,
+}
+
+impl InlineBifs {
+    /// Which inline BIF of two operands BIF number `bif` is, if any.
+    fn two_operands(&self, bif: u16) -> Option<Inline2> {
+        let bif = Some(bif);
+        [
+            (self.max, Inline2::Max),
+            (self.min, Inline2::Min),
+            (self.append, Inline2::Append),
+            (self.map_get, Inline2::MapGet),
+            (self.maps_get, Inline2::MapGet),
+            (self.send, Inline2::Send),
+        ]
+        .into_iter()
+        .find_map(|(n, which)| (n == bif).then_some(which))
+    }
 }
 
 fn inline_bifs() -> &'static InlineBifs {
@@ -252,6 +345,9 @@ fn inline_bifs() -> &'static InlineBifs {
         maps_get: crate::bif::lookup("maps", "get", 2),
         map_update1: crate::bif::lookup("erlang", "$map_update1", 3),
         map_update1_chain: crate::bif::lookup("erlang", "$map_update1_chain", 3),
+        append: crate::bif::lookup("erlang", "++", 2),
+        max: crate::bif::lookup("erlang", "max", 2),
+        min: crate::bif::lookup("erlang", "min", 2),
     })
 }
 
@@ -451,6 +547,27 @@ struct FreshMap {
     done: Block,
 }
 
+/// The function's parameters and the X registers' address, as variables.
+///
+/// Compiled functions keep no callee-saved registers (`NATIVE_CC`), so a
+/// value live across a native call would be spilled and every later use
+/// would load it again. Instead a body call stores the context and the
+/// depth in `saved` before the call and defines the variables anew from
+/// there after it: each definition lives between two native calls, in a
+/// register (helpers keep callee-saved registers, so helper calls in
+/// between cost nothing).
+///
+/// `y` is the current frame's Y slots' address, always equal to `Ctx::y`
+/// (which helpers read): code that changes one changes the other
+/// (`allocate`, the return from a body call), and reads use the variable.
+struct Vars {
+    ctx: Variable,
+    x: Variable,
+    depth: Variable,
+    y: Variable,
+    saved: Option<cranelift_codegen::ir::StackSlot>,
+}
+
 /// What a native call calls.
 #[derive(Clone, Copy)]
 enum Callee {
@@ -466,11 +583,13 @@ struct Gen<'a, 'b> {
     start: usize,
     end: usize,
     blocks: Vec<Block>,
-    ctx: Value,
-    x: Value,
-    /// Native calls below this one on the machine stack whose frames are
-    /// not pushed (the `depth` parameter, see `native::NativeFn`).
-    depth: Value,
+    /// The context (`Ctx`), the X registers' address and the native calls
+    /// below this one on the machine stack whose frames are not pushed
+    /// (the `depth` parameter, see `native::Enter`): variables, not
+    /// values, so that each native call ends their live ranges (`Vars`).
+    vars: Vars,
+    /// `returns_in_own_module`, once found.
+    own_module_returns: Option<bool>,
     sigs: Sigs,
     /// This function's entry block for entry 0 (self tail calls jump here).
     body: Block,
@@ -529,7 +648,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             ctx_u32_word: b.import_signature(sig(&[I64, I32, I64], &[I32])),
             ctx_ret: b.import_signature(sig(&[I64], &[I32])),
             push_frame: b.import_signature(sig(&[I64, I32, I64, I64, I32], &[I32])),
-            native: b.import_signature(native_signature(call_conv)),
+            native: b.import_signature(native_signature(NATIVE_CC)),
             remote: b.import_signature(sig(&[I64, I32], &[I64])),
             fun: b.import_signature(sig(&[I64, I32, I64], &[I64])),
             box_float: b.import_signature(sig(&[I64, types::F64], &[I64])),
@@ -545,6 +664,16 @@ impl<'a, 'b> Gen<'a, 'b> {
         let mem = Mem::new(b.func);
         // Never stored by native code, so no region is needed.
         let x = b.ins().load(I64, flags(), ctx, off!(x));
+        let vars = Vars {
+            ctx: b.declare_var(I64),
+            x: b.declare_var(I64),
+            depth: b.declare_var(I64),
+            y: b.declare_var(I64),
+            saved: None,
+        };
+        b.def_var(vars.ctx, ctx);
+        b.def_var(vars.x, x);
+        b.def_var(vars.depth, depth);
         let body = blocks[0];
         Gen {
             b,
@@ -552,9 +681,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             start,
             end,
             blocks,
-            ctx,
-            x,
-            depth,
+            vars,
+            own_module_returns: None,
             sigs,
             body,
             itself,
@@ -569,6 +697,58 @@ impl<'a, 'b> Gen<'a, 'b> {
             bs_area: None,
             mem,
         }
+    }
+
+    fn ctx(&mut self) -> Value {
+        self.b.use_var(self.vars.ctx)
+    }
+
+    fn xs(&mut self) -> Value {
+        self.b.use_var(self.vars.x)
+    }
+
+    fn depth(&mut self) -> Value {
+        self.b.use_var(self.vars.depth)
+    }
+
+    /// The current frame's Y slots' address (`Ctx::y`).
+    fn ybase(&mut self) -> Value {
+        self.b.use_var(self.vars.y)
+    }
+
+    /// Makes `y` the current frame's Y slots' address.
+    fn set_ybase(&mut self, y: Value) {
+        self.store_ctx(y, off!(y));
+        self.b.def_var(self.vars.y, y);
+    }
+
+    /// Before a native body call: keeps the context and depth in this
+    /// function's stack frame (`Vars`).
+    fn save_vars(&mut self) {
+        let slot = *self.vars.saved.get_or_insert_with(|| {
+            self.b
+                .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+                    cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+                    16,
+                    3,
+                ))
+        });
+        let ctx = self.ctx();
+        let depth = self.depth();
+        self.b.ins().stack_store(I64, ctx, slot, 0);
+        self.b.ins().stack_store(I64, depth, slot, 8);
+    }
+
+    /// After a native body call: the context, X registers' address and
+    /// depth are loaded again, so none of them lives across the call.
+    fn restore_vars(&mut self) {
+        let slot = self.vars.saved.expect("save_vars first");
+        let ctx = self.b.ins().stack_load(I64, I64, slot, 0);
+        let depth = self.b.ins().stack_load(I64, I64, slot, 8);
+        let x = self.b.ins().load(I64, flags(), ctx, off!(x));
+        self.b.def_var(self.vars.ctx, ctx);
+        self.b.def_var(self.vars.depth, depth);
+        self.b.def_var(self.vars.x, x);
     }
 
     fn block(&self, ip: usize) -> Block {
@@ -591,20 +771,39 @@ impl<'a, 'b> Gen<'a, 'b> {
         let entry_block = self.b.current_block().expect("entry block");
         let entry_no = self.b.block_params(entry_block)[1];
         // Dispatch on the entry number; 0 (a call) is the common one.
+        // Each entry's edge reads the current frame's Y slots' address
+        // (`Vars::y`), so that a path that never uses it does not load it.
         let first = self.block(entries[0] as usize);
+        let first_edge = self.b.create_block();
+        let mut edges = vec![(first_edge, first)];
         if entries.len() > 1 {
             let resume = self.b.create_block();
-            self.b.ins().brif(entry_no, resume, &[], first, &[]);
+            self.b.ins().brif(entry_no, resume, &[], first_edge, &[]);
             self.b.switch_to_block(resume);
         }
         for (n, &ip) in entries.iter().enumerate().skip(1) {
             let is = self.b.ins().icmp_imm_s(IntCC::Equal, entry_no, n as i64);
             let next = self.b.create_block();
-            let to = self.block(ip as usize);
-            self.b.ins().brif(is, to, &[], next, &[]);
+            let edge = self.b.create_block();
+            edges.push((edge, self.block(ip as usize)));
+            self.b.ins().brif(is, edge, &[], next, &[]);
             self.b.switch_to_block(next);
         }
-        self.b.ins().jump(first, &[]);
+        self.b.ins().jump(first_edge, &[]);
+        for (edge, to) in edges {
+            self.b.switch_to_block(edge);
+            // Read-only as far as Cranelift knows, so that it drops the
+            // load where the value is not used: nothing between the
+            // function's entry and here stores `Ctx::y`, and no other
+            // code loads it.
+            let ctx = self.ctx();
+            let y = self
+                .b
+                .ins()
+                .load(I64, flags().with_readonly().with_can_move(), ctx, off!(y));
+            self.b.def_var(self.vars.y, y);
+            self.b.ins().jump(to, &[]);
+        }
 
         self.find_targets(entries);
         let runs = self.float_runs();
@@ -1114,12 +1313,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().jump(join, &[BlockArg::Value(boxed)]);
         self.b.switch_to_block(slow);
         let sig = self.sigs.box_float;
+        let ctx = self.ctx();
         let r = self
-            .call(
-                sig,
-                helpers::box_float as *const () as usize,
-                &[self.ctx, f],
-            )
+            .call(sig, helpers::box_float as *const () as usize, &[ctx, f])
             .expect("box_float returns");
         self.b.ins().jump(join, &[BlockArg::Value(r)]);
         self.b.switch_to_block(join);
@@ -1133,10 +1329,11 @@ impl<'a, 'b> Gen<'a, 'b> {
             SRC_X => {
                 let i = (s.index() & (X_REGISTERS - 1)) as i32;
                 let f = self.mem.region(self.b.func, Kind8::X, i as u32);
-                self.b.ins().load(I64, f, self.x, i * 8)
+                let xs = self.xs();
+                self.b.ins().load(I64, f, xs, i * 8)
             }
             SRC_Y => {
-                let y = self.load_ctx(off!(y));
+                let y = self.ybase();
                 let f = self.mem.region(self.b.func, Kind8::Y, s.index() as u32);
                 self.b.ins().load(I64, f, y, s.index() as i32 * 8)
             }
@@ -1158,13 +1355,14 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.addrs.retain(|(r, ..)| *r != written);
         self.matches.retain(|m| m.bin != written);
         if d.is_y() {
-            let y = self.load_ctx(off!(y));
+            let y = self.ybase();
             let f = self.mem.region(self.b.func, Kind8::Y, d.index() as u32);
             self.b.ins().store(f, v, y, d.index() as i32 * 8);
         } else {
             let i = (d.index() & (X_REGISTERS - 1)) as i32;
             let f = self.mem.region(self.b.func, Kind8::X, i as u32);
-            self.b.ins().store(f, v, self.x, i * 8);
+            let xs = self.xs();
+            self.b.ins().store(f, v, xs, i * 8);
         }
     }
 
@@ -1376,11 +1574,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (va, vb) = (self.get(a), self.get(b));
         let opv = self.b.ins().iconst(I32, op as i64);
         let sig = self.sigs.arith;
+        let ctx = self.ctx();
         let t = self
             .call(
                 sig,
                 helpers::arith as *const () as usize,
-                &[self.ctx, opv, va, vb],
+                &[ctx, opv, va, vb],
             )
             .unwrap();
         let failed = self.b.ins().icmp_imm_s(IntCC::Equal, t, 0);
@@ -1507,7 +1706,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let w = self.b.ins().iconst(I64, words);
         let sig = self.sigs.ctx_word;
         let f = helpers::test_heap as *const () as usize;
-        self.call_or_bail(ip, sig, f, &[self.ctx, w]);
+        let ctx = self.ctx();
+        self.call_or_bail(ip, sig, f, &[ctx, w]);
         self.b.ins().jump(go_on, &[]);
         self.b.switch_to_block(go_on);
     }
@@ -1621,13 +1821,16 @@ impl<'a, 'b> Gen<'a, 'b> {
                 fail,
                 dst,
                 ..
-            } if Some(bif) == inline_bifs().map_get || Some(bif) == inline_bifs().maps_get => {
-                let module = self.m.get();
-                let (key, map) = (
-                    module.operand_lists[args as usize],
-                    module.operand_lists[args as usize + 1],
-                );
-                self.map_get(ip, fail, key, map, dst, None, false);
+            } if inline_bifs().two_operands(bif).is_some() => {
+                let (a, b) = self.two_operands(args);
+                match inline_bifs().two_operands(bif) {
+                    Some(Inline2::Max) => self.min_max(ip, fail, a, b, dst, true),
+                    Some(Inline2::Min) => self.min_max(ip, fail, a, b, dst, false),
+                    Some(Inline2::Append) => self.append(ip, fail, a, b, dst),
+                    Some(Inline2::MapGet) => self.map_get(ip, fail, a, b, dst, None, false),
+                    Some(Inline2::Send) => self.send(ip, fail, a, b, dst),
+                    None => unreachable!("the guard found it"),
+                }
                 true
             }
             Instr::Bif {
@@ -1653,21 +1856,6 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let v = self.load_ctx(off!(self_pid));
                 self.charge_bif();
                 self.put(dst, v);
-                true
-            }
-            Instr::Bif {
-                bif,
-                args,
-                fail,
-                dst,
-                ..
-            } if Some(bif) == inline_bifs().send => {
-                let module = self.m.get();
-                let (to, msg) = (
-                    module.operand_lists[args as usize],
-                    module.operand_lists[args as usize + 1],
-                );
-                self.send(ip, fail, to, msg, dst);
                 true
             }
             Instr::Bif { fail, .. } => {
@@ -1724,7 +1912,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let a = self.get(arity);
                 let sig = self.sigs.cmp;
                 let f = helpers::is_function2 as *const () as usize;
-                let r = self.call(sig, f, &[self.ctx, v, a]).unwrap();
+                let ctx = self.ctx();
+                let r = self.call(sig, f, &[ctx, v, a]).unwrap();
                 let r = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
                 self.branch(r, fail, ip);
                 true
@@ -1923,7 +2112,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::LoopRec { fail, dst } => {
                 let sig = self.sigs.unary;
                 let f = helpers::loop_rec as *const () as usize;
-                let m = self.call(sig, f, &[self.ctx]).expect("loop_rec returns");
+                let ctx = self.ctx();
+                let m = self.call(sig, f, &[ctx]).expect("loop_rec returns");
                 let some = self.b.ins().icmp_imm_s(IntCC::NotEqual, m, 0);
                 self.branch(some, fail, ip);
                 self.put(dst, m);
@@ -1931,19 +2121,22 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             Instr::LoopRecEnd { to } => {
                 let f = helpers::loop_rec_end as *const () as usize;
-                self.call(self.sigs.ctx_ret, f, &[self.ctx]);
+                let ctx = self.ctx();
+                self.call(self.sigs.ctx_ret, f, &[ctx]);
                 let t = self.target(to);
                 self.b.ins().jump(t, &[]);
                 false
             }
             Instr::RemoveMessage {} => {
                 let f = helpers::remove_message as *const () as usize;
-                self.call(self.sigs.ctx_ret, f, &[self.ctx]);
+                let ctx = self.ctx();
+                self.call(self.sigs.ctx_ret, f, &[ctx]);
                 true
             }
             Instr::Timeout {} => {
                 let f = helpers::receive_timeout as *const () as usize;
-                self.call(self.sigs.ctx_ret, f, &[self.ctx]);
+                let ctx = self.ctx();
+                self.call(self.sigs.ctx_ret, f, &[ctx]);
                 true
             }
             Instr::Wait { to, live } => {
@@ -1964,14 +2157,17 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let at = self.b.ins().iconst(I32, ip as i64);
                 let f = helpers::push_catch as *const () as usize;
                 let sig = self.sigs.ctx_u32_word;
-                let status = self.call(sig, f, &[self.ctx, at, self.depth]).unwrap();
+                let ctx = self.ctx();
+                let depth = self.depth();
+                let status = self.call(sig, f, &[ctx, at, depth]).unwrap();
                 let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
                 self.bail_if(bad, ip);
                 true
             }
             Instr::TryEnd { .. } | Instr::CatchEnd { .. } => {
                 let f = helpers::pop_catch as *const () as usize;
-                self.call(self.sigs.ctx_ret, f, &[self.ctx]);
+                let ctx = self.ctx();
+                self.call(self.sigs.ctx_ret, f, &[ctx]);
                 true
             }
             Instr::TryCase { .. } => true,
@@ -2006,7 +2202,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::BsGet { fail, .. } | Instr::BsEnd { fail, .. } => {
                 let at = self.b.ins().iconst(I32, ip as i64);
                 let f = helpers::bs_match as *const () as usize;
-                let status = self.call(self.sigs.ctx_u32, f, &[self.ctx, at]).unwrap();
+                let ctx = self.ctx();
+                let status = self.call(self.sigs.ctx_u32, f, &[ctx, at]).unwrap();
                 let matched = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
                 let not_matched = self.b.create_block();
                 let go_on = self.b.create_block();
@@ -2050,11 +2247,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         let at = self.b.ins().iconst(I32, (bif as u32 | flag) as i64);
         let area_addr = self.b.ins().stack_addr(I64, area, 0);
         let sig = self.sigs.test;
+        let ctx = self.ctx();
         let status = self
             .call(
                 sig,
                 helpers::call_bif as *const () as usize,
-                &[self.ctx, at, area_addr],
+                &[ctx, at, area_addr],
             )
             .unwrap();
         let done = self.b.create_block();
@@ -2180,7 +2378,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             .ins()
             .iconst(I64, helpers::bs_parts as *const () as usize as i64);
         let sig = self.sigs.cmp;
-        let call = self.b.ins().call_indirect(sig, f, &[self.ctx, v, out]);
+        let ctx = self.ctx();
+        let call = self.b.ins().call_indirect(sig, f, &[ctx, v, out]);
         let answer = self.b.inst_results(call)[0];
         let is = self.b.ins().icmp_imm_s(IntCC::NotEqual, answer, 0);
         self.branch(is, fail, ip);
@@ -2361,11 +2560,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         let vto = self.get(to);
         let vmsg = self.get(msg);
         let sig = self.sigs.send;
+        let ctx = self.ctx();
         let status = self
             .call(
                 sig,
                 helpers::send_local as *const () as usize,
-                &[self.ctx, vto, vmsg],
+                &[ctx, vto, vmsg],
             )
             .expect("send_local returns");
         let sent = self.b.create_block();
@@ -2439,6 +2639,156 @@ impl<'a, 'b> Gen<'a, 'b> {
                     .brif(is_tuple, inline_done, &[BlockArg::Value(n)], general, &[]);
             }
         }
+        self.b.switch_to_block(inline_done);
+        self.charge_bif();
+        self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
+        self.b.switch_to_block(general);
+        self.bif_call(ip, fail);
+        let v = self.get(dst.src());
+        self.b.ins().jump(done, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(done);
+        self.put(dst, result);
+    }
+
+    /// The two operands of a BIF call whose operand list starts at `args`.
+    fn two_operands(&self, args: u32) -> (Src, Src) {
+        let module = self.m.get();
+        (
+            module.operand_lists[args as usize],
+            module.operand_lists[args as usize + 1],
+        )
+    }
+
+    /// `max(A, B)` (or `min`) inline for two small integers: their
+    /// tagged words compare as the integers do. Anything else takes the
+    /// BIF (the general term order). With equal terms `A` is the answer,
+    /// as in OTP.
+    fn min_max(&mut self, ip: usize, fail: Label, a: Src, b: Src, dst: Dst, max: bool) {
+        let va = self.get(a);
+        let vb = self.get(b);
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        let fast = self.b.create_block();
+        let general = self.b.create_block();
+        self.b.set_cold_block(general);
+        let small = self.both_small(va, vb);
+        self.b.ins().brif(small, fast, &[], general, &[]);
+        self.b.switch_to_block(fast);
+        let cc = if max {
+            IntCC::SignedLessThan
+        } else {
+            IntCC::SignedGreaterThan
+        };
+        let take_b = self.b.ins().icmp(cc, va, vb);
+        let r = self.b.ins().select(take_b, vb, va);
+        self.charge_bif();
+        self.b.ins().jump(done, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(general);
+        self.bif_call(ip, fail);
+        let v = self.get(dst.src());
+        self.b.ins().jump(done, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(done);
+        self.put(dst, result);
+    }
+
+    /// `A ++ B` inline when `A` is `[]` (the answer is `B`) or a proper
+    /// list of at most `APPEND_INLINE` elements and the heap has room for
+    /// its copy: one walk counts the cells, a second copies them at the
+    /// heap top, the last one's tail `B`. An improper or longer list, or
+    /// a full heap, takes the BIF's path (which raises `badarg` or
+    /// collects). fannkuch's `Reversed ++ Rest` spent ~470 instructions a
+    /// call in the BIF and the helper that calls it.
+    fn append(&mut self, ip: usize, fail: Label, a: Src, b: Src, dst: Dst) {
+        let va = self.get(a);
+        let vb = self.get(b);
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        let inline_done = self.b.create_block();
+        let inline_result = self.b.append_block_param(inline_done, I64);
+        let general = self.b.create_block();
+        self.b.set_cold_block(general);
+
+        // Count the cells: (list, cells so far).
+        let count = self.b.create_block();
+        let t = self.b.append_block_param(count, I64);
+        let n = self.b.append_block_param(count, I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b
+            .ins()
+            .jump(count, &[BlockArg::Value(va), BlockArg::Value(zero)]);
+        self.b.switch_to_block(count);
+        let counted = self.b.create_block();
+        let step = self.b.create_block();
+        let is_nil = self.b.ins().icmp_imm_s(IntCC::Equal, t, Term::NIL.0 as i64);
+        self.b.ins().brif(is_nil, counted, &[], step, &[]);
+        self.b.switch_to_block(step);
+        let cons = self.tag_is(t, TAG_CONS);
+        let short = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, n, APPEND_INLINE);
+        let go = self.b.ins().band(cons, short);
+        let next = self.b.create_block();
+        self.b.ins().brif(go, next, &[], general, &[]);
+        self.b.switch_to_block(next);
+        let addr = self.deref(t);
+        let tail = self.b.ins().load(I64, self.mem.heap, addr, 8);
+        let n1 = self.b.ins().iadd_imm_s(n, 1);
+        self.b
+            .ins()
+            .jump(count, &[BlockArg::Value(tail), BlockArg::Value(n1)]);
+
+        // [] ++ B is B; else room for 2n words.
+        self.b.switch_to_block(counted);
+        let copy = self.b.create_block();
+        self.b
+            .ins()
+            .brif(n, copy, &[], inline_done, &[BlockArg::Value(vb)]);
+        self.b.switch_to_block(copy);
+        let top = self.load_ctx(off!(htop));
+        let limit = self.load_ctx(off!(hlimit));
+        let bytes = self.b.ins().ishl_imm_s(n, 4);
+        let end = self.b.ins().iadd(top, bytes);
+        let room = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
+        let start = self.b.create_block();
+        self.b.ins().brif(room, start, &[], general, &[]);
+        self.b.switch_to_block(start);
+        self.store_ctx(end, off!(htop));
+        let first = self.pointer(top, TAG_CONS);
+
+        // Copy: (cell of A, where its copy goes).
+        let cell = self.b.create_block();
+        let t = self.b.append_block_param(cell, I64);
+        let out = self.b.append_block_param(cell, I64);
+        self.b
+            .ins()
+            .jump(cell, &[BlockArg::Value(va), BlockArg::Value(top)]);
+        self.b.switch_to_block(cell);
+        let addr = self.deref(t);
+        let head = self.b.ins().load(I64, self.mem.heap, addr, 0);
+        let tail = self.b.ins().load(I64, self.mem.heap, addr, 8);
+        self.b.ins().store(self.mem.heap, head, out, 0);
+        let last = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, tail, Term::NIL.0 as i64);
+        let more = self.b.create_block();
+        let finish = self.b.create_block();
+        self.b.ins().brif(last, finish, &[], more, &[]);
+        self.b.switch_to_block(finish);
+        self.b.ins().store(self.mem.heap, vb, out, 8);
+        self.b.ins().jump(inline_done, &[BlockArg::Value(first)]);
+        self.b.switch_to_block(more);
+        let out2 = self.b.ins().iadd_imm_s(out, 16);
+        let link = self.pointer(out2, TAG_CONS);
+        self.b.ins().store(self.mem.heap, link, out, 8);
+        self.b
+            .ins()
+            .jump(cell, &[BlockArg::Value(tail), BlockArg::Value(out2)]);
+
         self.b.switch_to_block(inline_done);
         self.charge_bif();
         self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
@@ -2724,8 +3074,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         let t = self.get(timeout);
         let resume = self.b.ins().iconst(I32, ip as i64 + 1);
         let f = helpers::wait_timeout as *const () as usize;
+        let ctx = self.ctx();
         let r = self
-            .call(self.sigs.wait, f, &[self.ctx, t, resume])
+            .call(self.sigs.wait, f, &[ctx, t, resume])
             .expect("wait_timeout returns");
         let now = self.b.ins().icmp_imm_s(IntCC::Equal, r, wait::NOW as i64);
         let later = self.b.create_block();
@@ -2796,13 +3147,15 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// Loads the 64-bit `Ctx` field at `offset`.
     fn load_ctx(&mut self, offset: i32) -> Value {
         let f = self.mem.region(self.b.func, Kind8::Ctx, offset as u32);
-        self.b.ins().load(I64, f, self.ctx, offset)
+        let ctx = self.ctx();
+        self.b.ins().load(I64, f, ctx, offset)
     }
 
     /// Stores `v` (of the field's type) into the `Ctx` field at `offset`.
     fn store_ctx(&mut self, v: Value, offset: i32) {
         let f = self.mem.region(self.b.func, Kind8::Ctx, offset as u32);
-        self.b.ins().store(f, v, self.ctx, offset);
+        let ctx = self.ctx();
+        self.b.ins().store(f, v, ctx, offset);
     }
 
     /// Calls a helper that may fail (returns 0) and bails out at `ip` then.
@@ -2837,14 +3190,16 @@ impl<'a, 'b> Gen<'a, 'b> {
             .ins()
             .brif(full, grow, &[], push, &[BlockArg::Value(top)]);
         self.b.switch_to_block(grow);
-        self.bail_if(self.depth, ip);
+        let depth = self.depth();
+        self.bail_if(depth, ip);
         let n = self.b.ins().iconst(I32, slots as i64);
         let sig = self.sigs.ctx_u32;
+        let ctx = self.ctx();
         self.call_or_bail(
             ip,
             sig,
             helpers::grow_stack as *const () as usize,
-            &[self.ctx, n],
+            &[ctx, n],
         );
         let top = self.load_ctx(off!(stack_top));
         self.b.ins().jump(push, &[BlockArg::Value(top)]);
@@ -2854,20 +3209,20 @@ impl<'a, 'b> Gen<'a, 'b> {
             let f = self.mem.region(self.b.func, Kind8::Y, i as u32);
             self.b.ins().store(f, nil, y, i as i32 * 8);
         }
-        self.store_ctx(y, off!(y));
+        self.set_ybase(y);
         let new = self.b.ins().iadd_imm_s(y, slots as i64 * 8);
         self.store_ctx(new, off!(stack_top));
     }
 
     /// `deallocate`: the current frame's Y slots are popped.
     fn deallocate(&mut self) {
-        let y = self.load_ctx(off!(y));
+        let y = self.ybase();
         self.store_ctx(y, off!(stack_top));
     }
 
     /// The current frame's Y base, as an offset into the Y stack.
     fn y_offset(&mut self) -> Value {
-        let y = self.load_ctx(off!(y));
+        let y = self.ybase();
         self.offset_in_stack(y)
     }
 
@@ -2885,7 +3240,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Pushes the frame of this function's call at `ip`, with its Y
-    /// slots at `y_offset`, as the code leaves for `run` (see `NativeFn`;
+    /// slots at `y_offset`, as the code leaves for `run` (see `native::Enter`;
     /// `helpers::push_frame_out`): `status` is the callee's exit code,
     /// handed back, or `helpers::STOP` before the callee is entered, when
     /// the call bails out if the memory budget has no room for the frame.
@@ -2894,7 +3249,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let module = self.own_module();
         let sig = self.sigs.push_frame;
         let f = helpers::push_frame_out as *const () as usize;
-        self.call(sig, f, &[self.ctx, ret, y_offset, module, status])
+        let ctx = self.ctx();
+        self.call(sig, f, &[ctx, ret, y_offset, module, status])
             .expect("status")
     }
 
@@ -2913,7 +3269,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         // Called straight by native code: no frame to pop (`depth`).
         let straight = self.b.create_block();
         let popping = self.b.create_block();
-        self.b.ins().brif(self.depth, straight, &[], popping, &[]);
+        let depth = self.depth();
+        self.b.ins().brif(depth, straight, &[], popping, &[]);
         self.b.switch_to_block(straight);
         let code = self.b.ins().iconst(I32, exit::RETURNED as i64);
         self.b.ins().return_(&[code]);
@@ -2963,12 +3320,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn remote_call(&mut self, ip: usize, tail: bool) {
         let at = self.b.ins().iconst(I32, ip as i64);
         let sig = self.sigs.remote;
+        let ctx = self.ctx();
         let r = self
-            .call(
-                sig,
-                helpers::call_remote as *const () as usize,
-                &[self.ctx, at],
-            )
+            .call(sig, helpers::call_remote as *const () as usize, &[ctx, at])
             .expect("remote returns");
         let call_block = self.b.create_block();
         let code = self.b.append_block_param(call_block, I64);
@@ -3005,16 +3359,19 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// `allocate`). A tail call runs the callee at this `depth`.
     fn call_native(&mut self, ip: usize, callee: Callee, tail: bool) {
         let (y_saved, depth) = if tail {
-            (None, self.depth)
+            (None, self.depth())
         } else {
-            let y = self.load_ctx(off!(y));
+            let y = self.ybase();
             let slot = self.y_saved();
             self.b.ins().stack_store(I64, y, slot, 0);
-            (Some(slot), self.b.ins().iadd_imm_s(self.depth, 1))
+            let depth = self.depth();
+            self.save_vars();
+            (Some(slot), self.b.ins().iadd_imm_s(depth, 1))
         };
         let zero = self.b.ins().iconst(I32, 0);
         self.epoch += 1;
-        let args = [self.ctx, zero, depth];
+        let ctx = self.ctx();
+        let args = [ctx, zero, depth];
         let call = match callee {
             Callee::Itself => self.b.ins().call(self.itself, &args),
             Callee::Code(code) => {
@@ -3023,7 +3380,34 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
         };
         let result = self.b.inst_results(call)[0];
-        self.after_call(ip, y_saved, result);
+        // The module to put back after the call: none when this function
+        // called itself and can only return in its own module.
+        let module_back = !matches!(callee, Callee::Itself) || !self.returns_in_own_module();
+        self.after_call(ip, y_saved, result, module_back);
+    }
+
+    /// Whether this function, called natively, is in its own module
+    /// whenever it returns `RETURNED`: it makes no tail call other than
+    /// of itself (a tail call of another function, local or remote, may
+    /// return from another module; body calls put the module back).
+    /// Asked by every self call, so found once.
+    fn returns_in_own_module(&mut self) -> bool {
+        if let Some(known) = self.own_module_returns {
+            return known;
+        }
+        let code = &self.m.get().code[self.start..self.end];
+        let itself = self.start as u32 - 1;
+        let known = code.iter().all(|i| match *i {
+            Instr::CallLast { target, .. } | Instr::CallOnly { target, .. } => target.0 == itself,
+            Instr::CallExtLast { .. } | Instr::CallExtOnly { .. } => false,
+            Instr::CallFun { tail, .. }
+            | Instr::Apply { tail, .. }
+            | Instr::ApplyList { tail }
+            | Instr::ApplyFunList { tail } => tail == Tail::No,
+            _ => true,
+        });
+        self.own_module_returns = Some(known);
+        known
     }
 
     /// Whether the machine stack has room for one more native call
@@ -3114,7 +3498,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let bytes = self.b.ins().ishl_imm_s(i, 3);
         let from = self.b.ins().iadd(obj, bytes);
         let t = self.b.ins().load(I64, self.mem.heap, from, 16);
-        let to = self.b.ins().iadd(self.x, bytes);
+        let xs = self.xs();
+        let to = self.b.ins().iadd(xs, bytes);
         // Any X register: no region, so the store fences them all.
         self.b.ins().store(flags(), t, to, arity as i32 * 8);
         let next = self.b.ins().iadd_imm_s(i, 1);
@@ -3143,11 +3528,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(slow);
         let at = self.b.ins().iconst(I32, ip as i64);
         let sig = self.sigs.fun;
+        let ctx = self.ctx();
         let r = self
             .call(
                 sig,
                 helpers::call_fun as *const () as usize,
-                &[self.ctx, at, site],
+                &[ctx, at, site],
             )
             .expect("call_fun returns");
         self.dispatch_remote(ip, r, call_block);
@@ -3181,19 +3567,27 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// After a native call returned `result`: a tail call returns it; a
     /// body call (its Y slots' address kept in `y_saved`) goes on after
     /// the call when the callee returned, with its own Y slots and module
-    /// back (a local callee may have tail-called another module), and
-    /// else pushes its frame and passes `result` up.
+    /// back (a local callee may have tail-called another module; with
+    /// `module_back` false the callee cannot have), and else pushes its
+    /// frame and passes `result` up.
     fn after_call(
         &mut self,
         ip: usize,
         y_saved: Option<cranelift_codegen::ir::StackSlot>,
         result: Value,
+        module_back: bool,
     ) {
         match y_saved {
             None => {
                 self.b.ins().return_(&[result]);
             }
             Some(slot) => {
+                self.restore_vars();
+                // `Ctx::y` is the callee's now: this frame's Y slots come
+                // back from `slot`, and go back into `Ctx::y` (which
+                // helpers read) where the code goes on.
+                let y = self.b.ins().stack_load(I64, I64, slot, 0);
+                self.b.def_var(self.vars.y, y);
                 let returned = self
                     .b
                     .ins()
@@ -3203,16 +3597,16 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.set_cold_block(up);
                 self.b.ins().brif(returned, back, &[], up, &[]);
                 self.b.switch_to_block(back);
-                let y = self.b.ins().stack_load(I64, I64, slot, 0);
                 self.store_ctx(y, off!(y));
-                let module = self.own_module();
-                self.store_ctx(module, off!(module));
+                if module_back {
+                    let module = self.own_module();
+                    self.store_ctx(module, off!(module));
+                }
                 let after = self.block(ip + 1);
                 self.b.ins().jump(after, &[]);
                 self.b.switch_to_block(up);
                 // The helper hands `result` back (so it needs no register
                 // kept across the call).
-                let y = self.b.ins().stack_load(I64, I64, slot, 0);
                 let y_offset = self.offset_in_stack(y);
                 let passed = self.push_frame_out(ip, y_offset, result);
                 self.b.ins().return_(&[passed]);
@@ -3239,6 +3633,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             .ins()
             .icmp_imm_s(IntCC::SignedLessThanOrEqual, reds, 0);
         let yield_block = self.b.create_block();
+        self.b.set_cold_block(yield_block);
         let go_on = self.b.create_block();
         self.b.ins().brif(spent, yield_block, &[], go_on, &[]);
         self.b.switch_to_block(yield_block);
@@ -3263,19 +3658,33 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         // This very function is called straight; another through its
         // code slot, which is empty until it is compiled.
-        let (callee, go) = if entry as usize == self.start {
-            (Callee::Itself, self.stack_room())
+        let stop_block = self.b.create_block();
+        self.b.set_cold_block(stop_block);
+        let call_block = self.b.create_block();
+        let callee = if entry as usize == self.start {
+            Callee::Itself
         } else {
             let slot = module.tier.code_slot(function) as usize as i64;
             let slot = self.b.ins().iconst(I64, slot);
             let code = self.b.ins().load(I64, flags(), slot, 0);
             let has_code = self.b.ins().icmp_imm_s(IntCC::NotEqual, code, 0);
-            let room = self.stack_room();
-            (Callee::Code(code), self.b.ins().band(has_code, room))
+            let check = self.b.create_block();
+            self.b.ins().brif(has_code, check, &[], stop_block, &[]);
+            self.b.switch_to_block(check);
+            Callee::Code(code)
         };
-        let stop_block = self.b.create_block();
-        let call_block = self.b.create_block();
-        self.b.ins().brif(go, call_block, &[], stop_block, &[]);
+        if !tail {
+            // A body call deepens `depth`: the machine stack is checked
+            // at every `STACK_CHECK_EVERY`th depth only.
+            let depth = self.depth();
+            let between = self.b.ins().band_imm_s(depth, STACK_CHECK_EVERY as i64 - 1);
+            let check = self.b.create_block();
+            self.b.set_cold_block(check);
+            self.b.ins().brif(between, call_block, &[], check, &[]);
+            self.b.switch_to_block(check);
+        }
+        let room = self.stack_room();
+        self.b.ins().brif(room, call_block, &[], stop_block, &[]);
         self.b.switch_to_block(stop_block);
         self.stop_at_callee(ip, entry, tail, exit::JUMP);
         self.b.switch_to_block(call_block);
@@ -3307,7 +3716,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         // A float is kept unboxed only for an X register and when the next
         // instruction can take it so (else it would be boxed at once, and
         // the integer result would pay for the flag).
-        let defer = !dst.is_y() && self.next_keeps_floats(ip);
+        // A small-integer literal operand marks integer code (as for
+        // `float_runs`): the float result, if ever, is boxed at once, and
+        // the integer result does not pass through the flag's merge.
+        let defer = !dst.is_y()
+            && self.next_keeps_floats(ip)
+            && self.small_literal(a).is_none()
+            && self.small_literal(b).is_none();
         // `term_done` takes a result term. With `defer`, `done` takes the
         // result term, or for a float result kept unboxed the float and a
         // set flag instead.
@@ -3386,11 +3801,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         let opv = self.b.ins().iconst(I32, op as i64);
         let sig = self.sigs.arith;
+        let ctx = self.ctx();
         let r = self
             .call(
                 sig,
                 helpers::arith as *const () as usize,
-                &[self.ctx, opv, va, vb],
+                &[ctx, opv, va, vb],
             )
             .unwrap();
         let failed = self.b.ins().icmp_imm_s(IntCC::Equal, r, 0);
@@ -3666,7 +4082,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 };
                 let callee = self.b.ins().iconst(I64, f as i64);
                 self.epoch += 1;
-                let call = self.b.ins().call_indirect(sig, callee, &[self.ctx, a, b]);
+                let ctx = self.ctx();
+                let call = self.b.ins().call_indirect(sig, callee, &[ctx, a, b]);
                 let v = self.b.inst_results(call)[0];
                 let t = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
                 self.b.ins().jump(join, &[BlockArg::Value(t)]);
@@ -3715,12 +4132,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                     (a, b)
                 };
                 let sig = self.sigs.cmp;
+                let ctx = self.ctx();
                 let o = self
-                    .call(
-                        sig,
-                        helpers::compare as *const () as usize,
-                        &[self.ctx, a, b],
-                    )
+                    .call(sig, helpers::compare as *const () as usize, &[ctx, a, b])
                     .unwrap();
                 let t = self.b.ins().icmp_imm_s(cc, o, 0);
                 self.b.ins().jump(join, &[BlockArg::Value(t)]);
@@ -3863,7 +4277,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let sig = self.sigs.test;
         let n = self.b.ins().iconst(I32, type_test_number(test) as i64);
         let f = helpers::type_test as *const () as usize;
-        let t = self.call(sig, f, &[self.ctx, n, v]).unwrap();
+        let ctx = self.ctx();
+        let t = self.call(sig, f, &[ctx, n, v]).unwrap();
         self.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0)
     }
 }

@@ -304,7 +304,7 @@ pub(super) unsafe extern "C" fn grow_stack(ctx: *mut Ctx, slots: u32) -> u32 {
     ok as u32
 }
 
-/// Pushes the frame of a call native code made without one (`NativeFn`)
+/// Pushes the frame of a call native code made without one (`native::Enter`)
 /// as the code leaves for `run`: the call returns to `return_ip` in
 /// `module`, with the caller's Y slots at `y_base`. Frames pushed so come
 /// innermost first; `run` puts them in order (`Ctx::pushed`).
@@ -600,7 +600,7 @@ fn finish_call(
             _ => remote::JUMP,
         }
     };
-    // Native code called straight pushes no frame (see `NativeFn`);
+    // Native code called straight pushes no frame (see `native::Enter`);
     // leaving for `run` needs the frame on the stack now.
     if tail == Tail::No && code <= remote::YIELD {
         let y_base = p.y_base;

@@ -141,7 +141,14 @@ fn stack_pointer() -> u64 {
 /// Calls an interpreted function takes in `auto` mode before it is compiled.
 const HOT_CALLS: u32 = 1000;
 
-/// A compiled function: `(ctx, entry, depth) -> exit code`.
+/// How compiled code is called.
+///
+/// A compiled function is `(ctx, entry, depth) -> exit code` in
+/// Cranelift's `Winch` convention, which has no callee-saved registers
+/// (`codegen::NATIVE_CC`): a function that returns without making a
+/// native call saves nothing. Rust cannot call that convention, so `run`
+/// calls `Enter`, a trampoline in the platform's convention that the code
+/// generator makes first: `(ctx, entry, depth, code)` calls `code`.
 ///
 /// `depth` counts the native calls below this one on the machine stack
 /// whose frames are not pushed (0 when `run` calls it): a call between
@@ -151,7 +158,10 @@ const HOT_CALLS: u32 = 1000;
 /// native code leaves for `run` instead (yield, wait, bail-out, a call
 /// or return it does not make), each caller on the way up pushes the
 /// frame of its call (`helpers::push_frame_out`).
-type NativeFn = unsafe extern "C" fn(*mut Ctx, u32, u64) -> u32;
+type Enter = unsafe extern "C" fn(*mut Ctx, u32, u64, usize) -> u32;
+
+/// The trampoline's address (`Enter`), set once the code generator is made.
+static ENTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Whether Cranelift can generate code for this machine.
 pub fn supported() -> bool {
@@ -198,7 +208,10 @@ fn compile(m: ModuleRef, function: u32) {
     }
     if jit.is_none() {
         match codegen::Jit::new() {
-            Ok(j) => *jit = Some(j),
+            Ok(j) => {
+                ENTER.store(j.enter, Ordering::Release);
+                *jit = Some(j);
+            }
             Err(_) => return,
         }
     }
@@ -260,15 +273,18 @@ pub fn run(p: &mut Process, regs: &mut Registers, budget: usize) -> Option<Outco
         };
         helpers::leave(&mut ctx, p);
         let (mut code, mut entry) = (code, entry);
+        // Native code exists, so the code generator and its trampoline do.
+        let enter = ENTER.load(Ordering::Acquire);
         let code = loop {
             // SAFETY: `code` is a function the code generator made for
-            // this module version with the `NativeFn` signature (published
-            // only after it was finalised, and never freed); `ctx` points
-            // at this process and these registers, which nothing else
-            // touches while it runs.
+            // this module version with the signature `Enter` calls (published
+            // only after it was finalised, and never freed), and `enter`
+            // the trampoline it made first (`Enter`); `ctx` points at this
+            // process and these registers, which nothing else touches
+            // while it runs.
             let exit = unsafe {
-                let f: NativeFn = std::mem::transmute::<usize, NativeFn>(code);
-                f(&mut ctx, entry, 0)
+                let f: Enter = std::mem::transmute::<usize, Enter>(enter);
+                f(&mut ctx, entry, 0, code)
             };
             order_pushed(&mut ctx);
             // A return past the bottom of the machine stack, or a call

@@ -296,6 +296,14 @@ impl Process {
         self.cold().catches.push(entry);
     }
 
+    /// How many `try`s and `catch`es are active, as
+    /// `process_info(P, catchlevel)` counts them (escript's own two under
+    /// a script's `main/1` included).
+    pub fn catch_level(&self) -> usize {
+        let own = self.cold.as_ref().map_or(0, |c| c.catches.len());
+        own + if self.is_script_main() { 2 } else { 0 }
+    }
+
     /// Leaves the innermost `try` or `catch` (normally or by an exception).
     #[inline]
     pub fn pop_catch(&mut self) -> Option<CatchEntry> {

@@ -880,7 +880,17 @@ impl Actor {
             Outcome::Exit(ExitKind::Exception) => {
                 if self.is_main() {
                     let text = format!("act: {}", interp::format_exception(&self.process));
-                    output::write_stderr(text.as_bytes());
+                    // escript writes the report to a latin1 device: a
+                    // character below 256 is one byte (the report prints
+                    // terms as latin1, so there are no others but in names).
+                    let bytes: Vec<u8> = text
+                        .chars()
+                        .flat_map(|c| match u8::try_from(u32::from(c)) {
+                            Ok(b) => vec![b],
+                            Err(_) => c.to_string().into_bytes(),
+                        })
+                        .collect();
+                    output::write_stderr(&bytes);
                     ctx.halt(127);
                     return RunOutcome::Exit(atom_buffer(Atom::NORMAL));
                 }
@@ -1097,6 +1107,10 @@ impl Actor {
                 .collect();
         }
         snap.initial_call = Some(p.initial_call());
+        snap.catch_level = p.catch_level();
+        if want.stacktrace {
+            snap.stacktrace = crate::interp::current_stacktrace(p, p.module, p.ip as usize);
+        }
         let ip = p.ip;
         snap.current_function = p
             .module

@@ -86,6 +86,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ),
     ("erl_eval", include_str!("../../stdlib/erl_eval.act")),
     ("erl_scan", include_str!("../../stdlib/erl_scan.act")),
+    ("erl_pp", include_str!("../../stdlib/erl_pp.act")),
     (
         "erl_internal",
         include_str!("../../stdlib/erl_internal.act"),

@@ -758,6 +758,8 @@ impl Checker<'_> {
 
     fn forms(&mut self, module: &Module) {
         let mut seen: BTreeSet<(String, u32)> = BTreeSet::new();
+        // What `-import` has brought in so far, and from where.
+        let mut imported: BTreeMap<(String, u32), String> = BTreeMap::new();
         // `-compile(nowarn_export_all)` anywhere silences the warning.
         let nowarn = module.forms.iter().any(|f| {
             matches!(f, Form::Attribute(Attribute { kind: AttributeKind::Other(o), .. })
@@ -794,6 +796,9 @@ impl Checker<'_> {
                             Span::new(at, at + "compile".len()),
                         );
                     }
+                    if let AttributeKind::Import(from, names) = &attribute.kind {
+                        self.import(attribute, from, names, &mut imported);
+                    }
                     if let AttributeKind::Export(names) = &attribute.kind {
                         // erl_lint places these at the attribute's name.
                         let at = attribute.span.start as usize + 1;
@@ -820,11 +825,75 @@ impl Checker<'_> {
                             ),
                             first.name_span,
                         );
+                    } else if let Some(first) = function.clauses.first()
+                        && imported.contains_key(&(function.name.clone(), function.arity))
+                    {
+                        self.error(
+                            format!(
+                                "defining imported function {}/{}",
+                                function.name, function.arity
+                            ),
+                            first.name_span,
+                        );
                     }
                     for clause in &function.clauses {
                         self.function_clause(&clause.clause);
                     }
                 }
+            }
+        }
+    }
+
+    /// An `-import(From, Names)`, as erl_lint takes it: a function
+    /// already imported is an error (and then none of the attribute's
+    /// functions is imported); one that is an auto-imported BIF is an
+    /// error (imported before R14) or a warning, unless `no_auto_import`
+    /// names it. The messages go in the order of the names sorted, at the
+    /// attribute's name.
+    fn import(
+        &mut self,
+        attribute: &Attribute,
+        from: &str,
+        names: &[FunctionName],
+        imported: &mut BTreeMap<(String, u32), String>,
+    ) {
+        let at = attribute.span.start as usize + 1;
+        let span = Span::new(at, at + "import".len());
+        let sorted: BTreeSet<(String, u32)> =
+            names.iter().map(|n| (n.name.clone(), n.arity)).collect();
+        let mut clash = false;
+        for (name, arity) in &sorted {
+            if let Some(before) = imported.get(&(name.clone(), *arity)) {
+                clash = true;
+                self.error(
+                    format!("function {name}/{arity} already imported from {before}"),
+                    span,
+                );
+                continue;
+            }
+            let suppressed = match &self.table.no_auto_import {
+                NoAutoImport::All => true,
+                NoAutoImport::None => false,
+                NoAutoImport::Some(set) => set.contains(&(name.clone(), *arity)),
+            };
+            let is = |table: &[(&str, u32)]| table.iter().any(|&(n, a)| n == name && a == *arity);
+            if suppressed || !is_auto_imported(name, *arity) {
+                continue;
+            }
+            let old = if is(OLD_BIFS) { "pre R14 " } else { "" };
+            let message = format!(
+                "import directive overrides {old}auto-imported BIF {name}/{arity}\n - use \
+                 \"-compile({{no_auto_import,[{name}/{arity}]}}).\" to resolve name clash"
+            );
+            if is(OLD_BIFS) {
+                self.error(message, span);
+            } else {
+                self.warning(message, span);
+            }
+        }
+        if !clash {
+            for key in sorted {
+                imported.insert(key, from.to_string());
             }
         }
     }

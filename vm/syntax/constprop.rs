@@ -14,7 +14,10 @@
 //!   "the call to atom_to_list/1 will fail with a 'badarg' exception", at
 //!   the call (`erlang:hd/1` is named `hd/1`; `maps:get/2` is `map_get/2`,
 //!   failing with `{badkey,K}`); a `math` function likewise ("the call to
-//!   math:sqrt/1 will fail with a 'badarith' exception");
+//!   math:sqrt/1 will fail with a 'badarith' exception"), and
+//!   `lists:append/2` and `lists:subtract/2`, which OTP knows as `++` and
+//!   `--` ("the call to lists:append/2 will fail with a 'badarg'
+//!   exception");
 //! - a call of a constant that is not a fun: "invalid function call",
 //!   twice when the callee is written in place (`1()`), once through a
 //!   variable;
@@ -479,6 +482,14 @@ impl Walk<'_> {
                     {
                         Some("map_get".to_string())
                     }
+                    // OTP's optimiser knows these two are `++` and `--`.
+                    (Some(Value::Atom(m)), Some(Value::Atom(f)))
+                        if m == "lists"
+                            && (f == "append" || f == "subtract")
+                            && args.len() == 2 =>
+                    {
+                        Some(format!("lists:{f}"))
+                    }
                     _ => None,
                 }
             }
@@ -498,6 +509,23 @@ impl Walk<'_> {
         let values: Vec<Option<Value>> = args.iter().map(|a| self.expr(a, env)).collect();
         let name = name?;
         let values = values.into_iter().collect::<Option<Vec<_>>>()?;
+        // `erlang:'++'(A, B)` is the operator, and warned as one.
+        let op = match name.as_str() {
+            "++" => Some(BinaryOp::Append),
+            "--" => Some(BinaryOp::Subtract),
+            _ => None,
+        };
+        if let (Some(op), [x, y]) = (op, values.as_slice()) {
+            if list_operator_fails(op, x, y) {
+                self.warn(
+                    format!(
+                        "evaluation of operator '{name}'/2 will fail with a 'badarg' exception"
+                    ),
+                    at,
+                );
+            }
+            return None;
+        }
         match bif(&name, &values)? {
             Ok(v) => v,
             Err(reason) => {
@@ -984,6 +1012,9 @@ fn bif(name: &str, args: &[Value]) -> Option<Result<Option<Value>, String>> {
     };
     let type_test = |b: bool| Some(Ok(Some(boolean(b))));
     match (name, args) {
+        ("lists:append", [x, y]) if list_operator_fails(BinaryOp::Append, x, y) => badarg(),
+        ("lists:subtract", [x, y]) if list_operator_fails(BinaryOp::Subtract, x, y) => badarg(),
+        ("lists:append" | "lists:subtract", [_, _]) => Some(Ok(None)),
         ("is_atom", [x]) => type_test(matches!(x, Atom(_))),
         ("is_integer", [x]) => type_test(matches!(x, Int(_))),
         ("is_float", [x]) => type_test(matches!(x, Float(_))),

@@ -184,7 +184,12 @@ pub fn format(heap: &Heap, fmt: &[char], args: &[Term]) -> Result<String> {
                 }
                 let t = next()?;
                 let depth = if control == 'P' { small(next()?)? } else { -1 };
-                let column = column_of(&out);
+                // A precision is the column the term starts in (1 the
+                // first), as OTP's io_lib_format gives io_lib_pretty.
+                let column = match spec.precision {
+                    Some(p) => p.saturating_sub(1),
+                    None => column_of(&out),
+                };
                 let line_length = spec.width.unwrap_or(80);
                 let strings = match (spec.lists, spec.unicode) {
                     (true, _) => print::Strings::Off,
