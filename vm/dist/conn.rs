@@ -129,6 +129,9 @@ struct Out {
     suspended: Vec<Pid>,
     /// Processes waiting in `net_kernel:connect_node` for the outcome.
     waiters: Vec<Pid>,
+    /// Why the writer could not write: it shut the socket down and left
+    /// the report (and `fail`) to whoever reads the end (see `drain`).
+    lost: Option<String>,
 }
 
 struct Conn {
@@ -206,6 +209,7 @@ fn new_conn(peer: Atom) -> Arc<Conn> {
             busy: false,
             suspended: Vec::new(),
             waiters: Vec::new(),
+            lost: None,
         }),
         changed: Condvar::new(),
         socket: Mutex::new(None),
@@ -1040,8 +1044,17 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
             }
         }
         if let Err(e) = stream.write_all(&batch) {
-            log(&format!("lost {}: {e}", c.peer.name()));
-            fail(c);
+            // The peer is gone (or broke the connection). The reading
+            // side reports the end, once: it may still hold the start of
+            // a frame the peer cut short, which says more than this
+            // error. Shutting the socket down makes sure it sees the end.
+            {
+                let mut out = c.lock();
+                out.lost = Some(format!("lost {}: {e}", c.peer.name()));
+                out.writing = false;
+                out.fd = -1;
+            }
+            let _ = stream.shutdown(std::net::Shutdown::Both);
             return;
         }
         batch.clear();
@@ -1195,24 +1208,41 @@ fn drain_open(c: &Arc<Conn>, input: &mut Input, budget: usize) -> Result<(), Opt
             continue;
         }
         if n == 0 {
-            // The peer closed; a frame cut short says so.
-            if input.buf.len() >= 4 {
-                let len =
-                    u32::from_be_bytes([input.buf[0], input.buf[1], input.buf[2], input.buf[3]]);
-                return Err(Some(format!(
-                    "{} closed in the middle of a frame ({} of {len} bytes): closing",
-                    c.peer.name(),
-                    input.buf.len() - 4
-                )));
-            }
-            return Err(None);
+            return Err(ended(c, &input.buf));
         }
         match std::io::Error::last_os_error().kind() {
             std::io::ErrorKind::WouldBlock => return Ok(()),
             std::io::ErrorKind::Interrupted => continue,
-            _ => return Err(None),
+            // A reset: the peer closed with our bytes unread (say, a
+            // message sent while it was closing), or the writer shut the
+            // socket down on its error. Still an end like the other.
+            _ => return Err(ended(c, &input.buf)),
         }
     }
+}
+
+/// The line that reports the end of a connection's input, if any: the
+/// one place that says how a connection ended, whether the end came as
+/// a close or a reset and whoever read it (the reader thread or an idle
+/// scheduler). A frame cut short says so; else the writer's error, if
+/// it failed first; a plain close says nothing.
+fn ended(c: &Conn, buf: &[u8]) -> Option<String> {
+    if let Some(head) = buf.get(..4) {
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+        return Some(format!(
+            "{} closed in the middle of a frame ({} of {len} bytes): closing",
+            c.peer.name(),
+            buf.len() - 4
+        ));
+    }
+    if !buf.is_empty() {
+        return Some(format!(
+            "{} closed in the middle of a frame's length ({} of 4 bytes): closing",
+            c.peer.name(),
+            buf.len()
+        ));
+    }
+    c.lock().lost.take()
 }
 
 /// Handles the whole frames at the start of `buf` and drops them.
@@ -1315,6 +1345,12 @@ impl Poller {
 
 impl crate::sched::outside::IdleWait for Poller {
     fn wait(&self, timeout: Option<Duration>) {
+        // At most `RECENT` at a time: once input has stopped, the
+        // scheduler parks and the reader threads (which stand aside,
+        // waking every `STANDBY`, while a scheduler watches) sleep in
+        // `poll` again, so an idle node does not wake 200 times a second.
+        let cap = Duration::from_nanos(RECENT);
+        let timeout = Some(timeout.map_or(cap, |t| t.min(cap)));
         self.active.store(true, Ordering::SeqCst);
         self.watch(timeout);
         self.active.store(false, Ordering::SeqCst);
