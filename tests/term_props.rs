@@ -106,4 +106,22 @@ proptest! {
         prop_assert_eq!(compare(&heap, x, y), compare(&heap, y, x).reverse());
         prop_assert_eq!(compare(&heap, x, x), std::cmp::Ordering::Equal);
     }
+
+    #[test]
+    fn exact_equality_agrees_with_the_exact_order(a in constant(), b in constant(), same in any::<bool>()) {
+        // `exact_eq` answers lists and tuples of immediates without the
+        // general walk; it must still agree with the exact term order,
+        // for two different terms and for one term built twice.
+        let mut heap = Heap::new();
+        let x = heap.build_constant(&a, &mut []).unwrap();
+        let mut roots = [x];
+        let y = heap.build_constant(if same { &a } else { &b }, &mut [&mut roots]).unwrap();
+        let x = roots[0];
+        let lit = literal::build(if same { &a } else { &b }).unwrap();
+        for other in [y, lit] {
+            let ordered = act::term::order::compare_exact(&heap, x, other) == std::cmp::Ordering::Equal;
+            prop_assert_eq!(exact_eq(&heap, x, other), ordered);
+            prop_assert_eq!(exact_eq(&heap, other, x), ordered);
+        }
+    }
 }

@@ -150,6 +150,24 @@ pub fn ends_slice(entry: &BifEntry) -> bool {
     entry.module == "io"
         || (entry.module == "erlang" && matches!(entry.name, "exit" | "is_process_alive"))
 }
+
+/// Whether a BIF only reads: on every path, errors included, it reads
+/// its arguments' terms and nothing else, allocates nothing (so it never
+/// collects), spends no reductions of its own, touches neither the X
+/// registers nor the process beyond its heap, and fails with a plain
+/// `badarg`. Native code calls these without bringing the process up to
+/// date around the call (`native::helpers::call_reading_bif`). A BIF
+/// whose error builds a term (`{badmap, M}`) does not qualify.
+pub fn only_reads(entry: &BifEntry) -> bool {
+    matches!(
+        (entry.module, entry.name, entry.arity),
+        ("erlang", "length" | "hd" | "tl" | "tuple_size" | "size", 1)
+            | ("erlang", "bit_size" | "byte_size", 1)
+            | ("lists", "member", 2)
+            | ("lists", "keyfind", 3)
+    )
+}
+
 pub type BifFn = fn(&mut Context, &mut [Term]) -> BifResult;
 
 pub struct BifEntry {

@@ -52,7 +52,12 @@ impl ModuleCompiler {
         let starts: Vec<Label> = p.clauses.iter().map(|_| self.new_label()).collect();
         if arity > 0 {
             let first_patterns: Vec<&Expr> = p.clauses.iter().map(|c| &c.patterns[0]).collect();
-            self.select_on_literals(&first_patterns, Src::x(0), &starts, final_fail);
+            if !self.select_on_literals(&first_patterns, Src::x(0), &starts, final_fail) {
+                // The registers past the arguments are free before a clause.
+                self.max_x = self.max_x.max(arity + 1);
+                let scratch = Dst::x(arity as u16);
+                self.select_on_tags(&first_patterns, Src::x(0), &starts, final_fail, scratch);
+            }
         }
         for (i, clause) in p.clauses.iter().enumerate() {
             let next = starts.get(i + 1).copied().unwrap_or(final_fail);
@@ -73,17 +78,18 @@ impl ModuleCompiler {
     /// an atom or small integer at this place, one `select_val` jumps to
     /// the first clause that can match the value. The clauses still test
     /// their own patterns, so order and fall-through stay as written.
+    /// Says whether it made one.
     pub(super) fn select_on_literals(
         &mut self,
         patterns: &[&Expr],
         src: Src,
         starts: &[Label],
         fail: Label,
-    ) {
+    ) -> bool {
         let keys: Vec<Option<Term>> = patterns.iter().map(|p| immediate_key(p)).collect();
         let literal_count = keys.iter().filter(|k| k.is_some()).count();
         if literal_count < 4 || keys[0].is_none() {
-            return;
+            return false;
         }
         // Values not in the table go to the first clause without a literal.
         let default = keys
@@ -112,6 +118,95 @@ impl ModuleCompiler {
             table,
             fail: default,
         });
+        true
+    }
+
+    /// Clause selection on tagged tuples, as erlc does for `{add, X}`,
+    /// `{get, K}`, `{put, K, V}`: when enough clauses match a tuple whose
+    /// first element is an atom at this place, `select_tuple_arity` picks
+    /// the arity, and for each arity one `select_val` on the first element
+    /// (read into `scratch`) jumps to the first clause that can match.
+    /// As in `select_on_literals`, values in no table go to the first
+    /// clause without such a pattern, and the clauses still test their
+    /// own patterns.
+    pub(super) fn select_on_tags(
+        &mut self,
+        patterns: &[&Expr],
+        src: Src,
+        starts: &[Label],
+        fail: Label,
+        scratch: Dst,
+    ) {
+        let keys: Vec<Option<(usize, Term)>> = patterns.iter().map(|p| tag_key(p)).collect();
+        if keys.iter().filter(|k| k.is_some()).count() < 4 || keys[0].is_none() {
+            return;
+        }
+        let default = keys
+            .iter()
+            .position(|k| k.is_none())
+            .map_or(fail, |i| starts[i]);
+        // Per arity, in order of first appearance: each tag's first clause.
+        let mut arities: Vec<(usize, Vec<(Term, Label)>)> = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let Some((arity, tag)) = *k else { break };
+            let at = match arities.iter().position(|(a, _)| *a == arity) {
+                Some(at) => at,
+                None => {
+                    arities.push((arity, Vec::new()));
+                    arities.len() - 1
+                }
+            };
+            let tags = &mut arities[at].1;
+            if !tags.iter().any(|(t, _)| *t == tag) {
+                tags.push((tag, starts[i]));
+            }
+        }
+        arities.sort_by_key(|(a, _)| *a);
+        let blocks: Vec<Label> = arities.iter().map(|_| self.new_label()).collect();
+        let table = self.select_tables.len() as u32;
+        self.select_tables.push(SelectTable {
+            values: arities
+                .iter()
+                .map(|(a, _)| Term::small(*a as i64))
+                .collect(),
+            targets: blocks.clone(),
+        });
+        self.emit(Instr::SelectTupleArity {
+            src,
+            table,
+            fail: default,
+        });
+        for ((_, mut tags), block) in arities.into_iter().zip(blocks) {
+            self.bind(block);
+            self.emit(Instr::GetTupleElement {
+                src,
+                index: 0,
+                dst: scratch,
+            });
+            tags.sort_by_key(|(t, _)| t.0);
+            let table = self.select_tables.len() as u32;
+            self.select_tables.push(SelectTable {
+                values: tags.iter().map(|e| e.0).collect(),
+                targets: tags.iter().map(|e| e.1).collect(),
+            });
+            self.emit(Instr::SelectVal {
+                src: scratch.src(),
+                table,
+                fail: default,
+            });
+        }
+    }
+}
+
+/// The arity and tag of a pattern that is a tuple whose first element is
+/// an atom (`{get, K}`, a record), if it is one.
+fn tag_key(p: &Expr) -> Option<(usize, Term)> {
+    let ExprKind::Tuple(elements) = &p.kind else {
+        return None;
+    };
+    match elements.first().and_then(as_constant) {
+        Some(Constant::Atom(name)) => Some((elements.len(), Term::atom(Atom::try_intern(&name)?))),
+        _ => None,
     }
 }
 

@@ -14,7 +14,9 @@ impl Fc<'_> {
     /// jumps to `fail` on a mismatch.
     pub fn pattern(&mut self, p: &Expr, src: Src, fail: Label) -> Result<()> {
         self.protect(src);
-        if let Some(c) = as_constant(p) {
+        if let Some(c) = as_constant(p)
+            && !(matches!(p.kind, ExprKind::Tuple(_) | ExprKind::List(..)) && structured(&c))
+        {
             let lit = self.m.constant(&c, p.span)?;
             self.m.emit(Instr::IsEqExact {
                 a: src,
@@ -295,7 +297,13 @@ impl Fc<'_> {
         let final_fail = self.m.new_label();
         let starts: Vec<Label> = clauses.iter().map(|_| self.m.new_label()).collect();
         let patterns: Vec<&Expr> = clauses.iter().map(|c| &c.patterns[0]).collect();
-        self.m.select_on_literals(&patterns, v, &starts, final_fail);
+        if !self.m.select_on_literals(&patterns, v, &starts, final_fail) {
+            let saved = self.x_floor;
+            let scratch = self.temp();
+            self.x_floor = saved;
+            self.m
+                .select_on_tags(&patterns, v, &starts, final_fail, scratch);
+        }
         for (i, c) in clauses.iter().enumerate() {
             self.m.bind(starts[i]);
             self.bound = before.clone();
@@ -699,4 +707,28 @@ fn type_test(name: &str, arity: usize) -> Option<TypeTest> {
         "is_reference" => TypeTest::Reference,
         _ => return None,
     })
+}
+
+/// Whether a constant tuple or list pattern (`{reset}`, `{error, enoent}`,
+/// `[a, b]`) is matched part by part rather than compared with a literal:
+/// when it is small and made of immediates, its type tests and immediate
+/// comparisons are a few inline instructions each, where comparing two
+/// compound terms is a general walk (a helper call in native code).
+fn structured(c: &Constant) -> bool {
+    /// Counts the nodes, `None` past the limit or for a leaf that is not
+    /// an immediate.
+    fn nodes(c: &Constant, budget: &mut usize) -> Option<()> {
+        *budget = budget.checked_sub(1)?;
+        match c {
+            Constant::Atom(_) | Constant::Nil => Some(()),
+            Constant::Integer(i) => i64::try_from(i).ok().and_then(Term::try_small).map(|_| ()),
+            Constant::Tuple(elements) => elements.iter().try_for_each(|e| nodes(e, budget)),
+            Constant::List(elements, tail) => {
+                elements.iter().try_for_each(|e| nodes(e, budget))?;
+                nodes(tail, budget)
+            }
+            _ => None,
+        }
+    }
+    nodes(c, &mut 12).is_some()
 }

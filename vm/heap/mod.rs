@@ -1223,7 +1223,9 @@ impl Heap {
         // The cell's two words as one range: one bounds check, not three
         // (`object` slices to the end of the heap, then indexes twice).
         let words = if t.is_literal() {
-            &literal_object(t)[..2]
+            // Inline here: lists walked in loops are often literals
+            // (constant lists, format strings).
+            &literal::words_from(t.offset())[..2]
         } else {
             let at = t.offset();
             &self.words[at..at + 2]

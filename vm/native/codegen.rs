@@ -304,6 +304,19 @@ struct InlineBifs {
     append: Option<u16>,
     max: Option<u16>,
     min: Option<u16>,
+    hd: Option<u16>,
+    tl: Option<u16>,
+    length: Option<u16>,
+    abs: Option<u16>,
+}
+
+/// The inline BIFs of one operand (`Gen::one_operand`).
+#[derive(Clone, Copy)]
+enum Inline1 {
+    Hd,
+    Tl,
+    Length,
+    Abs,
 }
 
 /// The inline BIFs of two operands (`Gen::two_operands`).
@@ -317,6 +330,19 @@ enum Inline2 {
 }
 
 impl InlineBifs {
+    /// Which inline BIF of one operand BIF number `bif` is, if any.
+    fn one_operand(&self, bif: u16) -> Option<Inline1> {
+        let bif = Some(bif);
+        [
+            (self.hd, Inline1::Hd),
+            (self.tl, Inline1::Tl),
+            (self.length, Inline1::Length),
+            (self.abs, Inline1::Abs),
+        ]
+        .into_iter()
+        .find_map(|(n, which)| (n == bif).then_some(which))
+    }
+
     /// Which inline BIF of two operands BIF number `bif` is, if any.
     fn two_operands(&self, bif: u16) -> Option<Inline2> {
         let bif = Some(bif);
@@ -348,6 +374,10 @@ fn inline_bifs() -> &'static InlineBifs {
         append: crate::bif::lookup("erlang", "++", 2),
         max: crate::bif::lookup("erlang", "max", 2),
         min: crate::bif::lookup("erlang", "min", 2),
+        hd: crate::bif::lookup("erlang", "hd", 1),
+        tl: crate::bif::lookup("erlang", "tl", 1),
+        length: crate::bif::lookup("erlang", "length", 1),
+        abs: crate::bif::lookup("erlang", "abs", 1),
     })
 }
 
@@ -1821,6 +1851,18 @@ impl<'a, 'b> Gen<'a, 'b> {
                 fail,
                 dst,
                 ..
+            } if inline_bifs().one_operand(bif).is_some() => {
+                let a = self.m.get().operand_lists[args as usize];
+                let which = inline_bifs().one_operand(bif).expect("the guard found it");
+                self.one_operand(ip, fail, which, a, dst);
+                true
+            }
+            Instr::Bif {
+                bif,
+                args,
+                fail,
+                dst,
+                ..
             } if inline_bifs().two_operands(bif).is_some() => {
                 let (a, b) = self.two_operands(args);
                 match inline_bifs().two_operands(bif) {
@@ -2232,7 +2274,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         let Instr::Bif { bif, args, dst, .. } = self.m.get().code[ip] else {
             unreachable!("bif_call on a BIF instruction")
         };
-        let arity = crate::bif::TABLE[bif as usize].arity as usize;
+        let entry = &crate::bif::TABLE[bif as usize];
+        let arity = entry.arity as usize;
+        let helper = if crate::bif::only_reads(entry) {
+            helpers::call_reading_bif as *const () as usize
+        } else {
+            helpers::call_bif as *const () as usize
+        };
         let area = self.bif_args();
         for i in 0..arity {
             let src = self.m.get().operand_lists[args as usize + i];
@@ -2248,13 +2296,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let area_addr = self.b.ins().stack_addr(I64, area, 0);
         let sig = self.sigs.test;
         let ctx = self.ctx();
-        let status = self
-            .call(
-                sig,
-                helpers::call_bif as *const () as usize,
-                &[ctx, at, area_addr],
-            )
-            .unwrap();
+        let status = self.call(sig, helper, &[ctx, at, area_addr]).unwrap();
         let done = self.b.create_block();
         let not_ok = self.b.create_block();
         let is_ok = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
@@ -2687,6 +2729,89 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.bif_call(ip, fail);
         let v = self.get(dst.src());
         self.b.ins().jump(done, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(done);
+        self.put(dst, result);
+    }
+
+    /// `hd/1`, `tl/1`, `length/1` and `abs/1` inline: the head or tail of
+    /// a cons cell; the cells of a proper list counted in one walk (heap
+    /// or literal cells alike); the absolute value of a small integer
+    /// whose negation is small. Anything else (not a list, an improper
+    /// list, a float, a bignum, `abs` of the smallest small) takes the
+    /// BIF's path, which answers or raises. Each costs a BIF's
+    /// reductions, as in the interpreter.
+    fn one_operand(&mut self, ip: usize, fail: Label, which: Inline1, a: Src, dst: Dst) {
+        let v = self.get(a);
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, I64);
+        let inline_done = self.b.create_block();
+        let inline_result = self.b.append_block_param(inline_done, I64);
+        let general = self.b.create_block();
+        self.b.set_cold_block(general);
+        match which {
+            Inline1::Hd | Inline1::Tl => {
+                let cons = self.tag_is(v, TAG_CONS);
+                let fetch = self.b.create_block();
+                self.b.ins().brif(cons, fetch, &[], general, &[]);
+                self.b.switch_to_block(fetch);
+                let addr = self.addr_of(a, v);
+                let at = if matches!(which, Inline1::Hd) { 0 } else { 8 };
+                let part = self.b.ins().load(I64, self.mem.heap, addr, at);
+                self.b.ins().jump(inline_done, &[BlockArg::Value(part)]);
+            }
+            Inline1::Length => {
+                // (list, cells so far)
+                let count = self.b.create_block();
+                let t = self.b.append_block_param(count, I64);
+                let n = self.b.append_block_param(count, I64);
+                let zero = self.b.ins().iconst(I64, 0);
+                self.b
+                    .ins()
+                    .jump(count, &[BlockArg::Value(v), BlockArg::Value(zero)]);
+                self.b.switch_to_block(count);
+                let counted = self.b.create_block();
+                let step = self.b.create_block();
+                let is_nil = self.b.ins().icmp_imm_s(IntCC::Equal, t, Term::NIL.0 as i64);
+                self.b.ins().brif(is_nil, counted, &[], step, &[]);
+                self.b.switch_to_block(step);
+                let cons = self.tag_is(t, TAG_CONS);
+                let next = self.b.create_block();
+                self.b.ins().brif(cons, next, &[], general, &[]);
+                self.b.switch_to_block(next);
+                let addr = self.deref(t);
+                let tail = self.b.ins().load(I64, self.mem.heap, addr, 8);
+                let n1 = self.b.ins().iadd_imm_s(n, 1);
+                self.b
+                    .ins()
+                    .jump(count, &[BlockArg::Value(tail), BlockArg::Value(n1)]);
+                self.b.switch_to_block(counted);
+                let len = self.small_of(n);
+                self.b.ins().jump(inline_done, &[BlockArg::Value(len)]);
+            }
+            Inline1::Abs => {
+                // Tagged, -i is 6 - t; the smallest small's negation is a
+                // bignum.
+                let small = self.tag_is(v, TAG_SMALL);
+                let smallest = Term::small(crate::term::SMALL_MIN).0 as i64;
+                let negatable = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, smallest);
+                let fine = self.b.ins().band(small, negatable);
+                let fast = self.b.create_block();
+                self.b.ins().brif(fine, fast, &[], general, &[]);
+                self.b.switch_to_block(fast);
+                let six = self.b.ins().iconst(I64, 2 * TAG_SMALL as i64);
+                let negated = self.b.ins().isub(six, v);
+                let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0);
+                let r = self.b.ins().select(negative, negated, v);
+                self.b.ins().jump(inline_done, &[BlockArg::Value(r)]);
+            }
+        }
+        self.b.switch_to_block(inline_done);
+        self.charge_bif();
+        self.b.ins().jump(done, &[BlockArg::Value(inline_result)]);
+        self.b.switch_to_block(general);
+        self.bif_call(ip, fail);
+        let r = self.get(dst.src());
+        self.b.ins().jump(done, &[BlockArg::Value(r)]);
         self.b.switch_to_block(done);
         self.put(dst, result);
     }

@@ -675,6 +675,49 @@ pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, index: u32, args: *mut T
     status
 }
 
+/// `call_bif` for a BIF that only reads (`bif::only_reads`), with the
+/// same arguments and statuses (never 3): such a BIF changes nothing, so
+/// only the heap top is brought up to date for it to read what native
+/// code built, and nothing is handed back.
+///
+/// # Safety
+/// As `call_bif`; `index` names a BIF for which `bif::only_reads` holds.
+pub(super) unsafe extern "C" fn call_reading_bif(
+    ctx: *mut Ctx,
+    index: u32,
+    args: *mut Term,
+) -> u32 {
+    let Some(entry) = bif::TABLE.get((index & !FAIL_LABEL) as usize) else {
+        return 2;
+    };
+    // SAFETY: as the caller promises; the BIF reads the heap up to the
+    // top native code reached and writes nothing but its result.
+    let (ctx, p, a) = unsafe {
+        let ctx = &mut *ctx;
+        let p = &mut *ctx.process;
+        p.heap.set_native_top(ctx.htop);
+        let a = std::slice::from_raw_parts_mut(args, entry.arity as usize);
+        (ctx, p, a)
+    };
+    debug_assert!(bif::only_reads(entry));
+    let mut bif_ctx = Context {
+        process: p,
+        x: &mut [],
+    };
+    match (entry.func)(&mut bif_ctx, a) {
+        Ok(v) => {
+            a[0] = v;
+            ctx.reds -= cost::BIF as i64;
+            0
+        }
+        Err(_) if index & FAIL_LABEL != 0 => {
+            ctx.reds -= cost::BIF as i64;
+            1
+        }
+        Err(_) => 2,
+    }
+}
+
 /// `try` or `catch` at `ip`: pushes the catch entry the interpreter
 /// pushes (the handler, and the frame and stack depths to unwind to; the
 /// frames include the `depth` native calls whose frames are pushed only

@@ -5,13 +5,15 @@
 //! scratch heap, its offsets are shifted into a fresh block, and only then
 //! is the block published (through `OnceLock`), so a reader never sees a
 //! half-built block and never takes a lock. A literal offset is
-//! `block << 32 | index in block`. Blocks are never freed; the collector
+//! `block << 32 | index in block`. A block is one allocation whose first
+//! word holds the number of words after it, the literal's words (so a
+//! reader finds a block's bounds with the same two loads that find its
+//! address). Blocks are never freed; the collector
 //! and the copier treat literal terms as leaves. Binaries in literals are
 //! always stored inline, whatever their size.
 
 use super::{Atom, Constant, Term};
 use crate::heap::{self, Heap, SystemLimit};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 const BLOCK_BITS: u32 = 32;
@@ -20,19 +22,15 @@ const BLOCKS_PER_DIRECTORY: usize = 4096;
 /// Most constants the area can hold.
 pub const MAX_BLOCKS: usize = DIRECTORY_SIZE * BLOCKS_PER_DIRECTORY;
 
-type Directory = Box<[OnceLock<Box<[Term]>>]>;
-
-/// Written once per slot by the loader that reserved it; read by anyone.
-static DIRECTORIES: [OnceLock<Directory>; DIRECTORY_SIZE] =
-    [const { OnceLock::new() }; DIRECTORY_SIZE];
 /// The next free block number.
 static NEXT_BLOCK: AtomicUsize = AtomicUsize::new(0);
 
 /// The same blocks' first words as plain pointers, two levels deep
 /// (`BASES[block / BLOCKS_PER_DIRECTORY][block % BLOCKS_PER_DIRECTORY]`),
 /// for code that finds a literal's address with two loads and no call
-/// (native code; see `bases`). Set when a block is published, before its
-/// term exists; never changed after.
+/// (native code, see `bases`; `words_from`). Set when a block is
+/// published, before its term exists; never changed after. The word
+/// before a block's first word is the block's length.
 static BASES: [AtomicPtr<AtomicPtr<Term>>; DIRECTORY_SIZE] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; DIRECTORY_SIZE];
 
@@ -86,15 +84,30 @@ fn publish_base(block: usize, words: *const Term) {
 /// The literal words from `offset` to the end of its block.
 #[inline]
 pub fn words_from(offset: usize) -> &'static [Term] {
-    let block = offset >> BLOCK_BITS;
-    let index = offset & ((1 << BLOCK_BITS) - 1);
-    let words = DIRECTORIES[block / BLOCKS_PER_DIRECTORY]
-        .get()
-        .and_then(|directory| directory[block % BLOCKS_PER_DIRECTORY].get());
-    match words {
-        Some(words) => &words[index..],
-        // A literal term exists only once its block is published.
-        None => &[],
+    let index = offset & INDEX_MASK as usize;
+    let Some(slot) = BASES.get(offset >> DIRECTORY_SHIFT) else {
+        return &[];
+    };
+    let directory = slot.load(Ordering::Acquire);
+    if directory.is_null() {
+        return &[];
+    }
+    // SAFETY: a published directory has `BLOCKS_PER_DIRECTORY` entries
+    // and is never freed; the mask keeps the index within them.
+    let words = unsafe { &*directory.add((offset >> BLOCK_SHIFT) & BLOCK_MASK as usize) }
+        .load(Ordering::Acquire);
+    // A literal term exists only once its block is published.
+    if words.is_null() {
+        return &[];
+    }
+    // SAFETY: a published block's address is one word past its length
+    // word, in an allocation that is never freed or written again.
+    unsafe {
+        let len = (*words.sub(1)).0 as usize;
+        if index > len {
+            return &[];
+        }
+        std::slice::from_raw_parts(words.add(index), len - index)
     }
 }
 
@@ -111,18 +124,17 @@ pub fn build(constant: &Constant) -> Result<Term, SystemLimit> {
         return Err(SystemLimit);
     }
     let base = block << BLOCK_BITS;
-    let mut words: Box<[Term]> = scratch.words().into();
+    let mut words: Vec<Term> = Vec::with_capacity(scratch.used() + 1);
+    words.push(Term(scratch.used() as u64));
+    words.extend_from_slice(scratch.words());
     heap::relocate_objects(
-        &mut words,
+        &mut words[1..],
         |tag, offset| Term::literal_pointer(tag, base + offset),
         |i| i,
     );
-    let directory = DIRECTORIES[block / BLOCKS_PER_DIRECTORY]
-        .get_or_init(|| (0..BLOCKS_PER_DIRECTORY).map(|_| OnceLock::new()).collect());
-    let _ = directory[block % BLOCKS_PER_DIRECTORY].set(words);
-    if let Some(words) = directory[block % BLOCKS_PER_DIRECTORY].get() {
-        publish_base(block, words.as_ptr());
-    }
+    // Blocks live as long as the program: the area is append-only.
+    let block_words: &'static mut [Term] = Vec::leak(words);
+    publish_base(block, block_words[1..].as_ptr());
     Ok(Term::literal_pointer(term.tag(), base + term.offset()))
 }
 

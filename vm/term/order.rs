@@ -35,7 +35,53 @@ pub fn eq(heap: &Heap, a: Term, b: Term) -> bool {
 
 /// `A =:= B`
 pub fn exact_eq(heap: &Heap, a: Term, b: Term) -> bool {
-    a == b || compare_in(heap, a, heap, b, true) == Ordering::Equal
+    a == b
+        || exact_eq_shallow(heap, a, b, 0)
+            .unwrap_or_else(|| compare_in(heap, a, heap, b, true) == Ordering::Equal)
+}
+
+/// `exact_eq` without the general walk, for what patterns and guards
+/// compare most: immediates, and lists and tuples of them (a constant
+/// `{reset}` against a message). `None` for anything else (floats,
+/// bignums, binaries, maps, funs, terms nested past a few levels), which
+/// the caller compares in full. Two different words of which one is an
+/// immediate are never `=:=`: every immediate has one representation and
+/// no boxed term equals one (bignums lie outside the small range).
+fn exact_eq_shallow(heap: &Heap, mut a: Term, mut b: Term, depth: u32) -> Option<bool> {
+    if depth > 8 {
+        return None;
+    }
+    loop {
+        if a == b {
+            return Some(true);
+        }
+        if a.is_immediate() || b.is_immediate() || a.is_cons() != b.is_cons() {
+            return Some(false);
+        }
+        if !a.is_cons() {
+            break;
+        }
+        let ((ha, ta), (hb, tb)) = (heap.cons_parts(a), heap.cons_parts(b));
+        if !exact_eq_shallow(heap, ha, hb, depth + 1)? {
+            return Some(false);
+        }
+        (a, b) = (ta, tb);
+    }
+    match (heap.as_tuple(a), heap.as_tuple(b)) {
+        (Some(x), Some(y)) => {
+            if x.len() != y.len() {
+                return Some(false);
+            }
+            for (&e, &f) in x.iter().zip(y) {
+                if !exact_eq_shallow(heap, e, f, depth + 1)? {
+                    return Some(false);
+                }
+            }
+            Some(true)
+        }
+        (Some(_), None) | (None, Some(_)) => Some(false),
+        (None, None) => None,
+    }
 }
 
 /// The order of map keys (integers before floats), also usable to sort
