@@ -159,6 +159,12 @@ impl OpenFile {
         }
     }
 
+    /// Puts `bytes` (read from this file) back, to be read next.
+    pub fn unread(&mut self, bytes: &[u8]) {
+        self.rbuf
+            .splice(self.rpos..self.rpos, bytes.iter().copied());
+    }
+
     /// Up to `n` bytes; `None` at the end.
     pub fn read(&mut self, n: usize) -> std::io::Result<Option<Vec<u8>>> {
         while self.rbuf.len() - self.rpos < n {

@@ -89,6 +89,53 @@ pub(super) fn take_stdin(request: Request) -> Taken {
     }
 }
 
+/// `n` characters of standard input: bytes under latin1, UTF-8 sequences
+/// under unicode (as OTP's io server counts `get_chars`). Bytes taken
+/// before a wait are put back.
+fn take_stdin_chars(n: usize) -> Taken {
+    if !output::unicode() {
+        return take_stdin(Request::Bytes(n));
+    }
+    let mut got: Vec<u8> = Vec::new();
+    loop {
+        let need = utf8_bytes_missing(&got, n);
+        if need == 0 {
+            return Taken::Data(got);
+        }
+        match take_stdin(Request::Bytes(need)) {
+            Taken::Data(more) if !more.is_empty() => got.extend(more),
+            Taken::Data(_) | Taken::Eof if !got.is_empty() => return Taken::Data(got),
+            other => {
+                if !got.is_empty() {
+                    stdin::unread(&got);
+                }
+                return other;
+            }
+        }
+    }
+}
+
+/// How many more bytes `bytes` needs at least to hold `n` UTF-8
+/// characters (a byte that starts no sequence counts as one).
+fn utf8_bytes_missing(bytes: &[u8], n: usize) -> usize {
+    let (mut chars, mut i) = (0, 0);
+    while i < bytes.len() {
+        let len = match bytes[i] {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        if i + len > bytes.len() {
+            // A sequence cut short: its rest, then the characters after it.
+            return i + len - bytes.len() + n.saturating_sub(chars + 1);
+        }
+        chars += 1;
+        i += len;
+    }
+    n.saturating_sub(chars)
+}
+
 /// A line as OTP's io servers hand it out (io_lib:collect_line): a
 /// `\r\n` that ends it is one `\n`. Standard input and files read by
 /// lines both do this; reads by characters keep the `\r`.
@@ -176,7 +223,7 @@ pub fn take_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
                     Taken::Pending => wait(ctx),
                 };
             }
-            match take_stdin(Request::Bytes(n)) {
+            match take_stdin_chars(n) {
                 Taken::Data(bytes) => stdin_data(ctx, bytes, args),
                 Taken::Eof => Ok(eof()),
                 Taken::Error(e) => error_reply(ctx, &e, args),
@@ -281,25 +328,26 @@ fn take_file(
         View::Tuple([_, format]) => {
             let format: Vec<char> =
                 super::io::unicode_chars(heap, *format).ok_or(BifError::Badarg)?;
-            let mut text = Vec::new();
+            // As from standard input (`fread_lines`): a line at a time,
+            // and what the read leaves of its last line stays unread.
+            let mut pending = Vec::new();
             loop {
                 let at_eof = match f.read_line() {
                     Ok(Some(line)) => {
-                        text.extend(line.iter().map(|&b| b as char));
+                        pending.extend_from_slice(&line);
                         false
                     }
                     _ => true,
                 };
-                if at_eof && text.is_empty() {
-                    return Ok(eof());
-                }
-                match fread(&format, &text, at_eof) {
-                    Fread::More | Fread::Suspended(..) => continue,
-                    Fread::Done(values, _) => {
+                match fread_lines(&format, &pending, at_eof) {
+                    Lines::More => continue,
+                    Lines::Eof => return Ok(eof()),
+                    Lines::Done(values, rest) => {
+                        f.unread(&rest);
                         drop(f);
                         return fread_reply(ctx, values, args);
                     }
-                    Fread::Fail(what) => {
+                    Lines::Fail(what) => {
                         drop(f);
                         ctx.ensure(6, args)?;
                         let h = ctx.heap();
@@ -526,12 +574,19 @@ fn parse_dotted(text: &str) -> Result<Constant, TermError> {
     }
 }
 
-/// A token as erl_parse names it in "syntax error before: ".
+/// A token as erl_parse names it in "syntax error before: ": a reserved
+/// word is an atom there, written quoted (`'of'`).
 fn quote_token(token: &str) -> String {
+    const RESERVED: &[&str] = &[
+        "after", "and", "andalso", "band", "begin", "bnot", "bor", "bsl", "bsr", "bxor", "case",
+        "catch", "cond", "div", "end", "fun", "if", "let", "not", "of", "or", "orelse", "receive",
+        "rem", "try", "when", "xor",
+    ];
     let Some(first) = token.chars().next() else {
         return String::new();
     };
-    let plain = first.is_alphanumeric() || matches!(first, '"' | '\'' | '_');
+    let plain = (first.is_alphanumeric() || matches!(first, '"' | '\'' | '_'))
+        && !RESERVED.contains(&token);
     if plain {
         token.to_string()
     } else {
@@ -720,11 +775,6 @@ enum Fread {
     Suspended(usize, usize, Vec<Value>),
     /// A directive failed: what it wanted (`integer`, `float`, ...).
     Fail(&'static str),
-}
-
-/// io_lib:fread's reading of `text` by `format`.
-fn fread(format: &[char], text: &[char], at_eof: bool) -> Fread {
-    fread_text(format, text, at_eof, false)
 }
 
 /// What `io:fread` makes of the lines read so far.

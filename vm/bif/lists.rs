@@ -5,24 +5,13 @@ use super::{BifError, BifResult, Context};
 use crate::term::Term;
 use crate::term::order;
 
-/// lists:reverse/1, sort/1 and usort/1 are Erlang functions in OTP, so a
-/// bad argument is a `function_clause` there, not a `badarg`.
+/// lists:sort/1 and usort/1 are Erlang functions in OTP, so a bad
+/// argument is a `function_clause` there, not a `badarg`.
 fn function_clause() -> BifError {
     BifError::Raise(
         crate::process::Class::Error,
         Term::atom(crate::term::Atom::FUNCTION_CLAUSE),
     )
-}
-
-pub fn reverse_1(ctx: &mut Context, args: &mut [Term]) -> BifResult {
-    let mut two = [args[0], Term::NIL];
-    let r = reverse_2(ctx, &mut two);
-    args[0] = two[0];
-    // With `[]` as the tail, only a non-list first argument fails.
-    r.map_err(|e| match e {
-        BifError::Badarg => function_clause(),
-        other => other,
-    })
 }
 
 pub fn reverse_2(ctx: &mut Context, args: &mut [Term]) -> BifResult {
@@ -84,6 +73,25 @@ pub fn keyfind_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
     } else {
         Err(BifError::Badarg)
     }
+}
+
+/// `lists:keymember/3`, a BIF in OTP as keyfind/3 is.
+pub fn keymember_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let found = keyfind_3(ctx, args)?;
+    Ok(Term::boolean(found != Term::FALSE))
+}
+
+/// `lists:keysearch/3`, a BIF in OTP as keyfind/3 is.
+pub fn keysearch_3(ctx: &mut Context, args: &mut [Term]) -> BifResult {
+    let found = keyfind_3(ctx, args)?;
+    if found == Term::FALSE {
+        return Ok(found);
+    }
+    let mut keep = [found];
+    ctx.ensure(3, &mut keep)?;
+    Ok(ctx
+        .heap()
+        .tuple(&[Term::atom(crate::term::Atom::intern("value")), keep[0]]))
 }
 
 /// `lists:sort/1`: a stable merge sort in term order. The heap space for

@@ -164,7 +164,7 @@ pub fn only_reads(entry: &BifEntry) -> bool {
         ("erlang", "length" | "hd" | "tl" | "tuple_size" | "size", 1)
             | ("erlang", "bit_size" | "byte_size", 1)
             | ("lists", "member", 2)
-            | ("lists", "keyfind", 3)
+            | ("lists", "keyfind" | "keymember", 3)
     )
 }
 
@@ -365,10 +365,11 @@ bifs! {
         "format", 2 => io::lib_format_2;
     }
     "lists" => {
-        "reverse", 1 => lists::reverse_1;
         "reverse", 2 => lists::reverse_2;
         "member", 2 => lists::member_2;
         "keyfind", 3 => lists::keyfind_3;
+        "keymember", 3 => lists::keymember_3;
+        "keysearch", 3 => lists::keysearch_3;
         "sort", 1 => lists::sort_1;
         "usort", 1 => lists::usort_1;
         "$keysort", 2 => lists::keysort_fast_2;

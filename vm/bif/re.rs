@@ -353,6 +353,19 @@ fn pcre_escapes(p: &[char], unicode: bool, ucp: bool) -> Vec<char> {
                         out.push('>');
                         i = end;
                     }
+                    'b' | 'B' if !in_class && unicode && !ucp => {
+                        // PCRE's word boundary in UTF mode without `ucp`
+                        // looks at its latin1 table: a character above
+                        // 255 is not a word character (regex's Unicode
+                        // `\b` takes letters of every script).
+                        let w = format!("[{WORD}]");
+                        let boundary = if e == 'b' {
+                            format!("(?:(?<={w})(?!{w})|(?<!{w})(?={w}))")
+                        } else {
+                            format!("(?:(?<={w})(?={w})|(?<!{w})(?!{w}))")
+                        };
+                        out.extend(boundary.chars());
+                    }
                     'h' if in_class => out.extend(horizontal.chars()),
                     'h' => out.extend(format!("[{horizontal}]").chars()),
                     'H' if !in_class => out.extend(format!("[^{horizontal}]").chars()),

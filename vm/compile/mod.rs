@@ -20,6 +20,7 @@
 
 mod bits;
 mod expr;
+mod inline;
 mod lower;
 mod names;
 mod pattern;
@@ -184,8 +185,9 @@ pub fn compile_module_in(
     for (index, f) in sources {
         mc.current_source_function = (f.name.clone(), f.arity);
         mc.lambda_counter = 0;
-        let clauses: Vec<ast::Clause> = f.clauses.iter().map(|c| c.clause.clone()).collect();
+        let mut clauses: Vec<ast::Clause> = f.clauses.iter().map(|c| c.clause.clone()).collect();
         mc.lambda_names = names::LambdaNames::of(&f.name, f.arity, &clauses);
+        inline::applied_funs(&mut clauses);
         mc.compile_function(PendingFunction {
             index,
             clauses,

@@ -221,11 +221,13 @@ fn kernel_walk(e: &Expr, n: &mut u32, out: &mut Numbers) {
                 for x in clause_roots(clauses) {
                     kernel_walk(x, n, out);
                 }
+                fail_clause(clauses, n);
             }
             Fun::Anonymous(clauses) => {
                 for x in clause_roots(clauses) {
                     kernel_walk(x, n, out);
                 }
+                fail_clause(clauses, n);
             }
             _ => each_child(e, |x| kernel_walk(x, n, out)),
         },
@@ -239,6 +241,30 @@ fn kernel_walk(e: &Expr, n: &mut u32, out: &mut Numbers) {
                 .push_back((gens, binary));
         }
         _ => each_child(e, |x| kernel_walk(x, n, out)),
+    }
+}
+
+/// The `function_clause` failure of a fun whose clauses may all fail to
+/// match: v3_kernel invents a name for it (`new_fun_name("inlined")`, as
+/// the failure's arguments are not those of the function it is in), after
+/// the clauses' bodies. A fun with a clause that matches anything (only
+/// distinct variables, no guard) has none: sys_core_fold drops it, as
+/// it drops every clause after such a one.
+fn fail_clause(clauses: &[Clause], n: &mut u32) {
+    let catch_all = clauses.iter().any(|c| {
+        let mut seen = std::collections::HashSet::new();
+        let guard_true = c.guard.iter().all(|alt| {
+            alt.iter()
+                .all(|t| matches!(&t.kind, ExprKind::Atom(a) if a == "true"))
+        });
+        guard_true
+            && c.patterns.iter().all(|p| match &p.kind {
+                ExprKind::Var(v) => v.starts_with('_') && v.len() == 1 || seen.insert(v.as_str()),
+                _ => false,
+            })
+    });
+    if !catch_all {
+        *n += 1;
     }
 }
 

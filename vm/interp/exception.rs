@@ -119,7 +119,7 @@ enum OtpFrame {
 /// any), and how it shows. Only modules act provides (`stdlib/`) are
 /// looked up.
 #[rustfmt::skip]
-const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 97] = {
+const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 98] = {
     use OtpFrame::{As, At, Hidden, Lines};
     [
         // A call to a server that is not there or does not answer.
@@ -206,6 +206,7 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 97] = {
         ("gb_sets", "insert", 2, "", At(264)),
         ("gb_sets", "insert_1", 3, "", Lines(&[(44, 267), (51, 284), (59, 305)])),
         ("lists", "append", 1, "", Lines(&[(27, 154), (28, 155)])),
+        ("lists", "reverse", 1, "", Lines(&[(492, 175), (495, 182)])),
         ("lists", "append", 2, "", At(144)),
         ("lists", "subtract", 2, "", At(166)),
         ("lists", "keysort", 2, "", Lines(&[(456, 784), (459, 785)])),
@@ -231,8 +232,8 @@ const OTP_FRAMES: [(&str, &str, u32, &str, OtpFrame); 97] = {
 /// `io:format`/`fwrite`/`put_chars` (io.erl line 99, the device refusing the request;
 /// line 94 for a device that is no process) or to `io_lib:format/2`
 /// (io_lib.erl line 187), and `function_clause` for a non-list given to
-/// `lists:reverse/1`, `sort/1` or `usort/1` (lists.erl lines 175, 512,
-/// 1112): act's BIFs stand for these
+/// `lists:sort/1` or `usort/1` (lists.erl lines 512, 1112): act's BIFs
+/// stand for these
 /// functions, and their top frame carries OTP's file and line and
 /// error_info cause.
 type IoSite = (&'static str, u32, Option<(&'static str, &'static str)>);
@@ -244,12 +245,11 @@ const IO_SITE_WORDS: usize =
     2 * "io_lib.erl".len() + 3 + 3 + 3 + crate::heap::words_for_map(2) + 3 + 6;
 
 fn io_site(m: Atom, f: Atom, reason: Term, args: &[Term]) -> Option<IoSite> {
-    // lists:reverse/1 is Erlang code in OTP: a non-list fails its clauses.
-    // So are sort/1 and usort/1: a non-list, or an improper list that
-    // does not start with two elements, fails their clauses.
+    // lists:sort/1 and usort/1 are Erlang code in OTP: a non-list, or an
+    // improper list that does not start with two elements, fails their
+    // clauses.
     if reason == Term::atom(Atom::intern("function_clause")) && args.len() == 1 {
         match (m.name(), f.name()) {
-            ("lists", "reverse") => return Some(("lists.erl", 175, None)),
             ("lists", "sort") => return Some(("lists.erl", 512, None)),
             ("lists", "usort") => return Some(("lists.erl", 1112, None)),
             _ => {}

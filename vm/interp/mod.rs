@@ -340,6 +340,31 @@ fn interpret(
                 }
             }};
         }
+        // A remote call: as `flow!`, and the call counts towards
+        // compiling its callee, and a call into the same module arrives
+        // as a local one does (`arrive!`), handing over to the callee's
+        // native code (`?MODULE:loop(State)` loops stayed interpreted).
+        macro_rules! flow_call {
+            ($e:expr, $live:expr) => {{
+                *ip_slot = ip;
+                let r = $e;
+                ip = *ip_slot;
+                match r {
+                    Flow::Continue => {
+                        if !m.same(*module) {
+                            // The outer loop hands over to native code.
+                            if tier && let Some(i) = ip.checked_sub(1) {
+                                crate::native::count_call(*module, Label(i as u32));
+                            }
+                            continue 'outer;
+                        }
+                        arrive!(ip.checked_sub(1).map(|i| Label(i as u32)), $live);
+                        continue;
+                    }
+                    Flow::Stop(o) => return Step::Done(o),
+                }
+            }};
+        }
         if !entered_in_code {
             raise!(Class::Error, Term::atom(Atom::UNDEF));
         }
@@ -455,29 +480,22 @@ fn interpret(
                     arrive!(Some(target), arity);
                 }
                 Instr::CallExt { arity, import } => {
-                    flow!(call_import(p, x, module, ip_slot, import, arity, Tail::No))
+                    flow_call!(
+                        call_import(p, x, module, ip_slot, import, arity, Tail::No),
+                        arity
+                    )
                 }
                 Instr::CallExtLast { arity, import } => {
-                    flow!(call_import(
-                        p,
-                        x,
-                        module,
-                        ip_slot,
-                        import,
-                        arity,
-                        Tail::Last
-                    ))
+                    flow_call!(
+                        call_import(p, x, module, ip_slot, import, arity, Tail::Last),
+                        arity
+                    )
                 }
                 Instr::CallExtOnly { arity, import } => {
-                    flow!(call_import(
-                        p,
-                        x,
-                        module,
-                        ip_slot,
-                        import,
-                        arity,
-                        Tail::Only
-                    ))
+                    flow_call!(
+                        call_import(p, x, module, ip_slot, import, arity, Tail::Only),
+                        arity
+                    )
                 }
                 Instr::CallFun { arity, tail } => {
                     flow!(call_fun(p, x, module, ip_slot, arity as usize, tail));

@@ -346,6 +346,49 @@ pub(super) unsafe extern "C" fn push_frame_out(
     if status == STOP { 1 } else { status }
 }
 
+/// `call_remote`'s common case without bringing the process up to date:
+/// a `call_ext` (body or last call) whose import is resolved, whose
+/// callee has native code, with reductions and machine stack to spare.
+/// Such a call changes nothing in the process (a native call pushes no
+/// frame; a last call pops this function's Y slots, the context's stack
+/// top), only the context's reductions, module and instruction pointer.
+/// `None` for anything else, with nothing changed.
+fn call_ext_compiled(ctx: &mut Ctx, ip: u32) -> Option<u64> {
+    let module = ctx.module.get();
+    let (arity, import, pop) = match *module.code.get(ip as usize)? {
+        Instr::CallExt { arity, import } | Instr::CallExtOnly { arity, import } => {
+            (arity, import, false)
+        }
+        Instr::CallExtLast { arity, import } => (arity, import, true),
+        _ => return None,
+    };
+    if ctx.reds <= cost::CALL as i64 || super::stack_pointer() <= ctx.stack_limit {
+        return None;
+    }
+    let t = ops::import_target(module, import, arity as u32).ok()?;
+    let target = t.module;
+    let &Instr::FuncInfo { function } =
+        target.get().code.get((t.entry as usize).checked_sub(1)?)?
+    else {
+        return None;
+    };
+    // SAFETY: the slot belongs to the target module version, which is
+    // pinned for good.
+    let slot = unsafe { &*target.get().tier.code_slot(function) };
+    let code = slot.load(std::sync::atomic::Ordering::Acquire) as u64;
+    if code <= remote::YIELD {
+        return None;
+    }
+    if pop {
+        // As `finish_call`'s truncation to the frame's base.
+        ctx.stack_top = ctx.y;
+    }
+    ctx.reds -= cost::CALL as i64;
+    ctx.module = target;
+    ctx.ip = t.entry;
+    Some(code)
+}
+
 /// Pushes the frame of a call native code made, on its way out to `run`,
 /// which orders such frames (`Ctx::pushed`).
 fn push_out(ctx: &mut Ctx, p: &mut Process, frame: Frame) {
@@ -374,6 +417,10 @@ pub(super) mod remote {
 /// fail (`undef`, `badfun`, `badarity`) or that needs the general path
 /// (a fun of a BIF, a BIF applied) changes nothing and says `BAIL`.
 pub(super) unsafe extern "C" fn call_remote(ctx: *mut Ctx, ip: u32) -> u64 {
+    // SAFETY: as the caller promises.
+    if let Some(code) = unsafe { call_ext_compiled(&mut *ctx, ip) } {
+        return code;
+    }
     let (ctx, p, x) = unsafe { parts(ctx) };
     let module = ctx.module.get();
     let import = |import: u32, arity: u16, tail: Tail| {

@@ -988,6 +988,16 @@ fn stdlib_causes(heap: &Heap, m: &str, f: &str, args: &[Term]) -> Option<Vec<Opt
     let is_list = |t: Term| matches!(v(t), View::Cons(..) | View::Nil);
     let is_binary = |t: Term| matches!(v(t), View::Binary(_));
     let is_number = |t: Term| matches!(v(t), View::Small(_) | View::Big(_) | View::Float(_));
+    // erl_stdlib_errors's must_be_list.
+    let list_fault = |t: Term| {
+        if !is_list(t) {
+            s("not a list")
+        } else if bif::erlang::list_elements(heap, t).is_none() {
+            s("not a proper list")
+        } else {
+            None
+        }
+    };
     // The first argument among `which` that fails `ok`, blamed with `why`.
     let first_bad = |which: &[usize], ok: &dyn Fn(Term) -> bool, why: &str| {
         let mut out = vec![None; args.len()];
@@ -1009,11 +1019,11 @@ fn stdlib_causes(heap: &Heap, m: &str, f: &str, args: &[Term]) -> Option<Vec<Opt
             if a(1).as_small().is_some_and(|n| n < 1) {
                 Some(vec![None, s("out of range"), None])
             } else {
-                first_bad(&[2], &is_list, "not a list")
+                Some(vec![None, None, list_fault(a(2))])
             }
         }
-        ("lists", "member", 2) => first_bad(&[1], &is_list, "not a list"),
-        ("lists", "reverse", 2) => first_bad(&[0], &is_list, "not a list"),
+        ("lists", "member", 2) => Some(vec![None, list_fault(a(1))]),
+        ("lists", "reverse", 2) => Some(vec![list_fault(a(0)), None]),
         ("binary", "split" | "match" | "matches" | "replace", _) => {
             first_bad(&[0], &is_binary, "not a binary").or_else(|| {
                 let mut out = vec![None; args.len()];

@@ -71,6 +71,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("init", include_str!("../../stdlib/init.act")),
     // Book programs (helper `books`).
     ("gen_event", include_str!("../../stdlib/gen_event.act")),
+    ("dets", include_str!("../../stdlib/dets.act")),
     // The library completeness work (helper `lib`).
     ("digraph", include_str!("../../stdlib/digraph.act")),
     (

@@ -115,32 +115,37 @@ fn block_hash(bytes: &[u8], init: u32) -> u32 {
 /// OTP's internal hash of `t`, or `None` when it is not reproducible
 /// here (see the module comment).
 fn internal_hash(heap: &Heap, t: Term) -> Option<u32> {
-    internal_hash_salted(heap, t, None)
+    internal_hash_at_depth(heap, t, 0)
 }
 
-/// OTP's internal hash of `t`, or with `prefix` of `[prefix | t]`: OTP
-/// rehashes a key as `[Level | Key]` (level 8, then 16, ...) when 32
-/// bits of hash have not told it apart from another key
-/// (`hashmap_shift_hash`).
-fn internal_hash_salted(heap: &Heap, t: Term, prefix: Option<u32>) -> Option<u32> {
+/// OTP 25's map hash of `t` at trie depth `depth` (0 for the first
+/// eight levels, 1 for the next eight, ...). When 32 bits of hash have
+/// not told two keys apart, OTP hashes them again with a salt made from
+/// the depth: the depth mixed in as a one-byte string would be (OTP
+/// calls this `make_map_hash`), folded into the internal hash's own salt.
+fn internal_hash_at_depth(heap: &Heap, t: Term, depth: u32) -> Option<u32> {
+    let mut salt = Hasher(0);
+    if depth > 0 {
+        salt.two(depth, 1, hconst(22));
+    }
+    internal_hash_salted(heap, t, salt.0 ^ INTERNAL_SALT)
+}
+
+/// OTP's internal hash of `t`, started from `start`.
+fn internal_hash_salted(heap: &Heap, t: Term, start: u32) -> Option<u32> {
     enum Next {
         Term(Term),
         /// The tail of a list is next: OTP mixes in a marker first.
         Tail,
     }
-    let mut h = Hasher(INTERNAL_SALT);
+    let mut h = Hasher(start);
     let mut stack: Vec<Next> = Vec::new();
     let mut t = t;
-    let mut prefix = prefix;
     loop {
         match heap.view(t) {
-            ref v if prefix.is_some() || matches!(v, View::Cons(..)) => {
-                // A run of bytes (Latin-1 text) is packed four to a word;
-                // a prefix (a byte) opens the run, and `t` is its tail.
-                let (mut packed, mut count) = match prefix.take() {
-                    Some(p) => (p, 1u32),
-                    None => (0u32, 0u32),
-                };
+            View::Cons(..) => {
+                // A run of bytes (Latin-1 text) is packed four to a word.
+                let (mut packed, mut count) = (0u32, 0u32);
                 let mut rest = t;
                 while let View::Cons(head, tail) = heap.view(rest) {
                     let Some(byte) = head.as_small().filter(|b| (0..=255).contains(b)) else {
@@ -228,7 +233,7 @@ pub fn walk_order(heap: &Heap, keys: &[Term]) -> Option<Vec<usize>> {
     }
     ranked.sort_unstable();
     // Keys whose 32 bits of hash are equal: OTP goes on eight levels
-    // deeper with the hash of `[8 | Key]`, then `[16 | Key]`, and so on.
+    // deeper with their hash at depth 1, then depth 2, and so on.
     let mut start = 0;
     while start < ranked.len() {
         let mut end = start + 1;
@@ -243,20 +248,17 @@ pub fn walk_order(heap: &Heap, keys: &[Term]) -> Option<Vec<usize>> {
     Some(ranked.into_iter().map(|(_, i)| i).collect())
 }
 
-/// Orders `tied` (keys whose hashes agree so far) by the hash of
-/// `[8 * salt | Key]`, deeper while they still agree; after a few rounds
-/// (never seen in practice) what is left stays in term order.
-fn untie(heap: &Heap, keys: &[Term], tied: &mut [(u32, usize)], salt: u32) -> Option<()> {
-    if salt > 4 {
+/// Orders `tied` (keys whose hashes agree so far) by their hash at
+/// `depth`, deeper while they still agree; after a few rounds (never
+/// seen in practice) what is left stays in term order.
+fn untie(heap: &Heap, keys: &[Term], tied: &mut [(u32, usize)], depth: u32) -> Option<()> {
+    if depth > 4 {
         tied.sort_unstable_by_key(|&(_, i)| i);
         return Some(());
     }
     let mut deeper = Vec::with_capacity(tied.len());
     for &(_, i) in tied.iter() {
-        deeper.push((
-            trie_key(internal_hash_salted(heap, keys[i], Some(8 * salt))?),
-            i,
-        ));
+        deeper.push((trie_key(internal_hash_at_depth(heap, keys[i], depth)?), i));
     }
     deeper.sort_unstable();
     let mut start = 0;
@@ -266,7 +268,7 @@ fn untie(heap: &Heap, keys: &[Term], tied: &mut [(u32, usize)], salt: u32) -> Op
             end += 1;
         }
         if end - start > 1 {
-            untie(heap, keys, &mut deeper[start..end], salt + 1)?;
+            untie(heap, keys, &mut deeper[start..end], depth + 1)?;
         }
         start = end;
     }

@@ -1106,7 +1106,8 @@ pub fn print_limited(
     let col = ind + 1;
     let m = max_chars.map_or(doc.len, |m| m as i64);
     let p = Pretty { ll, m };
-    if doc.len < ll - col && doc.len <= p.m {
+    // A line length of 0 (`~0p`) writes the term on one line, as OTP.
+    if ll == 0 || (doc.len < ll - col && doc.len <= p.m) {
         flat(&mut out, &doc);
         return out;
     }
