@@ -924,6 +924,7 @@ pub fn system_info(ctx: &mut Context, args: &mut [Term], item: Atom) -> BifResul
         "modified_timing_level" => Term::atom(Atom::UNDEFINED),
         "update_cpu_info" => atom("unchanged"),
         "dist_ctrl" => Term::NIL,
+        "dist_buf_busy_limit" => Term::small(crate::runtime::nodes::DIST_BUF_BUSY_LIMIT as i64),
         "nif_version" => return make_string(ctx, "2.16", args),
         "driver_version" => return make_string(ctx, "3.3", args),
         "min_heap_size" | "min_bin_vheap_size" | "fullsweep_after" | "sequential_tracer" => {

@@ -8,7 +8,12 @@
 //! connection). Per connection one writer drains the buffer (whole
 //! batches in one `write`, a tick after a quarter of `net_ticktime`
 //! without traffic) and one reader reads frames in order and hands
-//! messages to `runtime::nodes`.
+//! messages to `runtime::nodes`. The reader thread sleeps in `poll` and
+//! reads without blocking; an idle scheduler may do the same for every
+//! connection (`Poller`), so a message is read by the thread that will
+//! run its receiver. Whoever holds a connection's `input` lock reads it
+//! and handles its frames, so one connection's frames are handled in
+//! order by one thread at a time; a scheduler only `try_lock`s it.
 //!
 //! Back-pressure, as BEAM's busy distribution port: when a connection's
 //! outbound bytes (queued plus the batch being written) pass
@@ -40,9 +45,9 @@ use erl_dist::epmd::EpmdClient;
 use erl_dist::handshake::{ClientSideHandshake, HandshakeStatus, ServerSideHandshake};
 use erl_dist::node::{Creation, LocalNode};
 use std::collections::HashMap;
-use std::io::{BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -72,11 +77,22 @@ static NET_TICKTIME: AtomicU64 = AtomicU64::new(60);
 static HANDSHAKES: AtomicUsize = AtomicUsize::new(0);
 static REFUSING: AtomicBool = AtomicBool::new(false);
 const MAX_HANDSHAKES: usize = 64;
+/// How often a reader thread standing aside for a scheduler that waits
+/// on the connections (`Poller`) looks again: the longest a message
+/// waits when every scheduler turned busy meanwhile.
+const STANDBY: Duration = Duration::from_millis(5);
+/// The most bytes an idle scheduler reads from one connection before it
+/// goes back to deliver them and run processes (a flood of input must
+/// not keep it reading while the receivers wait).
+const POLLER_BUDGET: usize = 1 << 18;
+/// The most bytes the reader thread reads before it looks again whether
+/// a scheduler watches.
+const READER_BUDGET: usize = 1 << 20;
 /// Sends closer together than this are a burst (see `Out::last_direct`).
 const BURST: Duration = Duration::from_micros(20);
 /// A connection with more outbound bytes than this is busy (BEAM's
 /// default `dist_buf_busy_limit`, 1 MB)...
-const BUSY_LIMIT: usize = 1 << 20;
+pub const BUSY_LIMIT: usize = 1 << 20;
 /// ...until the writer drains it below this.
 const BUSY_LOW: usize = BUSY_LIMIT / 2;
 /// How long the end of the program waits for outbound frames to go.
@@ -113,6 +129,9 @@ struct Out {
     suspended: Vec<Pid>,
     /// Processes waiting in `net_kernel:connect_node` for the outcome.
     waiters: Vec<Pid>,
+    /// Why the writer could not write: it shut the socket down and left
+    /// the report (and `fail`) to whoever reads the end (see `drain`).
+    lost: Option<String>,
 }
 
 struct Conn {
@@ -124,6 +143,33 @@ struct Conn {
     changed: Condvar,
     /// The socket once up, kept to shut it down (which ends the reader).
     socket: Mutex<Option<TcpStream>>,
+    /// The reading end once up: whoever holds this lock reads the
+    /// socket (without blocking) and handles the frames, in order.
+    input: Mutex<Option<Input>>,
+    /// The reading end's descriptor while the connection is up, else -1:
+    /// what an idle scheduler waits on (`Poller`). The descriptor stays
+    /// open as long as the connection (`input` keeps its stream).
+    input_fd: AtomicI32,
+    /// When bytes last came, in `since_start` nanoseconds (a peer silent
+    /// for `net_ticktime` is dead).
+    last_input: AtomicU64,
+}
+
+/// Nanoseconds since the first call: a clock that fits an atomic.
+fn since_start() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// A connection's reading end and the bytes read but not yet handled.
+struct Input {
+    stream: TcpStream,
+    /// Bytes read: whole frames are handled and dropped, a partial one
+    /// waits for the rest. It grows only as bytes arrive.
+    buf: Vec<u8>,
+    /// The connection ended here (closed, or broken by the peer): the
+    /// other thread that reads must not report it again.
+    closed: bool,
 }
 
 impl Conn {
@@ -163,9 +209,13 @@ fn new_conn(peer: Atom) -> Arc<Conn> {
             busy: false,
             suspended: Vec::new(),
             waiters: Vec::new(),
+            lost: None,
         }),
         changed: Condvar::new(),
         socket: Mutex::new(None),
+        input: Mutex::new(None),
+        input_fd: AtomicI32::new(-1),
+        last_input: AtomicU64::new(0),
     })
 }
 
@@ -869,9 +919,8 @@ fn install(c: &Arc<Conn>, stream: TcpStream, hidden: bool) {
         fail(c);
         return;
     };
-    // The reader's timeout is net_ticktime: a peer silent that long is
-    // dead (the timeout belongs to the socket, which the clones share).
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(net_ticktime())));
+    // Reads never block (see `drain`); writes by the writer thread do.
+    let _ = stream.set_read_timeout(None);
     let _ = stream.set_nodelay(true);
     c.hidden.store(hidden, Ordering::Relaxed);
     let waiters = {
@@ -882,6 +931,16 @@ fn install(c: &Arc<Conn>, stream: TcpStream, hidden: bool) {
         }
         out.state = State::Up;
         out.fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&reader);
+        *c.input.lock().unwrap_or_else(|e| e.into_inner()) = Some(Input {
+            stream: reader,
+            buf: Vec::new(),
+            closed: false,
+        });
+        c.last_input.store(since_start(), Ordering::Relaxed);
+        c.input_fd.store(fd, Ordering::SeqCst);
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        Poller::renew();
         *c.socket.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
         std::mem::take(&mut out.waiters)
     };
@@ -897,7 +956,7 @@ fn install(c: &Arc<Conn>, stream: TcpStream, hidden: bool) {
         .is_ok()
         && std::thread::Builder::new()
             .name("dist read".into())
-            .spawn(move || read_loop(&r, reader))
+            .spawn(move || read_loop(&r))
             .is_ok();
     if !ok {
         fail(c);
@@ -915,6 +974,9 @@ fn fail(c: &Arc<Conn>) {
         let was_up = out.state == State::Up;
         out.state = State::Down;
         out.fd = -1;
+        if c.input_fd.swap(-1, Ordering::SeqCst) >= 0 {
+            LIVE.fetch_sub(1, Ordering::SeqCst);
+        }
         out.buf = Vec::new();
         out.busy = false;
         (
@@ -982,8 +1044,17 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
             }
         }
         if let Err(e) = stream.write_all(&batch) {
-            log(&format!("lost {}: {e}", c.peer.name()));
-            fail(c);
+            // The peer is gone (or broke the connection). The reading
+            // side reports the end, once: it may still hold the start of
+            // a frame the peer cut short, which says more than this
+            // error. Shutting the socket down makes sure it sees the end.
+            {
+                let mut out = c.lock();
+                out.lost = Some(format!("lost {}: {e}", c.peer.name()));
+                out.writing = false;
+                out.fd = -1;
+            }
+            let _ = stream.shutdown(std::net::Shutdown::Both);
             return;
         }
         batch.clear();
@@ -1004,63 +1075,339 @@ fn write_loop(c: &Arc<Conn>, mut stream: TcpStream) {
     }
 }
 
-fn read_loop(c: &Arc<Conn>, stream: TcpStream) {
-    let mut input = BufReader::with_capacity(1 << 16, stream);
-    let mut frame = Vec::new();
+/// The reader thread of a connection: it sleeps until input comes, then
+/// reads and handles it; whoever holds `input` reads, so frames keep
+/// their order. While an idle scheduler watches the connections
+/// (`Poller`) the reader stands aside (it looks again every `STANDBY`),
+/// so one message wakes one thread: the scheduler that will run its
+/// receiver.
+fn read_loop(c: &Arc<Conn>) {
+    let fd = c.input_fd.load(Ordering::SeqCst);
     loop {
-        let mut len = [0u8; 4];
-        if let Err(e) = input.read_exact(&mut len) {
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) {
-                log(&format!(
-                    "{} sent nothing for {} s (net_ticktime): closing",
-                    c.peer.name(),
-                    net_ticktime()
-                ));
+        if fd < 0 || c.lock().state == State::Down {
+            break;
+        }
+        let silence = Duration::from_secs(net_ticktime());
+        let since = Duration::from_nanos(
+            since_start().saturating_sub(c.last_input.load(Ordering::Relaxed)),
+        );
+        if since >= silence {
+            log(&format!(
+                "{} sent nothing for {} s (net_ticktime): closing",
+                c.peer.name(),
+                net_ticktime()
+            ));
+            break;
+        }
+        if Poller::watching() {
+            std::thread::sleep(STANDBY);
+            continue;
+        }
+        // At most a second at a time, so a shorter net_ticktime set
+        // meanwhile is seen.
+        wait_input(&[fd], Some((silence - since).min(Duration::from_secs(1))));
+        if Poller::watching() {
+            continue; // the scheduler reads it
+        }
+        let mut input = c.input.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(i) = input.as_mut() else {
+            break;
+        };
+        // Bounded too: a scheduler that starts watching meanwhile would
+        // otherwise find the socket readable and the lock taken, again
+        // and again, for as long as a flood lasts.
+        if let Err(e) = drain(c, i, READER_BUDGET) {
+            drop(input);
+            if let Some(e) = e {
+                log(&e);
             }
             break;
         }
-        let n = u32::from_be_bytes(len) as usize;
+    }
+    fail(c);
+}
+
+/// Sleeps until one of `fds` has input or is closed, or `timeout`
+/// passes; the descriptors with something to read.
+fn wait_input(fds: &[i32], timeout: Option<Duration>) -> Vec<bool> {
+    let mut polled: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ts = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    });
+    // SAFETY: `polled` is a live array of `fds.len()` pollfds, `ts` a
+    // timespec or null.
+    let n = unsafe {
+        libc::ppoll(
+            polled.as_mut_ptr(),
+            polled.len() as libc::nfds_t,
+            ts.as_ref().map_or(std::ptr::null(), |t| t as *const _),
+            std::ptr::null(),
+        )
+    };
+    polled.iter().map(|p| n > 0 && p.revents != 0).collect()
+}
+
+/// Reads what the socket holds now, without blocking, and handles every
+/// whole frame in it. `Err` when the connection must close (with the
+/// line to log, if any): the peer closed it, or sent what breaks it.
+fn drain(c: &Arc<Conn>, input: &mut Input, budget: usize) -> Result<(), Option<String>> {
+    if input.closed {
+        return Err(None); // told once already, by whoever read it first
+    }
+    let result = drain_open(c, input, budget);
+    if result.is_err() {
+        input.closed = true;
+        input.buf = Vec::new();
+    }
+    result
+}
+
+fn drain_open(c: &Arc<Conn>, input: &mut Input, budget: usize) -> Result<(), Option<String>> {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&input.stream);
+    let mut taken = 0;
+    loop {
+        if taken >= budget {
+            return Ok(()); // the rest is still there for the next `poll`
+        }
+        let buf = &mut input.buf;
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(1 << 16);
+        }
+        let spare = buf.capacity() - buf.len();
+        // SAFETY: the pointer and length name the vector's spare
+        // capacity; `recv` writes at most that many bytes.
+        let n = unsafe {
+            libc::recv(
+                fd,
+                buf.as_mut_ptr().add(buf.len()).cast(),
+                spare,
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n > 0 {
+            // SAFETY: `recv` initialized `n` more bytes.
+            unsafe { buf.set_len(buf.len() + n as usize) };
+            let now = since_start();
+            c.last_input.store(now, Ordering::Relaxed);
+            LAST_INPUT.store(now, Ordering::Relaxed);
+            taken += n as usize;
+            frames(c, &mut input.buf)?;
+            if (n as usize) < spare {
+                // A short read took all there was: no second call just
+                // to hear EAGAIN (what comes later wakes `poll` again).
+                return Ok(());
+            }
+            continue;
+        }
         if n == 0 {
-            continue; // a tick
+            return Err(ended(c, &input.buf));
+        }
+        match std::io::Error::last_os_error().kind() {
+            std::io::ErrorKind::WouldBlock => return Ok(()),
+            std::io::ErrorKind::Interrupted => continue,
+            // A reset: the peer closed with our bytes unread (say, a
+            // message sent while it was closing), or the writer shut the
+            // socket down on its error. Still an end like the other.
+            _ => return Err(ended(c, &input.buf)),
+        }
+    }
+}
+
+/// The line that reports the end of a connection's input, if any: the
+/// one place that says how a connection ended, whether the end came as
+/// a close or a reset and whoever read it (the reader thread or an idle
+/// scheduler). A frame cut short says so; else the writer's error, if
+/// it failed first; a plain close says nothing.
+fn ended(c: &Conn, buf: &[u8]) -> Option<String> {
+    if let Some(head) = buf.get(..4) {
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+        return Some(format!(
+            "{} closed in the middle of a frame ({} of {len} bytes): closing",
+            c.peer.name(),
+            buf.len() - 4
+        ));
+    }
+    if !buf.is_empty() {
+        return Some(format!(
+            "{} closed in the middle of a frame's length ({} of 4 bytes): closing",
+            c.peer.name(),
+            buf.len()
+        ));
+    }
+    c.lock().lost.take()
+}
+
+/// Handles the whole frames at the start of `buf` and drops them.
+fn frames(c: &Arc<Conn>, buf: &mut Vec<u8>) -> Result<(), Option<String>> {
+    let mut at = 0;
+    let result = loop {
+        let Some(head) = buf.get(at..at + 4) else {
+            break Ok(());
+        };
+        let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        if n == 0 {
+            at += 4; // a tick
+            continue;
         }
         if n > MAX_FRAME {
-            log(&format!(
+            break Err(Some(format!(
                 "{} sent a frame of {n} bytes: closing",
                 c.peer.name()
-            ));
-            break;
+            )));
         }
-        // The buffer grows as bytes come, so a length field that lies
-        // costs only what was really sent.
-        frame.clear();
-        let got = (&mut input).take(n as u64).read_to_end(&mut frame);
-        if got.is_err() || frame.len() != n {
-            log(&format!(
-                "{} closed in the middle of a frame ({} of {n} bytes): closing",
-                c.peer.name(),
-                frame.len()
-            ));
-            break;
-        }
+        let Some(frame) = buf.get(at + 4..at + 4 + n) else {
+            break Ok(());
+        };
         if frame[0] != PASS_THROUGH {
-            log(&format!(
+            break Err(Some(format!(
                 "{} sent a frame of type {}: closing",
                 c.peer.name(),
                 frame[0]
-            ));
-            break;
+            )));
         }
         if let Err(e) = handle(c, &frame[1..]) {
             log(&format!("{}: {e}", c.peer.name()));
         }
-        if frame.capacity() > 1 << 20 {
-            frame = Vec::new(); // a big message passed: give its memory back
+        at += 4 + n;
+    };
+    buf.drain(..at);
+    if buf.is_empty() && buf.capacity() > 1 << 20 {
+        *buf = Vec::new(); // a big message passed: give its memory back
+    }
+    result
+}
+
+/// Where an idle scheduler waits (`sched::outside::IdleWait`): on every
+/// connection that is up and on an eventfd that `wake` writes. What came
+/// is read and handled on the scheduler, which then delivers it itself:
+/// no hop through the reader thread. A connection whose reader thread
+/// is reading is left to it (the scheduler never waits for a lock).
+pub(super) struct Poller {
+    event: i32,
+    /// A scheduler is in `wait`.
+    active: AtomicBool,
+    /// The eventfd was written and not yet read: one write is enough.
+    signalled: AtomicBool,
+}
+
+/// Connections up (with a reading end to watch).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// When any connection last had input (`since_start` nanoseconds).
+static LAST_INPUT: AtomicU64 = AtomicU64::new(0);
+/// An idle scheduler waits on the connections only while input came
+/// this recently; else it parks (cheaper to wake for local work), and
+/// the reader threads read.
+const RECENT: u64 = 100_000_000;
+
+static POLLER: OnceLock<Poller> = OnceLock::new();
+
+impl Poller {
+    /// The node's poller (one: readers look at whether it watches).
+    pub(super) fn get() -> Option<&'static Poller> {
+        if let Some(p) = POLLER.get() {
+            return Some(p);
+        }
+        // SAFETY: plain system call.
+        let event = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if event < 0 {
+            return None;
+        }
+        let _ = POLLER.set(Poller {
+            event,
+            active: AtomicBool::new(false),
+            signalled: AtomicBool::new(false),
+        });
+        POLLER.get()
+    }
+
+    /// Whether a scheduler watches the connections now.
+    fn watching() -> bool {
+        POLLER
+            .get()
+            .is_some_and(|p| p.active.load(Ordering::SeqCst))
+    }
+
+    /// A connection came up: a scheduler watching now takes it in.
+    fn renew() {
+        if let Some(p) = POLLER.get() {
+            crate::sched::outside::IdleWait::wake(p);
         }
     }
-    fail(c);
+}
+
+impl crate::sched::outside::IdleWait for Poller {
+    fn wait(&self, timeout: Option<Duration>) {
+        // At most `RECENT` at a time: once input has stopped, the
+        // scheduler parks and the reader threads (which stand aside,
+        // waking every `STANDBY`, while a scheduler watches) sleep in
+        // `poll` again, so an idle node does not wake 200 times a second.
+        let cap = Duration::from_nanos(RECENT);
+        let timeout = Some(timeout.map_or(cap, |t| t.min(cap)));
+        self.active.store(true, Ordering::SeqCst);
+        self.watch(timeout);
+        self.active.store(false, Ordering::SeqCst);
+    }
+
+    fn worth(&self) -> bool {
+        LIVE.load(Ordering::SeqCst) > 0
+            && since_start().saturating_sub(LAST_INPUT.load(Ordering::Relaxed)) < RECENT
+    }
+
+    fn wake(&self) {
+        if self.signalled.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from `one` to the eventfd.
+        unsafe { libc::write(self.event, one.as_ptr().cast(), 8) };
+    }
+}
+
+impl Poller {
+    fn watch(&self, timeout: Option<Duration>) {
+        let live: Vec<(i32, Arc<Conn>)> = conns()
+            .values()
+            .filter_map(|c| {
+                let fd = c.input_fd.load(Ordering::SeqCst);
+                (fd >= 0).then(|| (fd, c.clone()))
+            })
+            .collect();
+        let mut fds = Vec::with_capacity(live.len() + 1);
+        fds.push(self.event);
+        fds.extend(live.iter().map(|(fd, _)| *fd));
+        let ready = wait_input(&fds, timeout);
+        if ready[0] {
+            let mut count = [0u8; 8];
+            // SAFETY: reads 8 bytes into `count` (it clears the eventfd).
+            unsafe { libc::read(self.event, count.as_mut_ptr().cast(), 8) };
+        }
+        // After the read: a wake that found the flag set came before it,
+        // and what it published is seen by the scheduler's next checks.
+        self.signalled.store(false, Ordering::SeqCst);
+        for ((_, c), _) in live.iter().zip(&ready[1..]).filter(|(_, r)| **r) {
+            let Ok(mut input) = c.input.try_lock() else {
+                continue; // the reader thread has it
+            };
+            let Some(i) = input.as_mut() else {
+                continue;
+            };
+            if let Err(e) = drain(c, i, POLLER_BUDGET) {
+                drop(input);
+                if let Some(e) = e {
+                    log(&e);
+                }
+                fail(c);
+            }
+        }
+    }
 }
 
 /// One frame's control message and payload.

@@ -10,11 +10,16 @@
 //! from and into process heaps).
 //!
 //! Invariants:
-//! - Every socket is read and written by threads of this room only (an
+//! - Sockets are read and written by threads of this room (an
 //!   acceptor, a connector per outgoing connection attempt, and a reader
-//!   and a writer per connection). A scheduler never blocks on a socket:
-//!   sending to another node appends a frame to that connection's
-//!   outbound buffer under a short lock and returns. A connection
+//!   and a writer per connection), and by schedulers only without
+//!   blocking: a send to an idle connection is tried on the socket with
+//!   `MSG_DONTWAIT` (else it appends a frame to that connection's
+//!   outbound buffer under a short lock and returns), and an idle
+//!   scheduler may wait for input on the connections in place of parking
+//!   (`conn::Poller`, woken by anything that would unpark it) and read
+//!   what came with `MSG_DONTWAIT`, unless the reader thread is reading
+//!   (it never waits for that lock). A scheduler never blocks on a socket. A connection
 //!   holding more than its limit suspends the sending process (never
 //!   the scheduler) until it drains (`conn.rs`); at the program's end
 //!   `flush` gives queued frames a bounded time to go out.
@@ -51,15 +56,33 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 pub use conn::{
-    Connect, FLUSH_TIMEOUT, SendOptions, Sent, connect, demonitor_node, disconnect, flush,
-    monitor_node, monitor_nodes, net_ticktime, nodes, send_to_name, send_to_pid, set_net_ticktime,
-    still_busy,
+    BUSY_LIMIT, Connect, FLUSH_TIMEOUT, SendOptions, Sent, connect, demonitor_node, disconnect,
+    flush, monitor_node, monitor_nodes, net_ticktime, nodes, send_to_name, send_to_pid,
+    set_net_ticktime, still_busy,
 };
 pub use links::{exit as exit_remote, link as link_remote, unlink as unlink_remote};
 pub use spawn::{Options as SpawnOptions, request as spawn_request, spawned};
 pub use watch::{
     Watched, demonitor as demonitor_process, exited, monitor as monitor_process, probed, watched,
 };
+
+/// Where an idle scheduler waits for this node's connections (see
+/// "Idle waiting" in `sched/outside.rs`), if the system gives an eventfd.
+pub fn idle_wait() -> Option<Box<dyn crate::sched::outside::IdleWait>> {
+    struct Shared(&'static conn::Poller);
+    impl crate::sched::outside::IdleWait for Shared {
+        fn wait(&self, timeout: Option<std::time::Duration>) {
+            self.0.wait(timeout)
+        }
+        fn worth(&self) -> bool {
+            self.0.worth()
+        }
+        fn wake(&self) {
+            self.0.wake()
+        }
+    }
+    conn::Poller::get().map(|p| Box::new(Shared(p)) as Box<dyn crate::sched::outside::IdleWait>)
+}
 
 /// A started node.
 struct Node {

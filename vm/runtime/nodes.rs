@@ -220,6 +220,9 @@ pub fn start_if_asked(deterministic: bool) -> Result<(), String> {
     dist::start(&options)?;
     let outside = Arc::new(Outside::default());
     outside.set_probe_hook(Box::new(dist::probed));
+    if let Some(wait) = dist::idle_wait() {
+        outside.set_idle_wait(wait);
+    }
     let _ = OUTSIDE.set(outside);
     Ok(())
 }
@@ -230,6 +233,10 @@ pub fn alive() -> bool {
 }
 
 pub use dist::{SendOptions, Sent};
+
+/// `erlang:system_info(dist_buf_busy_limit)`: the outbound bytes past
+/// which a connection is busy and suspends its senders.
+pub const DIST_BUF_BUSY_LIMIT: usize = dist::BUSY_LIMIT;
 
 /// `Pid ! Msg` from `from` for a pid of another node (`payload`: the
 /// message in the external format).

@@ -12,13 +12,46 @@
 //! scheduler looks at `pending` at the top of its loop and before it
 //! parks; a push that races the park finds the parker's token set, so no
 //! signal waits for an unrelated wake-up.
+//!
+//! Idle waiting: whoever owns the sockets behind the queue may install
+//! an `IdleWait`. Then one idle scheduler at a time (`waiting` names it)
+//! waits in it instead of parking: it sleeps until input comes on those
+//! sockets, reads what came without blocking (pushing its signals here),
+//! and goes on to deliver them itself, so a message from another node
+//! costs one thread wake-up instead of two (the socket's reader thread,
+//! then a scheduler). Whoever would unpark that scheduler calls `wake`
+//! too (a push from another thread, `notify_work`, the program's end);
+//! both sides publish before they look (`waiting` against `pending` and
+//! the run queues), so no wake-up is lost. A push made by the waiting
+//! scheduler itself wakes nobody: it delivers next.
 
 use super::pid::Pid;
 use super::signal::Signal;
 use crate::term::Atom;
 use crossbeam_utils::sync::Unparker;
+use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// What an idle scheduler may wait in instead of parking (see "Idle
+/// waiting" above).
+pub trait IdleWait: Send + Sync {
+    /// Sleeps until input comes on the sockets, `wake` is called, or
+    /// `timeout` passes (`None`: no limit); reads the input that came,
+    /// never blocking on a socket, and pushes its signals to the queue.
+    fn wait(&self, timeout: Option<Duration>);
+    /// Whether waiting here is worth it now (input came lately); else
+    /// the scheduler parks as usual.
+    fn worth(&self) -> bool;
+    /// Ends the `wait` under way, or the next one at once.
+    fn wake(&self);
+}
+
+thread_local! {
+    /// This thread is a scheduler inside `IdleWait::wait`.
+    static IN_WAIT: Cell<bool> = const { Cell::new(false) };
+}
 
 /// Whom an outside signal is for.
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +87,11 @@ pub struct Outside<M> {
     /// are any, a deterministic run with nothing runnable waits a little
     /// for them before it moves its clock or calls it a deadlock.
     sources: AtomicUsize,
+    /// Where an idle scheduler may wait for the sockets (set once).
+    idle_wait: std::sync::OnceLock<Box<dyn IdleWait>>,
+    /// One more than the index of the scheduler waiting in `idle_wait`;
+    /// 0 when none is.
+    waiting: AtomicUsize,
 }
 
 impl<M> Default for Outside<M> {
@@ -65,6 +103,8 @@ impl<M> Default for Outside<M> {
             probe_hook: std::sync::OnceLock::new(),
             drain: Mutex::new(()),
             sources: AtomicUsize::new(0),
+            idle_wait: std::sync::OnceLock::new(),
+            waiting: AtomicUsize::new(0),
         }
     }
 }
@@ -98,9 +138,17 @@ impl<M> Outside<M> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(item);
-        if !self.pending.swap(true, Ordering::SeqCst)
-            && let Some(u) = self.wake.lock().unwrap_or_else(|e| e.into_inner()).first()
+        if self.pending.swap(true, Ordering::SeqCst) || IN_WAIT.with(Cell::get) {
+            return;
+        }
+        if self.waiting.load(Ordering::SeqCst) != 0
+            && let Some(w) = self.idle_wait.get()
         {
+            // The scheduler waiting on the sockets delivers it.
+            w.wake();
+            return;
+        }
+        if let Some(u) = self.wake.lock().unwrap_or_else(|e| e.into_inner()).first() {
             // One scheduler is enough (it delivers the lot, and a woken
             // receiver runs next on it); waking them all costs more
             // than it saves.
@@ -144,6 +192,52 @@ impl<M> Outside<M> {
     pub(crate) fn take(&self) -> Vec<Item<M>> {
         self.pending.store(false, Ordering::SeqCst);
         std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Installs where an idle scheduler waits for the sockets (once).
+    pub fn set_idle_wait(&self, wait: Box<dyn IdleWait>) {
+        let _ = self.idle_wait.set(wait);
+    }
+
+    /// Scheduler `index`, idle, waits for the sockets at most `timeout`
+    /// unless `ready()` (work or the program's end) says not to; false
+    /// when it should park instead (no idle wait is installed, or another
+    /// scheduler is waiting in it, or it is not worth it now).
+    pub(crate) fn idle_wait(
+        &self,
+        index: usize,
+        timeout: Option<Duration>,
+        ready: impl Fn() -> bool,
+    ) -> bool {
+        let Some(w) = self.idle_wait.get().filter(|w| w.worth()) else {
+            return false;
+        };
+        if self
+            .waiting
+            .compare_exchange(0, index + 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return false;
+        }
+        if !ready() && !self.pending() {
+            IN_WAIT.with(|c| c.set(true));
+            w.wait(timeout);
+            IN_WAIT.with(|c| c.set(false));
+        }
+        self.waiting.store(0, Ordering::SeqCst);
+        true
+    }
+
+    /// Called beside unparking scheduler `index` (`None`: every one): if
+    /// it waits on the sockets, ends that wait.
+    pub(crate) fn wake_waiter(&self, index: Option<usize>) {
+        let w = self.waiting.load(Ordering::SeqCst);
+        if w != 0
+            && index.is_none_or(|i| i + 1 == w)
+            && let Some(wait) = self.idle_wait.get()
+        {
+            wait.wake();
+        }
     }
 
     pub(crate) fn set_wakers(&self, wakers: Vec<Unparker>) {

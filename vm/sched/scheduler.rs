@@ -32,6 +32,9 @@
 //!   write, fence (SeqCst), then read the other's side, so at least one of
 //!   them sees the other: no sleeper misses stealable work that was pushed
 //!   before it parked.
+//! - On a distributed node one idle scheduler at a time waits on the
+//!   sockets instead of parking (`outside.rs`, "Idle waiting"); every
+//!   unpark of it (`notify_work`, `finish`) also ends that wait.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Mutex};
@@ -270,6 +273,9 @@ impl<B: ProcessBody> Shared<B> {
         for u in &self.unparkers {
             u.unpark();
         }
+        if let Some(o) = &self.outside {
+            o.wake_waiter(None);
+        }
     }
 
     fn stopped(&self) -> bool {
@@ -291,6 +297,9 @@ impl<B: ProcessBody> Shared<B> {
         self.sleeping.fetch_sub(1, Ordering::SeqCst);
         drop(sleepers);
         self.unparkers[index].unpark();
+        if let Some(o) = &self.outside {
+            o.wake_waiter(Some(index));
+        }
         true
     }
 
@@ -1047,7 +1056,15 @@ fn idle<B: ProcessBody>(shared: &Shared<B>, local: &mut Local<B>) {
     if !shared.has_work() && !shared.stopped() && !outside {
         local.counters.parks += 1;
         hand_over_retired(shared, local);
+        let timeout =
+            deadline.map(|at| Duration::from_nanos(at.saturating_sub(shared.clock.now())));
+        let waited = shared.outside.as_ref().is_some_and(|o| {
+            o.idle_wait(local.index, timeout, || {
+                shared.has_work() || shared.stopped()
+            })
+        });
         match deadline {
+            _ if waited => {}
             Some(at) => {
                 let now = shared.clock.now();
                 if at > now {
