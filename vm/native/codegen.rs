@@ -2302,6 +2302,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             helpers::FAIL_LABEL
         };
         let at = self.b.ins().iconst(I32, (bif as u32 | flag) as i64);
+        if helper == helpers::call_bif as *const () as usize {
+            // Where the process is, for the BIFs that ask
+            // (`process_info(self(), current_function)`).
+            let here = self.b.ins().iconst(I32, ip as i64);
+            self.store_ctx(here, off!(ip));
+        }
         let area_addr = self.b.ins().stack_addr(I64, area, 0);
         let sig = self.sigs.test;
         let ctx = self.ctx();

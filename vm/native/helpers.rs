@@ -670,7 +670,8 @@ fn finish_call(
 pub const FAIL_LABEL: u32 = 1 << 31;
 
 /// Calls BIF number `index` (bit 31 set when the instruction has a fail
-/// label) on the arguments native code put at `args` (room for
+/// label; native code stored the instruction's place in `Ctx::ip`) on
+/// the arguments native code put at `args` (room for
 /// `bif::MAX_ARITY` terms), leaving its result in `args[0]`:
 /// 0 done, 1 failed (native code takes the instruction's fail label), 2
 /// failed with no fail label (the interpreter runs the instruction again
@@ -681,6 +682,8 @@ pub const FAIL_LABEL: u32 = 1 << 31;
 /// As `parts`; `args` points at `bif::MAX_ARITY` writable terms.
 pub(super) unsafe extern "C" fn call_bif(ctx: *mut Ctx, index: u32, args: *mut Term) -> u32 {
     let (ctx, p, x) = unsafe { parts(ctx) };
+    // Native code stored the BIF's place: the process is there.
+    p.ip = ctx.ip;
     let has_fail = index & FAIL_LABEL != 0;
     let Some(entry) = bif::TABLE.get((index & !FAIL_LABEL) as usize) else {
         leave(ctx, p);
