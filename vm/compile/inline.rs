@@ -203,42 +203,31 @@ fn catch_head_vars(c: &CatchClause, out: &mut HashSet<String>) {
 
 /// The variables of `e`, not those inside funs and comprehensions.
 fn vars_outside_closures(e: &Expr, out: &mut HashSet<String>) {
-    let mut stack = vec![e];
-    let mut kids = Vec::new();
-    while let Some(e) = stack.pop() {
-        match &e.kind {
-            ExprKind::Var(n) if n != "_" => {
-                out.insert(n.clone());
-            }
-            ExprKind::Fun(_)
-            | ExprKind::ListComprehension(..)
-            | ExprKind::BinaryComprehension(..) => {
-                continue;
-            }
-            ExprKind::Try(t) => {
-                for c in &t.catch_clauses {
-                    if let Some(s) = &c.stack {
-                        out.insert(s.name.clone());
-                    }
-                }
-            }
-            _ => {}
-        }
-        kids.clear();
-        crate::syntax::walk::children(e, &mut kids);
-        stack.extend(kids.iter().copied());
-    }
+    names_in(e, false, out);
 }
 
 /// Every variable name in `e`, closures included (and the names of
 /// named funs and stack variables).
 fn all_names(e: &Expr, out: &mut HashSet<String>) {
+    names_in(e, true, out);
+}
+
+/// The variable names of `e` and its stack variables; with `closures`,
+/// also those inside funs and comprehensions, `_`, and named funs' names.
+fn names_in(e: &Expr, closures: bool, out: &mut HashSet<String>) {
     let mut stack = vec![e];
     let mut kids = Vec::new();
     while let Some(e) = stack.pop() {
         match &e.kind {
-            ExprKind::Var(n) => {
+            ExprKind::Var(n) if closures || n != "_" => {
                 out.insert(n.clone());
+            }
+            ExprKind::Fun(_)
+            | ExprKind::ListComprehension(..)
+            | ExprKind::BinaryComprehension(..)
+                if !closures =>
+            {
+                continue;
             }
             ExprKind::Fun(fun) => {
                 if let Fun::Named(v, _) = &**fun {

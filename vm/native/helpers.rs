@@ -367,15 +367,7 @@ fn call_ext_compiled(ctx: &mut Ctx, ip: u32) -> Option<u64> {
     }
     let t = ops::import_target(module, import, arity as u32).ok()?;
     let target = t.module;
-    let &Instr::FuncInfo { function } =
-        target.get().code.get((t.entry as usize).checked_sub(1)?)?
-    else {
-        return None;
-    };
-    // SAFETY: the slot belongs to the target module version, which is
-    // pinned for good.
-    let slot = unsafe { &*target.get().tier.code_slot(function) };
-    let code = slot.load(std::sync::atomic::Ordering::Acquire) as u64;
+    let code = compiled_code(target, function_at(target, t.entry)?);
     if code <= remote::YIELD {
         return None;
     }
@@ -387,6 +379,23 @@ fn call_ext_compiled(ctx: &mut Ctx, ip: u32) -> Option<u64> {
     ctx.module = target;
     ctx.ip = t.entry;
     Some(code)
+}
+
+/// The function whose code starts at `entry` (after its `FuncInfo`).
+fn function_at(target: ModuleRef, entry: u32) -> Option<u32> {
+    match target.get().code.get((entry as usize).checked_sub(1)?)? {
+        &Instr::FuncInfo { function } => Some(function),
+        _ => None,
+    }
+}
+
+/// Function `function`'s native code address, or 0 (`remote::JUMP`)
+/// while it has none.
+fn compiled_code(target: ModuleRef, function: u32) -> u64 {
+    // SAFETY: the slot belongs to the target module version, which is
+    // pinned for good.
+    let slot = unsafe { &*target.get().tier.code_slot(function) };
+    slot.load(std::sync::atomic::Ordering::Acquire) as u64
 }
 
 /// Pushes the frame of a call native code made, on its way out to `run`,
@@ -632,17 +641,10 @@ fn finish_call(
         ctx.live = live as u32;
         remote::YIELD
     } else {
-        let function = match target.get().code.get(entry as usize - 1) {
-            Some(&Instr::FuncInfo { function }) => Some(function),
-            _ => None,
-        };
-        match function {
+        match function_at(target, entry) {
             Some(f) if super::stack_pointer() > ctx.stack_limit => {
                 super::count_call(target, Label(entry - 1));
-                // SAFETY: the slot belongs to the target module version,
-                // which is pinned for good.
-                let slot = unsafe { &*target.get().tier.code_slot(f) };
-                slot.load(std::sync::atomic::Ordering::Acquire) as u64
+                compiled_code(target, f)
             }
             _ => remote::JUMP,
         }

@@ -3,8 +3,8 @@
 //!
 //! Invariant: the area is append-only. A constant is built in a private
 //! scratch heap, its offsets are shifted into a fresh block, and only then
-//! is the block published (through `OnceLock`), so a reader never sees a
-//! half-built block and never takes a lock. A literal offset is
+//! is the block's address published (`BASES`, with release ordering), so
+//! a reader never sees a half-built block and never takes a lock. A literal offset is
 //! `block << 32 | index in block`. A block is one allocation whose first
 //! word holds the number of words after it, the literal's words (so a
 //! reader finds a block's bounds with the same two loads that find its
