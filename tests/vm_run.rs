@@ -372,3 +372,32 @@ fn a_module_beside_the_script_that_does_not_compile_shows_its_diagnostics() {
         r.stderr
     );
 }
+
+#[test]
+fn a_loop_reached_only_through_remote_calls_is_compiled() {
+    // `?MODULE:loop(N)` is how server loops pick up new code: under the
+    // default engine it must count towards compiling `loop/1` as a local
+    // call does (it stayed interpreted, every call, before session 27).
+    let src = "-module(rloop).\n-export([loop/1]).\n\
+               main(_) -> io:format(\"~p~n\", [?MODULE:loop(200000)]).\n\
+               loop(0) -> done;\nloop(N) -> ?MODULE:loop(N - 1).\n";
+    let dir = scratch("remote_loop", &[("rloop.act", src)]);
+    let r = act_env(
+        &dir,
+        &["--engine-stats", "rloop.act"],
+        SHORT,
+        &[("ACT_ENGINE", "auto")],
+    );
+    assert_eq!((r.stdout.as_str(), r.status), ("done\n", 0), "{}", r.stderr);
+    let compiled: Option<u32> = r
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("native: "))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok());
+    assert!(
+        compiled >= Some(1),
+        "loop/1 was not compiled:\n{}",
+        r.stderr
+    );
+}
